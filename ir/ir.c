@@ -1,0 +1,346 @@
+/* ir.c: building and changing the IR: modules, functions, values, ops,
+ * blocks; walking, use counts and deep copies. */
+#include <string.h>
+
+#include "ir.h"
+
+const OpInfo op_info[OP_COUNT] = {
+#define OP(name, text, nopnd, nres, nreg, flags) \
+	[OP_##name] = { text, nopnd, nres, nreg, flags },
+#include "ops.def"
+#undef OP
+};
+
+int
+op_kind_from_name(const char *s, size_t n)
+{
+	int k;
+
+	for (k = 0; k < OP_COUNT; k++)
+		if (strlen(op_info[k].name) == n &&
+		    memcmp(op_info[k].name, s, n) == 0)
+			return k;
+	return -1;
+}
+
+Module *
+ir_module_new(IrCtx *c, const char *source)
+{
+	Module *m = arena_alloc(c->arena, sizeof *m);
+
+	m->ctx = c;
+	m->source = strtab_cstr(&c->strs, source ? source : "");
+	return m;
+}
+
+Func *
+ir_func_new(Module *m, FuncKind k, const char *name, uint32_t nparams,
+	    Type *const *ptypes)
+{
+	Arena *a = m->ctx->arena;
+	Func *f = arena_alloc(a, sizeof *f);
+
+	f->mod = m;
+	f->kind = k;
+	f->name = strtab_cstr(&m->ctx->strs, name);
+	vec_push(a, &f->vals, ((ValInfo){ 0 }));
+	f->body = ir_block_new(f, nparams, ptypes);
+	vec_push(a, &m->funcs, f);
+	return f;
+}
+
+Func *
+ir_func_find(Module *m, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->funcs.n; i++)
+		if (strcmp(m->funcs.v[i]->name, name) == 0)
+			return m->funcs.v[i];
+	return NULL;
+}
+
+void
+ir_func_set_results(Func *f, uint32_t n, Type *const *types)
+{
+	f->nrtypes = n;
+	f->rtypes = arena_dup(f->mod->ctx->arena, types, n * sizeof *types);
+}
+
+Value
+ir_value_new(Func *f, Type *t)
+{
+	ValInfo vi = { .ty = t };
+
+	vec_push(f->mod->ctx->arena, &f->vals, vi);
+	return f->vals.n - 1;
+}
+
+void
+ir_value_set_name(Func *f, Value v, const char *name)
+{
+	f->vals.v[v].name = name ? strtab_cstr(&f->mod->ctx->strs, name) : NULL;
+}
+
+Op *
+ir_op_new(Func *f, OpKind k, uint32_t nopnds, const Value *opnds,
+	  uint32_t nres, Type *const *rtypes, uint32_t nregions)
+{
+	Arena *a = f->mod->ctx->arena;
+	Op *op = arena_alloc(a, sizeof *op);
+	uint32_t i;
+
+	op->kind = k;
+	op->nopnds = nopnds;
+	op->opnds = arena_alloc(a, (nopnds ? nopnds : 1) * sizeof(Value));
+	if (nopnds)
+		memcpy(op->opnds, opnds, nopnds * sizeof(Value));
+	op->nres = nres;
+	op->res = arena_alloc(a, (nres ? nres : 1) * sizeof(Value));
+	for (i = 0; i < nres; i++) {
+		op->res[i] = ir_value_new(f, rtypes[i]);
+		f->vals.v[op->res[i]].def = op;
+		f->vals.v[op->res[i]].idx = i;
+	}
+	op->nregions = nregions;
+	op->regions = arena_alloc(a, (nregions ? nregions : 1) * sizeof(Block *));
+	for (i = 0; i < nregions; i++) {
+		op->regions[i] = ir_block_new(f, 0, NULL);
+		op->regions[i]->parent = op;
+	}
+	return op;
+}
+
+Block *
+ir_block_new(Func *f, uint32_t nargs, Type *const *atypes)
+{
+	Block *b = arena_alloc(f->mod->ctx->arena, sizeof *b);
+	uint32_t i;
+
+	b->fn = f;
+	for (i = 0; i < nargs; i++)
+		ir_block_add_arg(b, atypes[i]);
+	return b;
+}
+
+Value
+ir_block_add_arg(Block *b, Type *t)
+{
+	Func *f = b->fn;
+	Value v = ir_value_new(f, t);
+	Value *args = arena_alloc(f->mod->ctx->arena,
+				  (b->nargs + 1) * sizeof *args);
+
+	if (b->nargs)
+		memcpy(args, b->args, b->nargs * sizeof *args);
+	args[b->nargs] = v;
+	f->vals.v[v].blk = b;
+	f->vals.v[v].idx = b->nargs;
+	b->args = args;
+	b->nargs++;
+	return v;
+}
+
+void
+ir_insert_before(Op *before, Op *op)
+{
+	Block *b = before->parent;
+
+	op->parent = b;
+	op->next = before;
+	op->prev = before->prev;
+	if (before->prev)
+		before->prev->next = op;
+	else
+		b->first = op;
+	before->prev = op;
+}
+
+void
+ir_insert_after(Op *after, Op *op)
+{
+	if (after->next) {
+		ir_insert_before(after->next, op);
+		return;
+	}
+	ir_append(after->parent, op);
+}
+
+void
+ir_append(Block *b, Op *op)
+{
+	op->parent = b;
+	op->next = NULL;
+	op->prev = b->last;
+	if (b->last)
+		b->last->next = op;
+	else
+		b->first = op;
+	b->last = op;
+}
+
+void
+ir_remove(Op *op)
+{
+	Block *b = op->parent;
+
+	if (!b)
+		return;
+	if (op->prev)
+		op->prev->next = op->next;
+	else
+		b->first = op->next;
+	if (op->next)
+		op->next->prev = op->prev;
+	else
+		b->last = op->prev;
+	op->prev = op->next = NULL;
+	op->parent = NULL;
+}
+
+void
+ir_walk_block(Block *b, OpVisit fn, void *ud)
+{
+	Op *op, *next;
+	uint32_t i;
+
+	for (op = b->first; op; op = next) {
+		next = op->next;
+		fn(op, ud);
+		for (i = 0; i < op->nregions; i++)
+			ir_walk_block(op->regions[i], fn, ud);
+	}
+}
+
+void
+ir_walk(Func *f, OpVisit fn, void *ud)
+{
+	ir_walk_block(f->body, fn, ud);
+}
+
+typedef struct Remap {
+	const Value *map;
+	Value from, to;
+} Remap;
+
+static void
+replace_one(Op *op, void *ud)
+{
+	Remap *r = ud;
+	uint32_t i;
+
+	for (i = 0; i < op->nopnds; i++)
+		if (op->opnds[i] == r->from)
+			op->opnds[i] = r->to;
+}
+
+void
+ir_replace_uses(Func *f, Value from, Value to)
+{
+	Remap r = { NULL, from, to };
+
+	ir_walk(f, replace_one, &r);
+}
+
+static void
+remap_one(Op *op, void *ud)
+{
+	Remap *r = ud;
+	uint32_t i;
+
+	for (i = 0; i < op->nopnds; i++)
+		if (r->map[op->opnds[i]])
+			op->opnds[i] = r->map[op->opnds[i]];
+}
+
+void
+ir_remap_operands(Func *f, const Value *map)
+{
+	Remap r = { map, 0, 0 };
+
+	ir_walk(f, remap_one, &r);
+}
+
+static void
+count_one(Op *op, void *ud)
+{
+	uint32_t *uses = ud;
+	uint32_t i;
+
+	for (i = 0; i < op->nopnds; i++)
+		uses[op->opnds[i]]++;
+}
+
+uint32_t *
+ir_count_uses(Func *f, Arena *scratch)
+{
+	uint32_t *uses = arena_alloc(scratch, f->vals.n * sizeof *uses);
+
+	ir_walk(f, count_one, uses);
+	return uses;
+}
+
+static void
+map_set(Func *dst, Value **map, uint32_t *mapn, Value from, Value to)
+{
+	if (from >= *mapn) {
+		uint32_t n = MAX(from + 1, *mapn * 2);
+		Value *m = arena_alloc(dst->mod->ctx->arena, n * sizeof *m);
+
+		memcpy(m, *map, *mapn * sizeof *m);
+		*map = m;
+		*mapn = n;
+	}
+	(*map)[from] = to;
+}
+
+static Value
+map_get(Value *map, uint32_t mapn, Value v)
+{
+	return v < mapn && map[v] ? map[v] : v;
+}
+
+static void
+clone_block_into(Func *dst, Func *src, Block *from, Block *to, Value **map,
+		 uint32_t *mapn)
+{
+	Op *op;
+	uint32_t i;
+
+	for (i = 0; i < from->nargs; i++) {
+		Value a = ir_block_add_arg(to, ir_type(src, from->args[i]));
+
+		dst->vals.v[a].name = src->vals.v[from->args[i]].name;
+		map_set(dst, map, mapn, from->args[i], a);
+	}
+	for (op = from->first; op; op = op->next)
+		ir_append(to, ir_clone_op(dst, src, op, map, mapn));
+}
+
+Op *
+ir_clone_op(Func *dst, Func *src, Op *op, Value **map, uint32_t *mapn)
+{
+	Arena *a = dst->mod->ctx->arena;
+	Type *rt[op->nres ? op->nres : 1];
+	Value ops[op->nopnds ? op->nopnds : 1];
+	Op *c;
+	uint32_t i;
+
+	for (i = 0; i < op->nres; i++)
+		rt[i] = ir_type(src, op->res[i]);
+	for (i = 0; i < op->nopnds; i++)
+		ops[i] = map_get(*map, *mapn, op->opnds[i]);
+	c = ir_op_new(dst, op->kind, op->nopnds, ops, op->nres, rt,
+		      op->nregions);
+	c->loc = op->loc;
+	c->attrs.n = c->attrs.cap = op->attrs.n;
+	c->attrs.v = arena_dup(a, op->attrs.v, op->attrs.n * sizeof(Attr));
+	for (i = 0; i < op->nres; i++) {
+		dst->vals.v[c->res[i]].name = src->vals.v[op->res[i]].name;
+		map_set(dst, map, mapn, op->res[i], c->res[i]);
+	}
+	for (i = 0; i < op->nregions; i++)
+		clone_block_into(dst, src, op->regions[i], c->regions[i], map,
+				 mapn);
+	return c;
+}

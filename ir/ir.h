@@ -1,0 +1,325 @@
+/*
+ * ir.h: the tile IR -- the contract between the front end, the passes,
+ * the simulator and code generation.  One internal header for ir/, with a
+ * section per .c file.
+ *
+ * Shape of the IR (MLIR-like, in plain C):
+ *   Module  -> Func*          kernels, device functions, grid functions
+ *   Func    -> Block (body)   the body's arguments are the parameters
+ *   Block   -> Op list        doubly linked; a region is exactly one block
+ *   Op      -> operands (Value), results (Value), attributes, regions
+ * Values are 32-bit ids into the function's value table (QBE); id 0 is
+ * "no value".  Loop-carried values are block arguments of a region and
+ * results of the op that owns it.  Types are interned: equal types are
+ * the same pointer.  Everything lives in the module's arena.
+ */
+#ifndef TLX_IR_H
+#define TLX_IR_H
+
+#include "support/support.h"
+
+/* ---- types (type.c) ------------------------------------------------- */
+
+typedef enum TypeKind {
+	TY_VOID,
+	/* scalars, in promotion order within each class */
+	TY_I1, TY_I8, TY_I16, TY_I32, TY_I64,
+	TY_U8, TY_U16, TY_U32, TY_U64,
+	TY_F8E4M3, TY_F8E5M2, TY_F16, TY_BF16, TY_F32, TY_F64,
+	/* compound */
+	TY_PTR,    /* pointer to `elem` in address space `as` */
+	TY_TILE,   /* tile of `elem` (scalar or pointer) with `shape` */
+	TY_SMEM,   /* shared-memory buffer or view of `elem` with `shape` */
+	TY_MBAR,   /* rank 0: one mbarrier; rank 1: an array of shape[0] */
+	TY_TMA,    /* tensor descriptor of `elem` and rank `rank` */
+	TY_PIPE,   /* a pipe (its buffers are operands of pipe_create) */
+	TY_SCHED,  /* a tile schedule */
+	TY_KIND_COUNT
+} TypeKind;
+
+enum { TY_MAX_RANK = 4 };
+enum { AS_GLOBAL = 1, AS_SHARED = 3 };
+
+typedef struct Type Type;
+struct Type {
+	TypeKind kind;
+	uint8_t rank;
+	uint8_t as;          /* TY_PTR */
+	Type *elem;          /* TY_PTR, TY_TILE, TY_SMEM, TY_TMA */
+	int64_t shape[TY_MAX_RANK];
+	const void *layout;  /* TY_TILE/TY_SMEM: set by layout assignment */
+	Type *next;          /* interning chain */
+};
+
+typedef struct TypeTable {
+	Type *buckets[256];
+	Type *scalars[TY_F64 + 1];
+} TypeTable;
+
+static inline bool ty_is_scalar_kind(TypeKind k) { return k >= TY_I1 && k <= TY_F64; }
+static inline bool ty_is_int_kind(TypeKind k) { return k >= TY_I1 && k <= TY_U64; }
+static inline bool ty_is_float_kind(TypeKind k) { return k >= TY_F8E4M3 && k <= TY_F64; }
+static inline bool ty_is_unsigned_kind(TypeKind k) { return k >= TY_U8 && k <= TY_U64; }
+
+/* ---- attributes (attr.c) -------------------------------------------- */
+
+typedef enum AttrKind {
+	ATTR_INT,     /* 42, -1, true (1), false (0) */
+	ATTR_FLOAT,   /* 1.5, inf, nan */
+	ATTR_STR,     /* "text" */
+	ATTR_SYM,     /* a bare word: sum, lt, clc */
+	ATTR_INTS,    /* [1, 2, 3] */
+	ATTR_TYPE,    /* !f32, !tile<4xf32> */
+} AttrKind;
+
+typedef struct Attr {
+	const char *name;  /* interned */
+	AttrKind kind;
+	union {
+		int64_t i;
+		double f;
+		const char *s;  /* STR, SYM (interned) */
+		Type *ty;
+		struct {
+			int64_t *v;
+			uint32_t n;
+		} ints;
+	};
+} Attr;
+
+typedef struct AttrList {
+	Attr *v;
+	uint32_t n, cap;
+} AttrList;
+
+/* ---- ops, blocks, functions, modules (ir.c) ------------------------- */
+
+typedef enum OpKind {
+#define OP(name, text, nopnd, nres, nreg, flags) OP_##name,
+#include "ops.def"
+#undef OP
+	OP_COUNT
+} OpKind;
+
+enum OpFlags {
+	F_PURE = 1 << 0,
+	F_TERM = 1 << 1,
+	F_COMM = 1 << 2,
+	F_ELEM = 1 << 3,
+	F_MATH = 1 << 4,
+	F_ASYNC = 1 << 5,
+};
+
+typedef struct OpInfo {
+	const char *name;
+	int nopnds, nres, nregions;  /* -1: variadic */
+	unsigned flags;
+} OpInfo;
+extern const OpInfo op_info[OP_COUNT];
+
+typedef uint32_t Value;
+typedef struct Op Op;
+typedef struct Block Block;
+typedef struct Func Func;
+typedef struct Module Module;
+
+struct Op {
+	OpKind kind;
+	Op *prev, *next;
+	Block *parent;
+	Value *opnds;
+	uint32_t nopnds;
+	Value *res;
+	uint32_t nres;
+	Block **regions;
+	uint32_t nregions;
+	AttrList attrs;
+	SrcLoc loc;
+};
+
+struct Block {
+	Value *args;
+	uint32_t nargs;
+	Op *first, *last;
+	Op *parent;  /* NULL for a function body */
+	Func *fn;
+};
+
+typedef struct ValInfo {
+	Type *ty;
+	Op *def;           /* the defining op, or NULL for a block argument */
+	Block *blk;        /* the block of a block argument */
+	uint32_t idx;      /* result or argument number */
+	const char *name;  /* a name hint for printing, or NULL */
+} ValInfo;
+
+typedef enum FuncKind { FN_KERNEL, FN_DEVICE, FN_GRID } FuncKind;
+
+struct Func {
+	Module *mod;
+	FuncKind kind;
+	const char *name;   /* interned */
+	Block *body;        /* its args are the parameters */
+	Type **rtypes;
+	uint32_t nrtypes;
+	AttrList attrs;
+	SrcLoc loc;
+	Vec(ValInfo) vals;  /* vals.v[0] is the null value */
+};
+
+typedef struct IrCtx {
+	Arena *arena;
+	Strtab strs;
+	TypeTable types;
+} IrCtx;
+
+struct Module {
+	IrCtx *ctx;
+	const char *source;  /* the .tlx file the module came from */
+	Vec(Func *) funcs;
+};
+
+/* Op table queries */
+static inline bool op_has(const Op *op, unsigned f) { return (op_info[op->kind].flags & f) != 0; }
+static inline const char *op_name(OpKind k) { return op_info[k].name; }
+int op_kind_from_name(const char *s, size_t n);  /* -1 when unknown */
+
+/* ---- type.c ----------------------------------------------------------- */
+
+void ir_ctx_init(IrCtx *c, Arena *a);
+Type *ty_scalar(IrCtx *c, TypeKind k);
+Type *ty_ptr(IrCtx *c, Type *elem, int as);
+Type *ty_tile(IrCtx *c, Type *elem, int rank, const int64_t *shape);
+Type *ty_smem(IrCtx *c, Type *elem, int rank, const int64_t *shape);
+Type *ty_mbar(IrCtx *c, int64_t n);  /* n < 0: one barrier */
+Type *ty_tma(IrCtx *c, Type *elem, int rank);
+Type *ty_simple(IrCtx *c, TypeKind k);  /* TY_VOID, TY_PIPE, TY_SCHED */
+Type *ty_with_layout(IrCtx *c, Type *t, const void *layout);
+/* The tile of `t`'s shape with element `elem`; a scalar when t is scalar. */
+Type *ty_like(IrCtx *c, Type *t, Type *elem);
+/* The element of a tile, else the type itself. */
+static inline Type *ty_elem(Type *t) { return t->kind == TY_TILE ? t->elem : t; }
+static inline bool ty_is_tile(Type *t) { return t->kind == TY_TILE; }
+static inline bool ty_is_int(Type *t) { return ty_is_int_kind(ty_elem(t)->kind); }
+static inline bool ty_is_float(Type *t) { return ty_is_float_kind(ty_elem(t)->kind); }
+static inline bool ty_is_ptr(Type *t) { return ty_elem(t)->kind == TY_PTR; }
+bool ty_is_unsigned(Type *t);
+int ty_bits(Type *t);           /* bits of a scalar kind's element */
+int ty_bytes(Type *t);          /* bytes of one element (pointers: 8) */
+int64_t ty_numel(Type *t);      /* elements of a tile or smem; 1 for scalars */
+const char *ty_kind_name(TypeKind k);  /* "f32", "bf16", ... */
+int ty_kind_from_name(const char *s, size_t n);  /* scalar kinds; -1 */
+void ty_print(Buf *b, Type *t);
+bool is_pow2(int64_t v);
+
+/* ---- attr.c ------------------------------------------------------------ */
+
+Attr *attr_find(AttrList *l, const char *name);
+bool attr_has(AttrList *l, const char *name);
+int64_t attr_int(AttrList *l, const char *name, int64_t dflt);
+double attr_float(AttrList *l, const char *name, double dflt);
+const char *attr_str(AttrList *l, const char *name);  /* STR or SYM; NULL */
+void attr_set(IrCtx *c, AttrList *l, Attr a);  /* replaces same name */
+void attr_set_int(IrCtx *c, AttrList *l, const char *name, int64_t v);
+void attr_set_float(IrCtx *c, AttrList *l, const char *name, double v);
+void attr_set_str(IrCtx *c, AttrList *l, const char *name, const char *s);
+void attr_set_sym(IrCtx *c, AttrList *l, const char *name, const char *s);
+void attr_set_ints(IrCtx *c, AttrList *l, const char *name, const int64_t *v,
+		   uint32_t n);
+void attr_set_type(IrCtx *c, AttrList *l, const char *name, Type *t);
+void attr_remove(AttrList *l, const char *name);
+bool attr_equal(const Attr *a, const Attr *b);
+uint64_t attr_hash(const Attr *a);
+void attr_print(Buf *b, const Attr *a);
+/* A quoted string with \" \\ and \xNN escapes. */
+void ir_print_string(Buf *b, const char *s);
+
+/* ---- ir.c: construction and mutation -------------------------------- */
+
+Module *ir_module_new(IrCtx *c, const char *source);
+Func *ir_func_new(Module *m, FuncKind k, const char *name, uint32_t nparams,
+		  Type *const *ptypes);
+Func *ir_func_find(Module *m, const char *name);
+void ir_func_set_results(Func *f, uint32_t n, Type *const *types);
+
+Value ir_value_new(Func *f, Type *t);
+static inline ValInfo *ir_val(Func *f, Value v) { return &f->vals.v[v]; }
+static inline Type *ir_type(Func *f, Value v) { return f->vals.v[v].ty; }
+void ir_value_set_name(Func *f, Value v, const char *name);
+
+/* A detached op with fresh result values of the given types. */
+Op *ir_op_new(Func *f, OpKind k, uint32_t nopnds, const Value *opnds,
+	      uint32_t nres, Type *const *rtypes, uint32_t nregions);
+Block *ir_block_new(Func *f, uint32_t nargs, Type *const *atypes);
+Value ir_block_add_arg(Block *b, Type *t);
+
+void ir_insert_before(Op *before, Op *op);
+void ir_insert_after(Op *after, Op *op);
+void ir_append(Block *b, Op *op);
+void ir_remove(Op *op);  /* unlinks; memory returns with the arena */
+
+/* Replaces every use of `from` by `to` in the function. */
+void ir_replace_uses(Func *f, Value from, Value to);
+/* Replaces each operand v by map[v] where map[v] != 0 (one walk). */
+void ir_remap_operands(Func *f, const Value *map);
+
+/* Walks ops in pre-order (an op before the ops in its regions).
+ * The callback may not remove the op it is given. */
+typedef void (*OpVisit)(Op *op, void *ud);
+void ir_walk_block(Block *b, OpVisit fn, void *ud);
+void ir_walk(Func *f, OpVisit fn, void *ud);
+/* Number of uses of every value, indexed by value id (scratch arena). */
+uint32_t *ir_count_uses(Func *f, Arena *scratch);
+/* Deep copy of an op (its regions too) into `dst`, mapping operands
+ * through map[] (values not in the map stay; map may grow: size must be
+ * dst->vals.n on entry and is updated).  Used by inlining and unrolling. */
+Op *ir_clone_op(Func *dst, Func *src, Op *op, Value **map, uint32_t *mapn);
+
+/* ---- builder.c ---------------------------------------------------------- */
+
+typedef struct Builder {
+	Func *fn;
+	Block *blk;   /* append here ... */
+	Op *before;   /* ... or insert before this op when non-NULL */
+	SrcLoc loc;   /* given to every op built */
+} Builder;
+
+static inline IrCtx *b_ctx(Builder *b) { return b->fn->mod->ctx; }
+Op *b_insert(Builder *b, Op *op);
+Op *b_op(Builder *b, OpKind k, uint32_t nopnds, const Value *opnds,
+	 Type *rtype);  /* rtype NULL: no result */
+Value b_op0(Builder *b, OpKind k, Type *rt);
+Value b_op1(Builder *b, OpKind k, Type *rt, Value a);
+Value b_op2(Builder *b, OpKind k, Type *rt, Value a, Value c);
+Value b_op3(Builder *b, OpKind k, Type *rt, Value a, Value c, Value d);
+Value b_const_int(Builder *b, Type *t, int64_t v);
+Value b_const_float(Builder *b, Type *t, double v);
+Value b_cmp(Builder *b, const char *pred, Value x, Value y);
+Value b_with_int(Builder *b, OpKind k, Type *rt, const char *attr,
+		 int64_t v);  /* program_id {axis} and friends */
+
+/* ---- print.c --------------------------------------------------------------- */
+
+typedef struct PrintOpts {
+	bool locs;  /* print @line:col after each op */
+} PrintOpts;
+
+void ir_print_module(Buf *b, Module *m, const PrintOpts *o);
+void ir_print_func(Buf *b, Func *f, const PrintOpts *o);
+void ir_print_op(Buf *b, Func *f, Op *op, const PrintOpts *o);  /* one op, debug */
+void ir_dump_func(Func *f);  /* to stderr */
+
+/* ---- read.c: parse the printed form ---------------------------------------- */
+
+/* Parses IR text into a new module.  Errors go to `d` (a user error: the
+ * text came from outside) and NULL is returned. */
+Module *ir_read(IrCtx *c, Diag *d, const Source *src);
+
+/* ---- verify.c --------------------------------------------------------------- */
+
+/* Checks structure and types.  Problems are reported to `d` at the op's
+ * location; returns false when any was found. */
+bool ir_verify_module(Module *m, Diag *d);
+bool ir_verify_func(Func *f, Diag *d);
+
+#endif

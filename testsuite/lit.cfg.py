@@ -1,0 +1,41 @@
+# lit configuration for tlx's text tests.  Substitutions:
+#   %tlxc, %tlx-opt, %tlx-sim, %tlx-run   the tools of this build
+#   FileCheck, not                        from llvm-22-tools
+#   %examples                             the examples/ directory
+import os
+import lit.formats
+
+config.name = "tlx"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".tlx", ".tir", ".test", ".c.test"]
+config.excludes = ["Inputs", "slow", "gpu", "Makefile.inc", "lit.cfg.py",
+                   "lit.site.cfg.py", "lit.site.cfg.py.in"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tlx_obj_root, "testsuite")
+
+tools = os.path.join(config.tlx_obj_root, "tools")
+config.environment["PATH"] = os.pathsep.join(
+    [tools, config.llvm_bindir, config.environment.get("PATH", "")])
+for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "TLX_CACHE_DIR", "HOME",
+            "TLXRT_DEVICE"]:
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+config.environment.setdefault(
+    "UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+
+def tool(name):
+    return os.path.join(tools, name)
+
+config.substitutions.append(("%tlxc", tool("tlxc")))
+config.substitutions.append(("%tlx-opt", tool("tlx-opt")))
+config.substitutions.append(("%tlx-sim", tool("tlx-sim")))
+config.substitutions.append(("%tlx-run", tool("tlx-run")))
+config.substitutions.append(("%unit", os.path.join(config.tlx_obj_root, "testsuite", "unit")))
+config.substitutions.append(("%examples", os.path.join(config.tlx_src_root, "examples")))
+config.substitutions.append(("%srcroot", config.tlx_src_root))
+
+if config.ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", config.ptxas))
+if config.sanitizers:
+    config.available_features.add("asan")
