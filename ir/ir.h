@@ -31,7 +31,7 @@ typedef enum TypeKind {
 	TY_TILE,   /* tile of `elem` (scalar or pointer) with `shape` */
 	TY_SMEM,   /* shared-memory buffer or view of `elem` with `shape` */
 	TY_MBAR,   /* rank 0: one mbarrier; rank 1: an array of shape[0] */
-	TY_TMA,    /* tensor descriptor of `elem` and rank `rank` */
+	TY_TMA,    /* tensor descriptor of `elem`, `rank`; shape: box or 0s */
 	TY_PIPE,   /* a pipe (its buffers are operands of pipe_create) */
 	TY_SCHED,  /* a tile schedule */
 	TY_KIND_COUNT
@@ -192,7 +192,8 @@ Type *ty_ptr(IrCtx *c, Type *elem, int as);
 Type *ty_tile(IrCtx *c, Type *elem, int rank, const int64_t *shape);
 Type *ty_smem(IrCtx *c, Type *elem, int rank, const int64_t *shape);
 Type *ty_mbar(IrCtx *c, int64_t n);  /* n < 0: one barrier */
-Type *ty_tma(IrCtx *c, Type *elem, int rank);
+/* box: the box shape (rank entries), or NULL while unknown */
+Type *ty_tma(IrCtx *c, Type *elem, int rank, const int64_t *box);
 Type *ty_simple(IrCtx *c, TypeKind k);  /* TY_VOID, TY_PIPE, TY_SCHED */
 Type *ty_with_layout(IrCtx *c, Type *t, const void *layout);
 /* The tile of `t`'s shape with element `elem`; a scalar when t is scalar. */

@@ -121,10 +121,12 @@ ty_mbar(IrCtx *c, int64_t n)
 }
 
 Type *
-ty_tma(IrCtx *c, Type *elem, int rank)
+ty_tma(IrCtx *c, Type *elem, int rank, const int64_t *box)
 {
-	Type p = { .kind = TY_TMA, .elem = elem, .as = (uint8_t)rank };
+	Type p = { .kind = TY_TMA, .elem = elem, .rank = (uint8_t)rank };
 
+	if (box)
+		memcpy(p.shape, box, (size_t)rank * sizeof *box);
 	return intern(c, &p);
 }
 
@@ -253,8 +255,14 @@ ty_print(Buf *b, Type *t)
 		break;
 	case TY_TMA:
 		buf_puts(b, "tma<");
-		ty_print(b, t->elem);
-		buf_printf(b, ", %d>", t->as);
+		if (t->shape[0]) {
+			print_shape(b, t);
+			ty_print(b, t->elem);
+		} else {
+			ty_print(b, t->elem);
+			buf_printf(b, ", %d", t->rank);
+		}
+		buf_putc(b, '>');
 		break;
 	case TY_PIPE:
 		buf_puts(b, "pipe");
