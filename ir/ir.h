@@ -323,4 +323,12 @@ Module *ir_read(IrCtx *c, Diag *d, const Source *src);
 bool ir_verify_module(Module *m, Diag *d);
 bool ir_verify_func(Func *f, Diag *d);
 
+/* ---- target.c: the target table ---------------------------------------------- */
+
+const char *target_name(int sm);        /* 90 -> "sm_90a" */
+int target_from_name(const char *s);    /* "sm_90a" -> 90; 0 if unknown */
+int target_min_sm(Func *f, Op *op);     /* the oldest sm that has `op` */
+/* Reports every op the target lacks; false if there was one. */
+bool target_check_module(Module *m, Diag *d, int sm);
+
 #endif

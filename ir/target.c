@@ -1,0 +1,103 @@
+/*
+ * target.c: the target table -- which ops need which GPU generation.
+ * The front end checks every op against the target before code
+ * generation, so that an op the target lacks is a diagnostic at the
+ * user's source line, never an LLVM "Cannot select" abort.
+ */
+#include "ir.h"
+
+const char *
+target_name(int sm)
+{
+	switch (sm) {
+	case 80: return "sm_80";
+	case 90: return "sm_90a";
+	case 100: return "sm_100a";
+	default: return "sm_?";
+	}
+}
+
+int
+target_from_name(const char *s)
+{
+	if (!strcmp(s, "sm_80"))
+		return 80;
+	if (!strcmp(s, "sm_90a"))
+		return 90;
+	if (!strcmp(s, "sm_100a"))
+		return 100;
+	return 0;
+}
+
+static bool
+is_fp8(Type *t)
+{
+	TypeKind k = ty_elem(t)->kind;
+
+	return k == TY_F8E4M3 || k == TY_F8E5M2;
+}
+
+int
+target_min_sm(Func *f, Op *op)
+{
+	switch (op->kind) {
+	case OP_DOT:
+		return is_fp8(ir_type(f, op->opnds[0])) ? 89 : 80;
+	case OP_MBAR_ARRIVE:
+		return op->nopnds > 1 ? 90 : 80;  /* remote arrive: clusters */
+	case OP_MBAR_EXPECT:
+	case OP_TMA_LOAD:
+	case OP_TMA_STORE:
+	case OP_TMA_STORE_WAIT:
+	case OP_DOT_ASYNC:
+	case OP_DOT_WAIT:
+	case OP_TASKS:
+	case OP_TASK:
+	case OP_CLUSTER_RANK:
+	case OP_CLUSTER_SYNC:
+	case OP_PIPE_CREATE:
+	case OP_PIPE_ACQUIRE:
+	case OP_PIPE_COMMIT:
+	case OP_PIPE_CONSUME:
+	case OP_PIPE_RELEASE:
+	case OP_PIPE_BAR:
+	case OP_FENCE_ASYNC:
+		return 90;
+	default:
+		return 80;
+	}
+}
+
+typedef struct Check {
+	Func *f;
+	Diag *d;
+	int sm;
+	bool ok;
+} Check;
+
+static void
+check_op(Op *op, void *ud)
+{
+	Check *c = ud;
+	int need = target_min_sm(c->f, op);
+
+	if (need <= c->sm)
+		return;
+	c->ok = false;
+	diag_error(c->d, range_at(op->loc), "'%s' needs %s or newer; the target "
+		   "is %s (choose one with --target=)", op_name(op->kind),
+		   need == 89 ? "sm_89" : target_name(need), target_name(c->sm));
+}
+
+bool
+target_check_module(Module *m, Diag *d, int sm)
+{
+	Check c = { .d = d, .sm = sm, .ok = true };
+	uint32_t i;
+
+	for (i = 0; i < m->funcs.n; i++) {
+		c.f = m->funcs.v[i];
+		ir_walk(c.f, check_op, &c);
+	}
+	return c.ok;
+}
