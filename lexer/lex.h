@@ -5,9 +5,8 @@
  * parser's tokens (TOK_* from parser/parse.h) with their values (LexVal,
  * also from parse.h) and locations (SrcRange, 1-based lines and byte
  * columns, last_column inclusive).  Lexical errors are reported to the
- * Diag and scanning goes on: a bad byte comes back as TOK_ERROR (bison
- * then recovers without a second report), a bad literal as a literal of
- * value 0.
+ * Diag and scanning goes on: a bad byte is skipped, a bad literal comes
+ * back as a literal of value 0.
  *
  * Only lexer/ and parser/ include this header: it carries bison's names.
  */
@@ -15,9 +14,6 @@
 #define TLX_LEX_H
 
 #include "parser/parse.h"
-
-/* bison's "the scanner has reported an error" token, renamed by api.prefix. */
-enum { TOK_ERROR = TOK_TLX_YYerror };
 
 /* All of re2c's state and the scanner's own. */
 typedef struct Lexer {

@@ -10,9 +10,9 @@
  *
  * Tokens never span lines, so a token's location comes from `line` and
  * `line_start`, which only newlines (in whitespace and comments) move.
- * Errors are reported here and scanning goes on: a bad byte becomes
- * TOK_ERROR (bison recovers without reporting it again), a bad number a
- * literal of value 0, a bad string the text decoded so far.
+ * Errors are reported here and scanning goes on, as if a bad byte were
+ * not there (as GCC does with a stray byte), a bad number were a literal
+ * of value 0 and a bad string held the text decoded so far.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -310,7 +310,8 @@ bad_number(Lexer *lx, LexVal *v)
 	v->fval = 0;
 	if (base != 10)
 		p += 2;
-	if (base != 10 && (*p < '0' || *p > '9') && *p != '_') {
+	if (base != 10 && digit_value(*p) >= base && *p != '_' &&
+	    (*p < '0' || *p > '9')) {
 		diag_error(lx->diag, span(lx, lx->tok, p),
 			   "missing digits after '%.2s'", lx->tok);
 		return TOK_INT;
@@ -363,7 +364,7 @@ scan(Lexer *lx, LexVal *v)
 	lx->tok = lx->cur;
 	/*!re2c
 	"\x00"          { if (at_end(lx)) return TOK_YYEOF;
-			  bad_char(lx, lx->tok); return TOK_ERROR; }
+			  bad_char(lx, lx->tok); return SKIP; }
 	[ \t\r\v\f]+    { return SKIP; }
 	"\n"            { newline(lx); return SKIP; }
 	"//"            { line_comment(lx); return SKIP; }
@@ -444,7 +445,7 @@ scan(Lexer *lx, LexVal *v)
 	":"   { return TOK_COLON; }    "."   { return TOK_DOT; }
 	".."  { return TOK_DOTDOT; }   "->"  { return TOK_ARROW; }
 
-	*               { bad_char(lx, lx->tok); return TOK_ERROR; }
+	*               { bad_char(lx, lx->tok); return SKIP; }
 	*/
 }
 

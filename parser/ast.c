@@ -204,19 +204,29 @@ parts(Buf *b, const AstList *l, int ind)
 		part(b, l->v[i], ind);
 }
 
-/* The shortest text that reads back as the same double. */
+/* The shortest text that reads back as the same double: plain decimals
+ * for moderate magnitudes, else with an exponent; always with a '.' or
+ * an exponent, so that it reads as a float. */
 static void
 put_float(Buf *b, double v)
 {
 	char s[64];
 	int prec;
+	double mag = fabs(v);
 
-	for (prec = 1; prec < 17; prec++) {
-		snprintf(s, sizeof s, "%.*g", prec, v);
-		if (strtod(s, NULL) == v)
-			break;
+	if (mag == 0 || (mag >= 1e-4 && mag < 1e16)) {
+		for (prec = 0; prec < 25; prec++) {
+			snprintf(s, sizeof s, "%.*f", prec, v);
+			if (strtod(s, NULL) == v)
+				break;
+		}
+	} else {
+		for (prec = 1; prec < 17; prec++) {
+			snprintf(s, sizeof s, "%.*g", prec, v);
+			if (strtod(s, NULL) == v)
+				break;
+		}
 	}
-	snprintf(s, sizeof s, "%.*g", prec, v);
 	buf_puts(b, s);
 	if (!strpbrk(s, ".en"))
 		buf_puts(b, ".0");

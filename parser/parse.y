@@ -677,7 +677,7 @@ yyreport_syntax_error(const yypcontext_t *ctx, Parser *p)
 	SrcRange r = *yypcontext_location(ctx);
 	Msg m = { .n = 0 };
 
-	if (p->fatal || tok == YYSYMBOL_YYerror)
+	if (p->fatal)
 		return 0;
 	if (tok == YYSYMBOL_YYEMPTY) {
 		diag_error(p->diag, r, "syntax error");
