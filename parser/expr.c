@@ -1009,9 +1009,11 @@ sema_expr(Sema *s, Ast *e)
 		return v.ty ? v : sv_error();
 	case AST_UNARY:
 		return unary(s, e);
-	case AST_BINARY:
-		return sema_binary(s, e->op, sema_expr(s, e->a),
-				   sema_expr(s, e->b), e->loc);
+	case AST_BINARY: {
+		SVal x = sema_expr(s, e->a);  /* left to right */
+
+		return sema_binary(s, e->op, x, sema_expr(s, e->b), e->loc);
+	}
 	case AST_CALL:
 		return call_expr(s, e);
 	case AST_METHOD:
