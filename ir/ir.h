@@ -134,7 +134,8 @@ struct Op {
 	Block **regions;
 	uint32_t nregions;
 	AttrList attrs;
-	SrcLoc loc;
+	SrcLoc loc;   /* where it came from in the module's source (.tlx) */
+	SrcLoc tloc;  /* where ir_read found it in IR text; 0:0 when built */
 };
 
 struct Block {
@@ -164,6 +165,7 @@ struct Func {
 	uint32_t nrtypes;
 	AttrList attrs;
 	SrcLoc loc;
+	SrcLoc tloc;        /* as Op.tloc */
 	Vec(ValInfo) vals;  /* vals.v[0] is the null value */
 };
 
@@ -263,6 +265,20 @@ void ir_remove(Op *op);  /* unlinks; memory returns with the arena */
 void ir_replace_uses(Func *f, Value from, Value to);
 /* Replaces each operand v by map[v] where map[v] != 0 (one walk). */
 void ir_remap_operands(Func *f, const Value *map);
+
+/* Structural edits that keep ValInfo.idx right.  The erased value
+ * itself stays in the table, unused. */
+void ir_op_erase_operand(Op *op, uint32_t i);
+void ir_op_erase_result(Op *op, uint32_t i);
+void ir_block_erase_arg(Block *b, uint32_t i);
+/* Unlinks a function from its module (its memory stays in the arena). */
+void ir_func_remove(Module *m, Func *f);
+
+/* A user error about `op` (or about `f` when op is NULL): reported at
+ * the op's IR-text location when it was read from text, else at its
+ * source location, else without one, naming the function. */
+void ir_error(Diag *d, Func *f, Op *op, const char *fmt, ...)
+	TLX_PRINTF(4, 5);
 
 /* Walks ops in pre-order (an op before the ops in its regions).
  * The callback may not remove the op it is given. */
