@@ -958,12 +958,15 @@ check_call(Verifier *v, Op *op)
 	const char *name = attr_str(&op->attrs, "callee");
 	Func *g = ir_func_find(v->f->mod, name);
 	Type **pt;
+	uint32_t i;
 
 	if (!g || g->kind != FN_DEVICE) {
 		err(v, op, "'call' callee '@%s' is not a func of this module", name);
 		return;
 	}
-	pt = types_of(v, g->body->args, g->body->nargs);
+	pt = arena_alloc(v->a, (g->body->nargs + 1) * sizeof *pt);
+	for (i = 0; i < g->body->nargs; i++)
+		pt[i] = ir_type(g, g->body->args[i]);  /* g's own value table */
 	if (match_values(v, op, arena_printf(v->a, "operands (parameters of '@%s')", name),
 			 op->opnds, op->nopnds, pt, g->body->nargs))
 		match_values(v, op, arena_printf(v->a, "results (results of '@%s')", name),

@@ -10,7 +10,7 @@
  *     operand and the result are dropped together;
  *   - `if` ops without results whose regions hold only their `yield`.
  * Requires: verified IR.  Preserves: the order of what stays, names.
- * Counters: ops, loop-values, ifs.
+ * Counters: ops-removed, loop-values, ifs-removed.
  */
 #include "passes/passes.h"
 
@@ -98,7 +98,7 @@ sweep(Dce *z, Block *b)
 		if (pass_is_pure(op) && all_unused(z, op)) {
 			drop_uses(z, op);
 			ir_remove(op);
-			pass_stat(z->pc, "ops", 1);
+			pass_stat(z->pc, "ops-removed", 1);
 			z->changed = true;
 		} else if (op->kind == OP_FOR || op->kind == OP_SCHED_FOR) {
 			trim_loop(z, op);
@@ -106,7 +106,7 @@ sweep(Dce *z, Block *b)
 			   only_yield(op->regions[0]) && only_yield(op->regions[1])) {
 			drop_uses(z, op);
 			ir_remove(op);
-			pass_stat(z->pc, "ifs", 1);
+			pass_stat(z->pc, "ifs-removed", 1);
 			z->changed = true;
 		}
 	}
