@@ -242,7 +242,7 @@ static const AttrRule attr_rules[] = {
 	{ OP_TASK, "name", ATTR_STR, false, ANY, NULL },
 	{ OP_TASK, "warps", ATTR_INT, false, 1, 32, NULL },
 	{ OP_TASK, "regs", ATTR_INT, false, 0, 512, NULL },
-	{ OP_TASK, "replica", ATTR_INT, false, 1, 1024, NULL },
+	{ OP_TASK, "replica", ATTR_INT, false, 0, 1023, NULL },
 	{ OP_PIPE_CREATE, "depth", ATTR_INT, true, 1, 1024, NULL },
 	{ OP_SCHED_CREATE, "kind", ATTR_SYM, true, ANY, "static dynamic clc" },
 };

@@ -431,6 +431,17 @@ lower(Compile *c, Ast *file)
 
 	if (!(m = front_lower(&c->ir, &c->diag, file, &fo)))
 		return;
+#ifdef TLX_CHECKING
+	/* the front end's output must verify: anything else is our bug */
+	po.verify_each = true;
+	if (!ir_verify_module(m, &c->diag)) {
+		Buf b = { 0 };
+
+		ir_print_module(&b, m, &pr);
+		fputs(b.s, stderr);
+		tlx_bug("the front end produced IR that does not verify");
+	}
+#endif
 	po.sm = o->sm;
 	po.out = stderr;
 	if (!pass_run_pipeline(m, o->passes ? o->passes
