@@ -652,7 +652,8 @@ static const char *
 closest_name(Sema *s, const char *name)
 {
 	const char *best = NULL;
-	int bestd = (int)strlen(name) / 3 + 1;
+	int len = (int)strlen(name);
+	int bestd = len <= 2 ? 1 : len / 3 + 2;  /* no guesses for tiny names */
 	Scope *sc;
 	Sym *y;
 
@@ -701,7 +702,9 @@ name(Sema *s, Ast *e)
 		v.loc = e->loc;
 		return v;
 	case SYM_CONST:
-		return sema_const_sym(s, y, e->loc);
+		v = sema_const_sym(s, y, e->loc);
+		v.loc = e->loc;
+		return v;
 	case SYM_PIPE:
 		return (SVal){ .kind = SV_PIPE, .sym = y, .loc = e->loc };
 	case SYM_FN:
