@@ -120,6 +120,28 @@ nested_ptrs(int depth)
 	return b.s;
 }
 
+/* Funcs f0..f(n-1), each calling the next inside `depth` nested ifs, and
+ * a kernel calling f0: inlining all would nest n * depth regions. */
+static char *
+deep_calls(int n, int depth)
+{
+	Buf b = { 0 };
+	int f, i;
+
+	for (f = 0; f < n; f++) {
+		buf_printf(&b, "func @f%d(%%c: i1) {\n", f);
+		for (i = 0; i < depth; i++)
+			buf_puts(&b, "if %c {\n");
+		if (f + 1 < n)
+			buf_printf(&b, "call %%c {callee = \"f%d\"}\n", f + 1);
+		for (i = 0; i < depth; i++)
+			buf_puts(&b, "yield\n} {\nyield\n}\n");
+		buf_puts(&b, "return\n}\n");
+	}
+	buf_puts(&b, "kernel @k(%c: i1) {\ncall %c {callee = \"f0\"}\nreturn\n}\n");
+	return b.s;
+}
+
 static void
 test_limits(void)
 {
@@ -154,11 +176,19 @@ test_limits(void)
 	CHECK(!try_str("func @f(%x: tile<4294967296xf32>) { return }").read);
 	CHECK(!try_str("func @f() { return @1:").read);
 	CHECK(try_str("func @f() {\r\n  return\r\n}\r\n").verified);
+	s = deep_calls(4, 200);  /* 800 deep after inlining: fine */
+	o = try_str(s);
+	CHECK(o.verified && o.optimized);
+	free(s);
+	s = deep_calls(6, 200);  /* 1200 deep: inline refuses */
+	o = try_str(s);
+	CHECK(o.verified && !o.optimized);
+	free(s);
 }
 
 /* ---- the fuzzer --------------------------------------------------------------- */
 
-static uint64_t rng = 0x2545f4914f6cdd1dull;
+static uint64_t rng = 0x2545f4914f6cdd1dull;  /* TLX_FUZZ_SEED changes it */
 
 static uint32_t
 rnd(uint32_t n)
@@ -208,7 +238,8 @@ mutate(const char *text, size_t len, Buf *out)
 		buf_put(out, text + p, len - p);
 		break;
 	case 2:  /* delete a span */
-		q = MIN(len, p + 1 + rnd(12));
+		q = p + 1 + rnd(12);  /* (MIN would call rnd twice) */
+		q = MIN(len, q);
 		buf_put(out, text, p);
 		buf_put(out, text + q, len - q);
 		break;
@@ -226,7 +257,8 @@ mutate(const char *text, size_t len, Buf *out)
 		break;
 	default:  /* splice a chunk from elsewhere */
 		q = rnd((uint32_t)len + 1);
-		e0 = MIN(len, q + rnd(40));
+		e0 = q + rnd(40);
+		e0 = MIN(len, e0);
 		buf_put(out, text, p);
 		buf_put(out, text + q, e0 - q);
 		buf_put(out, text + p, len - p);
@@ -283,11 +315,15 @@ int
 main(int argc, char **argv)
 {
 	int i, reads = 0, opts = 0;
+	const char *env = getenv("TLX_FUZZ_ROUNDS");  /* more, for slow runs */
+	int rounds = env ? atoi(env) : 400;
 
 	devnull = fopen("/dev/null", "w");
+	if (getenv("TLX_FUZZ_SEED"))
+		rng ^= strtoull(getenv("TLX_FUZZ_SEED"), NULL, 0) * 0x9e3779b97f4a7c15ull;
 	test_limits();
 	for (i = 1; i < argc; i++)
-		fuzz_file(argv[i], 400, &reads, &opts);
+		fuzz_file(argv[i], rounds, &reads, &opts);
 	if (argc > 1)
 		printf("fuzz: %d mutants read, %d went through -O2\n", reads, opts);
 	fclose(devnull);
