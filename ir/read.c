@@ -79,7 +79,6 @@ typedef struct Lexer {
 typedef struct Parser {
 	IrCtx *c;
 	Diag *d;
-	const Source *src;
 	Lexer lx;
 	Token tok;
 	jmp_buf fail;
@@ -1007,7 +1006,6 @@ ir_read(IrCtx *c, Diag *d, const Source *src)
 	memset(&p, 0, sizeof p);
 	p.c = c;
 	p.d = d;
-	p.src = src;
 	p.lx.cur = p.lx.bol = src->text;
 	p.lx.end = src->text + src->len;
 	p.lx.line = 1;

@@ -36,7 +36,6 @@ enum { MAX_SWEEPS = 64 };
 typedef struct Canon {
 	PassCtx *pc;
 	Func *f;
-	IrCtx *c;
 	ValueMap map;
 	bool changed;
 } Canon;
@@ -476,7 +475,7 @@ hoist_consts(Canon *z)
 bool
 pass_canon(PassCtx *pc, Func *f)
 {
-	Canon z = { .pc = pc, .f = f, .c = f->mod->ctx };
+	Canon z = { .pc = pc, .f = f };
 	bool any = false;
 	int n = 0;
 
