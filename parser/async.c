@@ -167,6 +167,7 @@ tma_desc(Sema *s, Ast *e, SVal *out)
 			   sv_describe(s, out));
 		return false;
 	}
+	out->sym->tma_used = true;
 	return true;
 }
 

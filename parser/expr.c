@@ -652,7 +652,8 @@ static const char *
 closest_name(Sema *s, const char *name)
 {
 	const char *best = NULL;
-	int bestd = (int)strlen(name) / 3 + 1;
+	int len = (int)strlen(name);
+	int bestd = len <= 2 ? 1 : len / 3 + 2;  /* no guesses for tiny names */
 	Scope *sc;
 	Sym *y;
 
@@ -701,7 +702,9 @@ name(Sema *s, Ast *e)
 		v.loc = e->loc;
 		return v;
 	case SYM_CONST:
-		return sema_const_sym(s, y, e->loc);
+		v = sema_const_sym(s, y, e->loc);
+		v.loc = e->loc;
+		return v;
 	case SYM_PIPE:
 		return (SVal){ .kind = SV_PIPE, .sym = y, .loc = e->loc };
 	case SYM_FN:
@@ -1009,9 +1012,11 @@ sema_expr(Sema *s, Ast *e)
 		return v.ty ? v : sv_error();
 	case AST_UNARY:
 		return unary(s, e);
-	case AST_BINARY:
-		return sema_binary(s, e->op, sema_expr(s, e->a),
-				   sema_expr(s, e->b), e->loc);
+	case AST_BINARY: {
+		SVal x = sema_expr(s, e->a);  /* left to right */
+
+		return sema_binary(s, e->op, x, sema_expr(s, e->b), e->loc);
+	}
 	case AST_CALL:
 		return call_expr(s, e);
 	case AST_METHOD:

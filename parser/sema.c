@@ -55,7 +55,8 @@ sema_declare(Sema *s, SymKind k, const char *name, SrcRange loc)
 			diag_note(s->diag, y->loc, "'%s' was defined here", name);
 			return NULL;
 		}
-	if (sema_is_builtin(name)) {
+	if (s->scope == s->globals && sema_is_builtin(name)) {
+		/* local names may shadow builtins; file-level ones may not */
 		diag_error(s->diag, loc, "'%s' is a builtin function and cannot "
 			   "be redefined", name);
 		return NULL;
@@ -1384,42 +1385,54 @@ param_type(Sema *s, Ast *p)
 	return t;
 }
 
-/* Declares the const parameters (evaluated) and collects the runtime
- * ones; returns the number of runtime parameters. */
+/* Declares every parameter: the runtime ones first, as placeholders
+ * (so that a const default naming one is "not a constant" rather than
+ * unknown), then the const ones, evaluated in order.  Returns the number
+ * of runtime parameters. */
 static uint32_t
 kernel_params(Sema *s, Ast *k, Type **pt, Ast **pa)
 {
 	uint32_t i, n = 0;
+	Sym *y;
 
 	for (i = 0; i < k->list.n; i++) {
 		Ast *p = k->list.v[i];
-		Sym *y;
 
-		if (p->is_const) {
-			SVal v = const_value(s, p, p->a, p->b,
-					     arena_printf(s->arena, "the default "
-							  "of '%s'", p->name));
-
-			if ((y = sema_declare(s, SYM_LET, p->name, p->loc)))
-				y->val = v;
+		if (p->is_const)
 			continue;
-		}
 		pa[n] = p;
 		pt[n] = param_type(s, p);
 		if (!pt[n])
 			pt[n] = ty_of_scalar(s, TY_I32);
+		if ((y = sema_declare(s, SYM_LET, p->name, p->loc)))
+			y->val = (SVal){ .kind = SV_VALUE, .ty = pt[n],
+					 .loc = p->loc };
 		n++;
+	}
+	for (i = 0; i < k->list.n; i++) {
+		Ast *p = k->list.v[i];
+		SVal v;
+
+		if (!p->is_const)
+			continue;
+		v = const_value(s, p, p->a, p->b, arena_printf(s->arena,
+				"the default of '%s'", p->name));
+		if ((y = sema_declare(s, SYM_LET, p->name, p->loc)))
+			y->val = v;
 	}
 	return n;
 }
 
+/* Binds the runtime parameters to the arguments of f: declares them, or
+ * (declared) fills in the placeholders of kernel_params. */
 static void
-bind_runtime_params(Sema *s, Func *f, Ast **pa, uint32_t n)
+bind_runtime_params(Sema *s, Func *f, Ast **pa, uint32_t n, bool declared)
 {
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
-		Sym *y = sema_declare(s, SYM_LET, pa[i]->name, pa[i]->loc);
+		Sym *y = declared ? sema_lookup(s, pa[i]->name)
+				  : sema_declare(s, SYM_LET, pa[i]->name, pa[i]->loc);
 		Value v = f->body->args[i];
 		Type *t = ir_type(f, v);
 
@@ -1467,7 +1480,7 @@ grid_fn(Sema *s, Func *kf, Ast *attr, Ast *k, Ast **pa, uint32_t n)
 			continue;
 		c->val = y->val;
 	}
-	bind_runtime_params(s, s->fn, pa, n);
+	bind_runtime_params(s, s->fn, pa, n, false);
 	for (i = 0; i < 3; i++) {
 		SVal v;
 
@@ -1567,9 +1580,11 @@ finish_tma_params(Sema *s, Func *f)
 			continue;
 		t = y->val.ty;
 		if (!y->has_box) {
-			diag_error(s->diag, y->loc, "tensor descriptor '%s' is never "
-				   "used by tma_load or tma_store, so its box "
-				   "shape is unknown", y->name);
+			if (!y->tma_used)  /* else its uses reported errors */
+				diag_error(s->diag, y->loc, "tensor descriptor "
+					   "'%s' is never used by tma_load or "
+					   "tma_store, so its box shape is "
+					   "unknown", y->name);
 			continue;
 		}
 		f->vals.v[y->param].ty = ty_tma(s->ir, t->elem, t->rank, y->box);
@@ -1596,7 +1611,7 @@ lower_kernel(Sema *s, Ast *k)
 		if (k->list.v[i]->is_const &&
 		    (y = sema_lookup(s, k->list.v[i]->name)))
 			record_const(s, f, y->name, y->val);
-	bind_runtime_params(s, f, pa, n);
+	bind_runtime_params(s, f, pa, n, true);
 	kernel_attrs(s, f, k, pa, n);
 	kb = (Builder){ .fn = f, .blk = f->body };
 	s->b = &kb;

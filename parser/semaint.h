@@ -87,7 +87,7 @@ struct Sym {
 	Type **ftypes;     /* smem type of one slot of each field */
 	int64_t depth_n;
 	/* SV_TMA params: the box seen first, and where */
-	bool has_box;
+	bool has_box, tma_used;
 	int64_t box[TY_MAX_RANK];
 	SrcRange box_loc;
 	Value param;       /* the kernel parameter (to set its type) */

@@ -6,7 +6,7 @@ import os
 import lit.formats
 
 config.name = "tlx"
-config.test_format = lit.formats.ShTest(execute_external=False)
+config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".tlx", ".tir", ".test", ".c.test"]
 config.excludes = ["Inputs", "slow", "gpu", "Makefile.inc", "lit.cfg.py",
                    "lit.site.cfg.py", "lit.site.cfg.py.in"]

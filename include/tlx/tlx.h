@@ -1,0 +1,127 @@
+/*
+ * tlx.h: libtlx, the tlx compiler as a library.  This header is the
+ * specification: anything not declared here is not API.
+ *
+ * Life cycle:
+ *   1. tlx_ctx_create()            one context per thread
+ *   2. tlx_compile(ctx, src, ...)  source text -> module (cached)
+ *   3. tlx_module_image()          the bytes to give tlxrt_module_load()
+ *   4. tlx_module_destroy()        when the image is no longer needed
+ *   5. tlx_ctx_destroy()
+ *
+ * Threading: a context must not be used by two threads at once; separate
+ * contexts are independent (the compiler has no global state), and the
+ * disk cache is safe to share between threads and processes.
+ *
+ * Errors: every function returns TLX_OK (0) or an error code;
+ * tlx_errmsg(ctx) then describes the last failure (for TLX_COMPILE: the
+ * diagnostics, rendered as tlxc prints them).
+ */
+#ifndef TLX_TLX_H
+#define TLX_TLX_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define TLX_API __attribute__((visibility("default")))
+#else
+#define TLX_API
+#endif
+
+#define TLX_VERSION "0.1.0"
+#define TLX_VERSION_NUMBER 1000  /* major * 1000000 + minor * 1000 + patch */
+
+/* Status codes. */
+#define TLX_OK 0
+#define TLX_ERROR 1        /* unspecified failure */
+#define TLX_NOMEM 2        /* out of memory */
+#define TLX_MISUSE 3       /* a NULL or invalid argument */
+#define TLX_COMPILE 4      /* errors in the source: see tlx_errmsg() */
+#define TLX_UNSUPPORTED 5  /* the output asked for cannot be made here */
+#define TLX_IO 6           /* a file could not be read or written */
+
+/* What tlx_compile produces. */
+#define TLX_EMIT_CUBIN 0  /* a cubin (PTX when no assembler is present) */
+#define TLX_EMIT_PTX 1
+#define TLX_EMIT_IR 2     /* the tile IR text (runs on the simulator) */
+
+/* The kind of a module's image. */
+#define TLX_IMAGE_CUBIN 0
+#define TLX_IMAGE_PTX 1
+#define TLX_IMAGE_IR 2
+
+typedef struct tlx_ctx tlx_ctx;
+typedef struct tlx_module tlx_module;
+
+/* Options of one compilation; zero-initialized means the defaults. */
+typedef struct tlx_options {
+	const char *name;       /* the file name in diagnostics ("<string>") */
+	const char *target;     /* "sm_80", "sm_90a" (default), "sm_100a" */
+	int opt_level;          /* 0..3; 0 here means the default, 2 */
+	int emit;               /* TLX_EMIT_*; default TLX_EMIT_CUBIN */
+	const char *const *defines;  /* const overrides "NAME=VALUE" */
+	int ndefines;
+	int lineinfo;           /* source line tables for profilers */
+	int no_cache;           /* compile even when the result is cached */
+} tlx_options;
+
+/* Version.  METHOD.  Equal to TLX_VERSION_NUMBER of the header the
+ * library was built with. */
+TLX_API int tlx_libversion_number(void);
+TLX_API const char *tlx_libversion(void);
+
+/* Create a context.  METHOD.  `alloc` (may be NULL for malloc) follows
+ * Lua's contract: alloc(ud, ptr, osize, nsize) frees when nsize is 0,
+ * else (re)allocates, returning NULL on failure.  The disk cache starts
+ * in $TLX_CACHE_DIR, else $XDG_CACHE_HOME/tlx, else ~/.cache/tlx. */
+TLX_API int tlx_ctx_create(void *(*alloc)(void *ud, void *ptr, size_t osize,
+					  size_t nsize),
+			   void *ud, tlx_ctx **out /* OUT */);
+
+/* Destroy a context.  DESTRUCTOR.  Accepts NULL.  Modules compiled with
+ * it stay valid. */
+TLX_API void tlx_ctx_destroy(tlx_ctx *ctx);
+
+/* The last error message of the context.  Owned by the context, valid
+ * until the next call on it.  Never NULL. */
+TLX_API const char *tlx_errmsg(tlx_ctx *ctx);
+
+/* A static description of a status code. */
+TLX_API const char *tlx_errstr(int rc);
+
+/* Compile source text.  METHOD.  On TLX_OK *out is a new module the
+ * caller destroys.  Results are cached in memory and on disk under a key
+ * of the source, options, target and compiler version; a cache file that
+ * is damaged is detected, ignored and rewritten. */
+TLX_API int tlx_compile(tlx_ctx *ctx, const char *src, size_t len,
+			const tlx_options *opts, tlx_module **out /* OUT */);
+
+/* The image to load with tlxrt_module_load().  METHOD.  Borrowed: valid
+ * until the module is destroyed.  *kind is TLX_IMAGE_*. */
+TLX_API int tlx_module_image(tlx_module *m, const void **data /* OUT */,
+			     size_t *size /* OUT */, int *kind /* OUT */);
+
+/* The module's tile IR text (NUL-terminated).  METHOD.  Borrowed. */
+TLX_API int tlx_module_ir(tlx_module *m, const char **text /* OUT */);
+
+/* Whether the module came from the cache: 0 no, 1 memory, 2 disk. */
+TLX_API int tlx_module_cached(tlx_module *m, int *from /* OUT */);
+
+/* Destroy a module.  DESTRUCTOR.  Accepts NULL. */
+TLX_API void tlx_module_destroy(tlx_module *m);
+
+/* Use `dir` for the disk cache (created when missing), or NULL to use
+ * none.  METHOD. */
+TLX_API int tlx_cache_set_dir(tlx_ctx *ctx, const char *dir);
+
+/* Forget the in-memory cache (the disk cache stays).  METHOD. */
+TLX_API int tlx_cache_clear(tlx_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,72 @@
+/*
+ * jit.h: the internals of libtlx -- one compilation from source text to
+ * an image (compile.c, shared with tlxc) and the compilation cache
+ * (cache.c).
+ */
+#ifndef TLX_JIT_H
+#define TLX_JIT_H
+
+#include "passes/passes.h"
+#include "parser/sema.h"
+
+typedef enum Emit { EMIT_AST, EMIT_IR, EMIT_LLVM, EMIT_PTX, EMIT_CUBIN } Emit;
+
+/* One compilation.  The caller fills the inputs; compile_run fills out,
+ * diag and the rest, all in `arena`. */
+typedef struct Job {
+	/* inputs */
+	const char *name;          /* for diagnostics */
+	const char *text;
+	size_t len;
+	const Define *defs;
+	uint32_t ndefs;
+	int sm;                    /* 80, 90, 100 */
+	int olevel;
+	Emit emit;
+	const char *passes;        /* NULL: the -O pipeline */
+	PipelineOpts popts;
+	bool lineinfo, debug;
+	bool werror;
+	FILE *diag_out;            /* where diagnostics go as they come; NULL: kept */
+	/* outputs */
+	Arena *arena;
+	IrCtx ir;
+	Source src;
+	Diag diag;
+	Buf out;                   /* the emitted text or binary (caller frees) */
+	bool binary;               /* out is a cubin */
+	bool ptx_fallback;         /* cubin asked, PTX given: no assembler */
+	const char *ir_text;       /* the module's IR (for libtlx), in arena */
+} Job;
+
+/* Runs the job: parse, check, lower, passes, code generation.  Returns
+ * false when errors were reported to j->diag (or the emit kind cannot be
+ * produced: j->diag has the reason). */
+bool compile_run(Job *j);
+
+/* ---- cache.c ------------------------------------------------------------ */
+
+typedef struct CacheKey {
+	uint64_t h[2];
+} CacheKey;
+
+typedef struct CacheEntry {
+	CacheKey key;
+	int kind;            /* TLX_IMAGE_* */
+	char *image;         /* malloc'd */
+	size_t image_size;
+	char *ir;            /* malloc'd, NUL-terminated */
+	size_t ir_size;
+} CacheEntry;
+
+CacheKey cache_key(const Job *j);
+void cache_key_hex(CacheKey k, char out[33]);
+/* Reads the entry for k from dir; false when absent or damaged. */
+bool cache_read(const char *dir, CacheKey k, CacheEntry *e);
+/* Writes atomically (a temporary file renamed into place). */
+bool cache_write(const char *dir, const CacheEntry *e);
+void cache_entry_free(CacheEntry *e);
+/* The default directory, malloc'd, or NULL when no home is known. */
+char *cache_default_dir(void);
+
+#endif

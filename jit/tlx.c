@@ -1,0 +1,355 @@
+/*
+ * tlx.c: libtlx, the public API of include/tlx/tlx.h -- contexts, the
+ * in-memory and disk caches, and the protected boundary around a
+ * compilation (running out of memory returns TLX_NOMEM, never aborts).
+ */
+#include <stdlib.h>
+
+#include "config.h"
+#include "jit/jit.h"
+#include "tlx/tlx.h"
+
+struct tlx_ctx {
+	AllocFn alloc;
+	void *ud;
+	Buf errmsg;
+	char *cache_dir;        /* NULL: no disk cache */
+	Vec(CacheEntry) mem;    /* the in-memory cache (entries own malloc'd data) */
+	Arena vec_arena;        /* holds mem's array */
+};
+
+struct tlx_module {
+	int kind;
+	char *image;
+	size_t image_size;
+	char *ir;
+	int from_cache;
+};
+
+TLX_API int
+tlx_libversion_number(void)
+{
+	return TLX_VERSION_NUMBER;
+}
+
+TLX_API const char *
+tlx_libversion(void)
+{
+	return TLX_VERSION;
+}
+
+TLX_API const char *
+tlx_errstr(int rc)
+{
+	switch (rc) {
+	case TLX_OK: return "not an error";
+	case TLX_ERROR: return "error";
+	case TLX_NOMEM: return "out of memory";
+	case TLX_MISUSE: return "bad argument";
+	case TLX_COMPILE: return "the source has errors";
+	case TLX_UNSUPPORTED: return "not supported here";
+	case TLX_IO: return "input/output error";
+	default: return "unknown status code";
+	}
+}
+
+static int
+fail(tlx_ctx *c, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!c)
+		return rc;
+	c->errmsg.n = 0;
+	va_start(ap, fmt);
+	buf_vprintf(&c->errmsg, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+TLX_API int
+tlx_ctx_create(void *(*alloc)(void *, void *, size_t, size_t), void *ud,
+	       tlx_ctx **out)
+{
+	tlx_ctx *c;
+
+	if (!out)
+		return TLX_MISUSE;
+	*out = NULL;
+	if (!alloc)
+		alloc = default_alloc;
+	if (!(c = alloc(ud, NULL, 0, sizeof *c)))
+		return TLX_NOMEM;
+	memset(c, 0, sizeof *c);
+	c->alloc = alloc;
+	c->ud = ud;
+	arena_init(&c->vec_arena, alloc, ud, NULL);
+	c->cache_dir = cache_default_dir();
+	*out = c;
+	return TLX_OK;
+}
+
+TLX_API void
+tlx_ctx_destroy(tlx_ctx *c)
+{
+	uint32_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->mem.n; i++)
+		cache_entry_free(&c->mem.v[i]);
+	arena_reset(&c->vec_arena);
+	buf_free(&c->errmsg);
+	free(c->cache_dir);
+	c->alloc(c->ud, c, sizeof *c, 0);
+}
+
+TLX_API const char *
+tlx_errmsg(tlx_ctx *c)
+{
+	if (!c)
+		return "no context";
+	return c->errmsg.s ? c->errmsg.s : "";
+}
+
+TLX_API int
+tlx_cache_set_dir(tlx_ctx *c, const char *dir)
+{
+	if (!c)
+		return TLX_MISUSE;
+	free(c->cache_dir);
+	c->cache_dir = dir ? strdup(dir) : NULL;
+	return dir && !c->cache_dir ? TLX_NOMEM : TLX_OK;
+}
+
+TLX_API int
+tlx_cache_clear(tlx_ctx *c)
+{
+	uint32_t i;
+
+	if (!c)
+		return TLX_MISUSE;
+	for (i = 0; i < c->mem.n; i++)
+		cache_entry_free(&c->mem.v[i]);
+	c->mem.n = 0;
+	return TLX_OK;
+}
+
+static CacheEntry *
+mem_find(tlx_ctx *c, CacheKey k)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->mem.n; i++)
+		if (c->mem.v[i].key.h[0] == k.h[0] && c->mem.v[i].key.h[1] == k.h[1])
+			return &c->mem.v[i];
+	return NULL;
+}
+
+static char *
+dup_bytes(const char *p, size_t n)
+{
+	char *q = malloc(n + 1);
+
+	if (q) {
+		memcpy(q, p, n);
+		q[n] = 0;
+	}
+	return q;
+}
+
+static int
+module_from(tlx_ctx *c, const CacheEntry *e, int from, tlx_module **out)
+{
+	tlx_module *m = calloc(1, sizeof *m);
+
+	if (!m || !(m->image = dup_bytes(e->image, e->image_size)) ||
+	    !(m->ir = dup_bytes(e->ir, e->ir_size))) {
+		tlx_module_destroy(m);
+		return fail(c, TLX_NOMEM, "out of memory");
+	}
+	m->kind = e->kind;
+	m->image_size = e->image_size;
+	m->from_cache = from;
+	*out = m;
+	return TLX_OK;
+}
+
+static bool
+parse_define(Arena *a, const char *s, Define *d)
+{
+	const char *eq = strchr(s, '=');
+
+	if (!eq || eq == s || !eq[1])
+		return false;
+	d->name = arena_strndup(a, s, (size_t)(eq - s));
+	d->value = arena_strdup(a, eq + 1);
+	return true;
+}
+
+/* Fills the job from the options; returns TLX_OK or an error. */
+static int
+setup_job(tlx_ctx *c, Job *j, const char *src, size_t len,
+	  const tlx_options *o)
+{
+	static const tlx_options none;
+	Define *defs;
+	int i;
+
+	if (!o)
+		o = &none;
+	j->name = o->name ? o->name : "<string>";
+	j->text = src;
+	j->len = len;
+	j->sm = target_from_name(o->target ? o->target : "sm_90a");
+	if (!j->sm)
+		return fail(c, TLX_MISUSE, "unknown target '%s': use sm_80, "
+			    "sm_90a or sm_100a", o->target);
+	if (o->opt_level < 0 || o->opt_level > 3)
+		return fail(c, TLX_MISUSE, "opt_level must be 0 to 3");
+	j->olevel = o->opt_level ? o->opt_level : 2;
+	switch (o->emit) {
+	case TLX_EMIT_CUBIN: j->emit = EMIT_CUBIN; break;
+	case TLX_EMIT_PTX: j->emit = EMIT_PTX; break;
+	case TLX_EMIT_IR: j->emit = EMIT_IR; break;
+	default: return fail(c, TLX_MISUSE, "unknown emit kind %d", o->emit);
+	}
+	j->lineinfo = o->lineinfo != 0;
+	if (o->ndefines < 0 || (o->ndefines && !o->defines))
+		return fail(c, TLX_MISUSE, "bad defines");
+	defs = arena_alloc(j->arena, ((size_t)o->ndefines + 1) * sizeof *defs);
+	for (i = 0; i < o->ndefines; i++)
+		if (!o->defines[i] || !parse_define(j->arena, o->defines[i],
+						    &defs[i]))
+			return fail(c, TLX_MISUSE, "define %d is not NAME=VALUE",
+				    i);
+	j->defs = defs;
+	j->ndefs = (uint32_t)o->ndefines;
+	return TLX_OK;
+}
+
+/* Renders the job's diagnostics into the context's error message. */
+static int
+compile_error(tlx_ctx *c, Job *j)
+{
+	uint32_t i;
+
+	c->errmsg.n = 0;
+	for (i = 0; i < j->diag.msgs.n; i++)
+		diag_render(&j->diag, &j->diag.msgs.v[i], &c->errmsg);
+	if (!c->errmsg.n)
+		buf_puts(&c->errmsg, "compilation failed");
+	return TLX_COMPILE;
+}
+
+static int
+run_job(tlx_ctx *c, Job *j, CacheEntry *e)
+{
+	jmp_buf oom;
+
+	if (setjmp(oom)) {
+		j->arena->oom = NULL;
+		return fail(c, TLX_NOMEM, "out of memory while compiling");
+	}
+	j->arena->oom = &oom;
+	if (!compile_run(j)) {
+		j->arena->oom = NULL;
+		return compile_error(c, j);
+	}
+	j->arena->oom = NULL;
+	e->kind = j->emit == EMIT_IR ? TLX_IMAGE_IR
+		  : j->binary ? TLX_IMAGE_CUBIN : TLX_IMAGE_PTX;
+	e->image = dup_bytes(j->out.s ? j->out.s : "", j->out.n);
+	e->image_size = j->out.n;
+	e->ir = dup_bytes(j->ir_text ? j->ir_text : "",
+			  j->ir_text ? strlen(j->ir_text) : 0);
+	e->ir_size = j->ir_text ? strlen(j->ir_text) : 0;
+	if (!e->image || !e->ir) {
+		cache_entry_free(e);
+		return fail(c, TLX_NOMEM, "out of memory");
+	}
+	return TLX_OK;
+}
+
+TLX_API int
+tlx_compile(tlx_ctx *c, const char *src, size_t len, const tlx_options *o,
+	    tlx_module **out)
+{
+	Arena arena;
+	Job j = { 0 };
+	CacheEntry e = { 0 }, *hit;
+	int rc;
+
+	if (!c || !src || !out)
+		return fail(c, TLX_MISUSE, "tlx_compile: NULL argument");
+	*out = NULL;
+	arena_init(&arena, c->alloc, c->ud, NULL);
+	j.arena = &arena;
+	if ((rc = setup_job(c, &j, src, len, o)) != TLX_OK)
+		goto done;
+	e.key = cache_key(&j);
+	if (!(o && o->no_cache)) {
+		if ((hit = mem_find(c, e.key))) {
+			rc = module_from(c, hit, 1, out);
+			goto done;
+		}
+		if (c->cache_dir && cache_read(c->cache_dir, e.key, &e)) {
+			rc = module_from(c, &e, 2, out);
+			goto keep;
+		}
+	}
+	if ((rc = run_job(c, &j, &e)) != TLX_OK)
+		goto done;
+	if (c->cache_dir)
+		cache_write(c->cache_dir, &e);  /* a failure only costs time */
+	rc = module_from(c, &e, 0, out);
+keep:
+	if (rc == TLX_OK && !mem_find(c, e.key)) {
+		vec_push(&c->vec_arena, &c->mem, e);
+		e.image = e.ir = NULL;
+	}
+done:
+	cache_entry_free(&e);
+	buf_free(&j.out);
+	arena_reset(&arena);
+	return rc;
+}
+
+TLX_API int
+tlx_module_image(tlx_module *m, const void **data, size_t *size, int *kind)
+{
+	if (!m || !data || !size || !kind)
+		return TLX_MISUSE;
+	*data = m->image;
+	*size = m->image_size;
+	*kind = m->kind;
+	return TLX_OK;
+}
+
+TLX_API int
+tlx_module_ir(tlx_module *m, const char **text)
+{
+	if (!m || !text)
+		return TLX_MISUSE;
+	*text = m->ir;
+	return TLX_OK;
+}
+
+TLX_API int
+tlx_module_cached(tlx_module *m, int *from)
+{
+	if (!m || !from)
+		return TLX_MISUSE;
+	*from = m->from_cache;
+	return TLX_OK;
+}
+
+TLX_API void
+tlx_module_destroy(tlx_module *m)
+{
+	if (!m)
+		return;
+	free(m->image);
+	free(m->ir);
+	free(m);
+}

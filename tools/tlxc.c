@@ -1,0 +1,531 @@
+/*
+ * tlxc.c: the compiler driver.
+ *
+ *   tlxc [options] FILE|-
+ *
+ * reads one program (standard input for `-`), parses it, and then either
+ * prints the syntax tree (--emit=ast) or checks and lowers it to tile IR,
+ * runs the pass pipeline of the -O level (or --passes) and prints the IR
+ * with locations (--emit=ir).  Code generation (llvm, ptx, cubin) is not
+ * part of this build yet.  One arena holds everything of a compilation
+ * and is freed before exit.  `tlxc --help` lists the options and the
+ * exit codes (the enum below).
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parser/ast.h"
+#include "parser/sema.h"
+#include "passes/passes.h"
+
+enum {
+	EXIT_OK = 0,       /* success */
+	EXIT_INPUT = 1,    /* the input has errors */
+	EXIT_USAGE = 2,    /* bad option or argument */
+	EXIT_IO = 3,       /* cannot read the input or write the output */
+	EXIT_ENV = 4,      /* unsupported, or the environment failed */
+	CONTINUE = -1,     /* options parsed: go on and compile */
+};
+
+typedef enum Emit { EMIT_AST, EMIT_IR, EMIT_LLVM, EMIT_PTX, EMIT_CUBIN } Emit;
+
+static const char *const emit_names[] = { "ast", "ir", "llvm", "ptx", "cubin" };
+
+typedef struct Target {
+	const char *name;
+	int sm;
+} Target;
+
+static const Target targets[] = {
+	{ "sm_80", 80 }, { "sm_90a", 90 }, { "sm_100a", 100 },
+};
+
+typedef struct Options {
+	const char *input;   /* a path, or "-" for standard input */
+	const char *output;  /* NULL: standard output */
+	Emit emit;
+	int olevel;
+	int sm;
+	const char *passes;  /* NULL: the -O pipeline */
+	PipelineOpts popts;
+	bool verify_diags;
+	bool werror;
+	bool debug_info;     /* -g (recorded for code generation) */
+	bool lineinfo;       /* -lineinfo (likewise) */
+	Vec(Define) defs;
+} Options;
+
+static const char usage_text[] =
+"usage: tlxc [options] FILE\n"
+"       tlxc [options] -        read the program from standard input\n"
+"\n"
+"Compiles a tlx tile-kernel program.\n"
+"\n"
+"Output:\n"
+"  -o FILE               write the output to FILE (default: standard output\n"
+"                        for text; INPUT.cubin for --emit=cubin)\n"
+"  --emit=KIND           what to produce (default: cubin):\n"
+"                          ast    the syntax tree, as S-expressions\n"
+"                          ir     the tile IR after the passes, with locations\n"
+"                          llvm   LLVM IR for NVPTX        (not built yet)\n"
+"                          ptx    PTX assembly             (not built yet)\n"
+"                          cubin  a loadable CUDA binary   (not built yet)\n"
+"\n"
+"Compilation:\n"
+"  -D NAME=VALUE, -DNAME=VALUE\n"
+"                        set the const parameter NAME to VALUE, an integer,\n"
+"                        float or boolean literal (repeatable)\n"
+"  -O0, -O1, -O2, -O3    optimization level (default: -O2)\n"
+"  --target=SM           sm_80, sm_90a or sm_100a (default: sm_90a)\n"
+"  -g, -lineinfo         keep source line information in the output\n"
+"  --werror              treat warnings as errors\n"
+"\n"
+"Pass manager:\n"
+"  --passes=LIST         run these comma-separated passes instead of the\n"
+"                        pipeline of the -O level\n"
+"  --print-before=PASSES print the IR before each named pass\n"
+"  --print-after=PASSES  print the IR after each named pass\n"
+"  --print-after-all     print the IR after every pass\n"
+"  --print-after-change  print the IR after every pass that changed it\n"
+"  --verify-each         verify the IR after every pass\n"
+"  --stats               print the passes' statistics\n"
+"  --time-passes         print the time each pass took\n"
+"  --reproducer=FILE     when a pass fails, write its input and the pipeline\n"
+"                        to FILE\n"
+"\n"
+"Diagnostics:\n"
+"  --verify-diagnostics  check the diagnostics against the input's\n"
+"                        '// expected-error@+N {{text}}' comments instead of\n"
+"                        printing them; succeed only if they match exactly\n"
+"\n"
+"  --help                print this help and exit\n"
+"  --version             print the version and exit\n"
+"\n"
+"Exit status:\n"
+"  0  success\n"
+"  1  the input has errors (they were reported)\n"
+"  2  usage error: a bad option or argument\n"
+"  3  I/O error: the input cannot be read or the output cannot be written\n"
+"  4  unsupported or environment failure (e.g. code generation not built)\n";
+
+/* ---- options ------------------------------------------------------------ */
+
+static int
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("tlxc: error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\ntry 'tlxc --help' for more information\n", stderr);
+	return EXIT_USAGE;
+}
+
+/* The text after "NAME=" when arg is "NAME=text", else NULL. */
+static const char *
+value_of(const char *arg, const char *name)
+{
+	size_t n = strlen(name);
+
+	return strncmp(arg, name, n) == 0 && arg[n] == '=' ? arg + n + 1 : NULL;
+}
+
+static bool
+is_identifier(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+		return false;
+	for (i = 1; i < n; i++)
+		if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
+			return false;
+	return true;
+}
+
+/* true, false, or a number: a digit, then digits, letters, '_' and '.',
+ * with a sign only after an exponent's e; a '-' may come first. */
+static bool
+is_literal(const char *s)
+{
+	const char *p;
+
+	if (strcmp(s, "true") == 0 || strcmp(s, "false") == 0)
+		return true;
+	if (*s == '-')
+		s++;
+	if (!isdigit((unsigned char)*s))
+		return false;
+	for (p = s; *p; p++) {
+		if (isalnum((unsigned char)*p) || *p == '_' || *p == '.')
+			continue;
+		if ((*p == '+' || *p == '-') && (p[-1] == 'e' || p[-1] == 'E'))
+			continue;
+		return false;
+	}
+	return true;
+}
+
+static int
+add_define(Options *o, Arena *a, const char *text)
+{
+	const char *eq = strchr(text, '=');
+	Define d;
+
+	if (!eq)
+		return usage_error("-D '%s' has no value (expected -D NAME=VALUE)",
+				   text);
+	if (!is_identifier(text, (size_t)(eq - text)))
+		return usage_error("-D name '%.*s' is not an identifier",
+				   (int)(eq - text), text);
+	if (!is_literal(eq + 1))
+		return usage_error("-D value '%s' is not an integer, float or "
+				   "boolean literal", eq + 1);
+	d.name = arena_strndup(a, text, (size_t)(eq - text));
+	d.value = eq + 1;
+	vec_push(a, &o->defs, d);
+	return CONTINUE;
+}
+
+static int
+set_emit(Options *o, const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < countof(emit_names); i++) {
+		if (strcmp(v, emit_names[i]) == 0) {
+			o->emit = (Emit)i;
+			return CONTINUE;
+		}
+	}
+	return usage_error("invalid --emit value '%s' (expected ast, ir, llvm, "
+			   "ptx or cubin)", v);
+}
+
+static int
+set_target(Options *o, const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < countof(targets); i++) {
+		if (strcmp(v, targets[i].name) == 0) {
+			o->sm = targets[i].sm;
+			return CONTINUE;
+		}
+	}
+	return usage_error("unknown target '%s' (expected sm_80, sm_90a or "
+			   "sm_100a)", v);
+}
+
+/* Options that are a bare flag. */
+static bool
+set_flag(Options *o, const char *arg)
+{
+	struct {
+		const char *name;
+		bool *flag;
+	} flags[] = {
+		{ "--print-after-all", &o->popts.print_after_all },
+		{ "--print-after-change", &o->popts.print_after_change },
+		{ "--verify-each", &o->popts.verify_each },
+		{ "--stats", &o->popts.stats },
+		{ "--time-passes", &o->popts.time_passes },
+		{ "--verify-diagnostics", &o->verify_diags },
+		{ "--werror", &o->werror },
+		{ "-g", &o->debug_info },
+		{ "-lineinfo", &o->lineinfo },
+	};
+	size_t i;
+
+	for (i = 0; i < countof(flags); i++) {
+		if (strcmp(arg, flags[i].name) == 0) {
+			*flags[i].flag = true;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Options of the form --name=VALUE. */
+static int
+set_valued(Options *o, const char *arg)
+{
+	const char *v;
+
+	if ((v = value_of(arg, "--emit")))
+		return set_emit(o, v);
+	if ((v = value_of(arg, "--target")))
+		return set_target(o, v);
+	if ((v = value_of(arg, "--passes")))
+		o->passes = v;
+	else if ((v = value_of(arg, "--print-after")))
+		o->popts.print_after = v;
+	else if ((v = value_of(arg, "--print-before")))
+		o->popts.print_before = v;
+	else if ((v = value_of(arg, "--reproducer")))
+		o->popts.reproducer = v;
+	else
+		return usage_error("unknown option '%s'", arg);
+	return CONTINUE;
+}
+
+static int
+set_input(Options *o, const char *path)
+{
+	if (o->input)
+		return usage_error("more than one input file ('%s' and '%s')",
+				   o->input, path);
+	o->input = path;
+	return CONTINUE;
+}
+
+/* One argument (and, for -o FILE and -D X, the next one: *i moves). */
+static int
+parse_arg(Options *o, Arena *a, int argc, char **argv, int *i)
+{
+	const char *arg = argv[*i];
+
+	if (strcmp(arg, "-o") == 0 || strcmp(arg, "-D") == 0) {
+		if (*i + 1 >= argc)
+			return usage_error("option '%s' needs an argument", arg);
+		++*i;
+		if (arg[1] == 'D')
+			return add_define(o, a, argv[*i]);
+		o->output = argv[*i];
+		return CONTINUE;
+	}
+	if (strncmp(arg, "-o", 2) == 0) {
+		o->output = arg + 2;
+		return CONTINUE;
+	}
+	if (strncmp(arg, "-D", 2) == 0)
+		return add_define(o, a, arg + 2);
+	if (strlen(arg) == 3 && arg[0] == '-' && arg[1] == 'O' &&
+	    arg[2] >= '0' && arg[2] <= '3') {
+		o->olevel = arg[2] - '0';
+		return CONTINUE;
+	}
+	if (strcmp(arg, "-") == 0 || arg[0] != '-')
+		return set_input(o, arg);
+	if (set_flag(o, arg))
+		return CONTINUE;
+	if (strncmp(arg, "--", 2) == 0 && strchr(arg, '='))
+		return set_valued(o, arg);
+	return usage_error("unknown option '%s'", arg);
+}
+
+static int
+parse_options(Options *o, Arena *a, int argc, char **argv)
+{
+	int i, rc;
+	bool only_files = false;
+
+	memset(o, 0, sizeof *o);
+	o->emit = EMIT_CUBIN;
+	o->olevel = 2;
+	o->sm = 90;
+	for (i = 1; i < argc; i++) {
+		if (only_files) {
+			rc = set_input(o, argv[i]);
+		} else if (strcmp(argv[i], "--") == 0) {
+			only_files = true;
+			continue;
+		} else if (strcmp(argv[i], "--help") == 0) {
+			fputs(usage_text, stdout);
+			return EXIT_OK;
+		} else if (strcmp(argv[i], "--version") == 0) {
+			printf("tlxc %s (LLVM 22)\n", PACKAGE_VERSION);
+			return EXIT_OK;
+		} else {
+			rc = parse_arg(o, a, argc, argv, &i);
+		}
+		if (rc != CONTINUE)
+			return rc;
+	}
+	if (!o->input)
+		return usage_error("no input file");
+	return CONTINUE;
+}
+
+/* ---- input and output ------------------------------------------------- */
+
+static int
+read_input(const char *path, Buf *out)
+{
+	bool is_stdin = strcmp(path, "-") == 0;
+	FILE *f = is_stdin ? stdin : fopen(path, "rb");
+	char chunk[1 << 16];
+	size_t n;
+	int err;
+
+	if (!f) {
+		fprintf(stderr, "tlxc: error: cannot open '%s': %s\n", path,
+			strerror(errno));
+		return EXIT_IO;
+	}
+	buf_put(out, "", 0);
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		buf_put(out, chunk, n);
+	err = ferror(f) ? errno : 0;
+	if (!is_stdin)
+		fclose(f);
+	if (err) {
+		fprintf(stderr, "tlxc: error: cannot read '%s': %s\n",
+			is_stdin ? "<stdin>" : path, strerror(err));
+		return EXIT_IO;
+	}
+	return EXIT_OK;
+}
+
+static int
+write_output(const char *path, const Buf *b)
+{
+	bool is_stdout = !path || strcmp(path, "-") == 0;
+	FILE *f = is_stdout ? stdout : fopen(path, "wb");
+	bool ok;
+
+	if (!f) {
+		fprintf(stderr, "tlxc: error: cannot write '%s': %s\n", path,
+			strerror(errno));
+		return EXIT_IO;
+	}
+	ok = fwrite(b->s, 1, b->n, f) == b->n;
+	ok = (is_stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
+	if (!ok) {
+		fprintf(stderr, "tlxc: error: cannot write '%s': %s\n",
+			is_stdout ? "<stdout>" : path, strerror(errno));
+		return EXIT_IO;
+	}
+	return EXIT_OK;
+}
+
+/* ---- the compilation -------------------------------------------------- */
+
+typedef struct Compile {
+	const Options *o;
+	Arena *arena;
+	IrCtx ir;
+	Source src;
+	Diag diag;
+	Buf out;      /* what --emit produces */
+} Compile;
+
+/* Sema, lowering and the pass pipeline; the IR goes to c->out. */
+static void
+lower(Compile *c, Ast *file)
+{
+	const Options *o = c->o;
+	FrontOpts fo = { o->defs.v, o->defs.n, o->sm };
+	PipelineOpts po = o->popts;
+	PrintOpts pr = { .locs = true };
+	Module *m;
+
+	if (!(m = front_lower(&c->ir, &c->diag, file, &fo)))
+		return;
+#ifdef TLX_CHECKING
+	/* the front end's output must verify: anything else is our bug */
+	po.verify_each = true;
+	if (!ir_verify_module(m, &c->diag)) {
+		Buf b = { 0 };
+
+		ir_print_module(&b, m, &pr);
+		fputs(b.s, stderr);
+		tlx_bug("the front end produced IR that does not verify");
+	}
+#endif
+	po.sm = o->sm;
+	po.out = stderr;
+	if (!pass_run_pipeline(m, o->passes ? o->passes
+					   : pass_default_pipeline(o->olevel),
+			       &po, &c->diag))
+		return;
+	ir_print_module(&c->out, m, &pr);
+}
+
+/* Reads, parses and emits; returns the exit code. */
+static int
+run(Compile *c)
+{
+	const Options *o = c->o;
+	bool is_stdin = strcmp(o->input, "-") == 0;
+	Buf text = { 0 };
+	Ast *file;
+	int rc;
+
+	if ((rc = read_input(o->input, &text)) != EXIT_OK) {
+		buf_free(&text);
+		return rc;
+	}
+	src_init(&c->src, c->arena, is_stdin ? "<stdin>" : o->input, text.s,
+		 text.n);
+	buf_free(&text);
+	diag_init(&c->diag, c->arena, &c->src, o->verify_diags ? NULL : stderr);
+	c->diag.werror = o->werror;
+	ir_ctx_init(&c->ir, c->arena);
+	file = parse_file(c->arena, &c->ir.strs, &c->diag, &c->src);
+	if (file && c->diag.nerrors == 0) {
+		if (o->emit == EMIT_AST)
+			ast_print(&c->out, file);
+		else
+			lower(c, file);
+	}
+	if (o->verify_diags)
+		rc = diag_verify(&c->diag, stderr) ? EXIT_OK : EXIT_INPUT;
+	else
+		rc = c->diag.nerrors || !file ? EXIT_INPUT : EXIT_OK;
+	if (rc == EXIT_OK && c->diag.nerrors == 0 && file)
+		rc = write_output(o->output, &c->out);
+	return rc;
+}
+
+/* The protected boundary: running out of memory lands here. */
+static int
+compile(const Options *o, Arena *arena)
+{
+	jmp_buf oom;
+	Compile *c = arena_alloc(arena, sizeof *c);
+	int rc;
+
+	c->o = o;
+	c->arena = arena;
+	if (setjmp(oom)) {
+		arena->oom = NULL;
+		buf_free(&c->out);
+		fputs("tlxc: error: out of memory\n", stderr);
+		return EXIT_ENV;
+	}
+	arena->oom = &oom;
+	rc = run(c);
+	arena->oom = NULL;
+	buf_free(&c->out);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	Arena arena;
+	Options o;
+	int rc;
+
+	arena_init(&arena, NULL, NULL, NULL);
+	rc = parse_options(&o, &arena, argc, argv);
+	if (rc == CONTINUE && o.emit >= EMIT_LLVM) {
+		fprintf(stderr, "tlxc: error: --emit=%s is not available yet: "
+			"code generation is not built\n", emit_names[o.emit]);
+		rc = EXIT_ENV;
+	}
+	if (rc == CONTINUE)
+		rc = compile(&o, &arena);
+	arena_reset(&arena);
+	return rc;
+}
