@@ -48,6 +48,9 @@ typedef struct CgResult {
 /* Compiles m for o->sm.  Returns false after reporting errors to d. */
 bool cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out);
 
+/* True when a cubin can be made here (nvJitLink or ptxas is found). */
+bool cg_can_assemble(void);
+
 /* The LLVM version codegen was built with ("22.1.8"). */
 const char *cg_llvm_version(void);
 

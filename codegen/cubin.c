@@ -144,8 +144,8 @@ jl_link(Cg *cg, JitLink *j, const char *ptx, size_t len, char **out,
 	int rc;
 
 	snprintf(arch, sizeof arch, "-arch=%s", target_name(cg->o->sm));
-	snprintf(olevel, sizeof olevel, "-O%d", cg->o->olevel > 3 ? 3
-		 : cg->o->olevel);
+	/* nvJitLink takes only -O0 and -O3 */
+	snprintf(olevel, sizeof olevel, "-O%d", cg->o->olevel > 0 ? 3 : 0);
 	opts[n++] = arch;
 	opts[n++] = olevel;
 	if (cg->o->lineinfo || cg->o->debug)
@@ -243,8 +243,7 @@ run_ptxas(Cg *cg, const char *ptx, size_t len, char **out, size_t *size,
 	fclose(f);
 	argv[argc++] = *tool;
 	argv[argc++] = arch;
-	argv[argc++] = cg->o->olevel >= 3 ? "-O3" : cg->o->olevel == 2 ? "-O2"
-		     : cg->o->olevel == 1 ? "-O1" : "-O0";
+	argv[argc++] = cg->o->olevel > 0 ? "-O3" : "-O0";
 	if (cg->o->lineinfo || cg->o->debug)
 		argv[argc++] = "-lineinfo";
 	if (cg->o->verbose)
@@ -301,4 +300,32 @@ cg_assemble(Cg *cg, const char *ptx, size_t len, char **cubin, size_t *size,
 		return ok;
 	}
 	return run_ptxas(cg, ptx, len, cubin, size, linker);
+}
+
+bool
+cg_can_assemble(void)
+{
+	JitLink j;
+	const char *p = "ptxas";
+	const char *path = getenv("PATH");
+	char buf[4096];
+
+	if (jl_open(&j)) {
+		dlclose(j.lib);
+		return true;
+	}
+#ifdef PTXAS_PATH
+	if (access(PTXAS_PATH, X_OK) == 0)
+		return true;
+#endif
+	while (path && *path) {
+		const char *colon = strchr(path, ':');
+		size_t n = colon ? (size_t)(colon - path) : strlen(path);
+
+		snprintf(buf, sizeof buf, "%.*s/%s", (int)n, path, p);
+		if (access(buf, X_OK) == 0)
+			return true;
+		path = colon ? colon + 1 : NULL;
+	}
+	return false;
 }

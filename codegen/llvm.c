@@ -250,7 +250,9 @@ optimize(Cg *cg)
 	LLVMErrorRef e;
 	char pipe[32];
 
-	snprintf(pipe, sizeof pipe, "default<O%d>", cg->o->olevel);
+	/* -O2 (tlxc's default) and -O3 both run LLVM's O3 */
+	snprintf(pipe, sizeof pipe, "default<O%d>",
+		 cg->o->olevel >= 2 ? 3 : cg->o->olevel);
 	e = LLVMRunPasses(cg->M, pipe, cg->TM, po);
 	LLVMDisposePassBuilderOptions(po);
 	if (e) {
