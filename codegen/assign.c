@@ -414,3 +414,77 @@ cg_operand(CgFn *fn, Op *op, uint32_t i)
 {
 	return cg_tile(fn, op->opnds[i], cg_operand_layout(fn, op, i));
 }
+
+static uint64_t
+access_deps(CgFn *fn, Op *op)
+{
+	Value ptr, m;
+	const Layout *l;
+	int vf;
+
+	switch (op->kind) {
+	case OP_LOAD: case OP_STORE: case OP_ATOMIC: case OP_ATOMIC_CAS:
+		ptr = op->opnds[0];
+		break;
+	case OP_CP_ASYNC:
+		ptr = op->opnds[1];
+		break;
+	default:
+		return 0;
+	}
+	if (!cg_is_tile(fn, ptr) || !(l = cg_mem_layout(fn, op)))
+		return 0;
+	vf = cg_mem_vec(fn, ptr, l, fn->ax);
+	if (vf <= cg_mem_vec(fn, ptr, l, fn->ax_gen))
+		return 0;
+	/* a mask constant over the fast vectors only under the assumptions:
+	 * the versioned loop checks those too */
+	if ((m = cg_mask_operand(op)) && cg_is_tile(fn, m) &&
+	    fn->ax[m].cnst[cg_vec_dim(l)] >= vf &&
+	    fn->ax_gen[m].cnst[cg_vec_dim(l)] < vf)
+		return fn->ax[ptr].deps | fn->ax[m].deps;
+	return fn->ax[ptr].deps;
+}
+
+Value
+cg_mask_operand(Op *op)
+{
+	switch (op->kind) {
+	case OP_LOAD: case OP_CP_ASYNC:
+		return op->nopnds > 2 || (op->kind == OP_LOAD && op->nopnds > 1)
+			       ? op->opnds[op->kind == OP_LOAD ? 1 : 2] : 0;
+	case OP_STORE: case OP_ATOMIC:
+		return op->nopnds > 2 ? op->opnds[2] : 0;
+	default:
+		return 0;
+	}
+}
+
+int
+cg_vec_dim(const Layout *l)
+{
+	int d;
+
+	if (!l->nreg || !l->reg[0])
+		return l->rank - 1;
+	for (d = 0; d < l->rank; d++) {
+		int sh = ly_dim_shift(l, d);
+
+		if (l->reg[0] >= 1u << sh && l->reg[0] < 1u << (sh + ly_dim_bits(l, d)))
+			return d;
+	}
+	return l->rank - 1;
+}
+
+uint64_t
+cg_fast_deps(CgFn *fn, Op *op)
+{
+	uint64_t d = access_deps(fn, op);
+	uint32_t i;
+	Op *o;
+
+	for (i = 0; i < op->nregions; i++)
+		for (o = op->regions[i]->first; o; o = o->next)
+			d |= cg_fast_deps(fn, o);
+	return d;
+}

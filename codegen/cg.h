@@ -251,8 +251,14 @@ struct CgFn {
 	CoordCache *coords;
 	GuardCache *guards;
 	struct Term *term;      /* the last yield/condition lowered */
+	int mode;               /* CG_BOTH, CG_FAST or CG_GENERIC */
 	bool failed;
 };
+
+/* How memory accesses with a wider fast-path vector are emitted: behind
+ * their own run-time check, or (inside a loop versioned on the check)
+ * with the fast or the proven width alone. */
+enum { CG_BOTH, CG_FAST, CG_GENERIC };
 
 bool cg_lower_kernel(Cg *cg, Func *f);
 /* Lowers the ops of a block (regions call back into this). */
@@ -296,6 +302,11 @@ const Layout *cg_operand_layout(CgFn *fn, Op *op, uint32_t i);
 LLVMValueRef *cg_operand(CgFn *fn, Op *op, uint32_t i);
 /* Elements per vector access for a pointer tile in layout ly, under ax. */
 int cg_mem_vec(CgFn *fn, Value ptr, const Layout *ly, const Axis *ax);
+/* The assumptions the accesses of op (and its regions) need for their
+ * fast-path vectors; 0 when the fast path is no wider. */
+uint64_t cg_fast_deps(CgFn *fn, Op *op);
+Value cg_mask_operand(Op *op);           /* 0: none */
+int cg_vec_dim(const Layout *l);         /* the dim vectors run along */
 
 /* ---- smem.c: shared memory plan, scratch and conversions ----------------- */
 

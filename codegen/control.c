@@ -163,6 +163,25 @@ term_flow(Term *t)
 	return f;
 }
 
+/* The current registers of values vals (in their homes). */
+static Flow
+operand_flow_of(CgFn *fn, const Value *vals, uint32_t n)
+{
+	Flow f;
+	uint32_t i;
+
+	f.sc = arena_alloc(fn->a, (n + 1) * sizeof *f.sc);
+	f.tiles = arena_alloc(fn->a, (n + 1) * sizeof *f.tiles);
+	f.iv = NULL;
+	for (i = 0; i < n; i++) {
+		if (cg_is_tile(fn, vals[i]))
+			f.tiles[i] = cg_tile(fn, vals[i], fn->vals[vals[i]].home);
+		else
+			f.sc[i] = cg_scalar(fn, vals[i]);
+	}
+	return f;
+}
+
 static Flow
 operand_flow(CgFn *fn, Op *op, uint32_t first, uint32_t n)
 {
@@ -182,7 +201,7 @@ operand_flow(CgFn *fn, Op *op, uint32_t first, uint32_t n)
 }
 
 static bool
-lower_for(CgFn *fn, Op *op)
+lower_loop(CgFn *fn, Op *op)
 {
 	Cg *cg = fn->cg;
 	LLVMBuilderRef B = cg->B;
@@ -227,7 +246,7 @@ lower_for(CgFn *fn, Op *op)
 }
 
 static bool
-lower_while(CgFn *fn, Op *op)
+lower_while_loop(CgFn *fn, Op *op)
 {
 	LLVMBuilderRef B = fn->cg->B;
 	Block *cb = op->regions[0], *bb = op->regions[1];
@@ -265,6 +284,64 @@ lower_while(CgFn *fn, Op *op)
 	LLVMPositionBuilderAtEnd(B, exit);
 	bind(fn, op->res, op->nres, carried);
 	return true;
+}
+
+/* A loop whose accesses have wider fast-path vectors is emitted twice,
+ * fast and generic, behind one check of the assumptions: neither copy
+ * carries the other's code, and the check runs once, not per access. */
+static bool
+versioned(CgFn *fn, Op *op, bool (*lower)(CgFn *, Op *))
+{
+	LLVMBuilderRef B = fn->cg->B;
+	LLVMBasicBlockRef fast, gen, join, fe, ge;
+	uint64_t deps = fn->mode == CG_BOTH ? cg_fast_deps(fn, op) : 0;
+	Value *res = op->res;
+	Flow ff, gf, phis;
+	uint32_t i;
+
+	if (!deps)
+		return lower(fn, op);
+	fast = cg_new_block(fn, "ver.fast");
+	gen = cg_new_block(fn, "ver.generic");
+	join = cg_new_block(fn, "ver.join");
+	LLVMBuildCondBr(B, cg_guard(fn, deps), fast, gen);
+	for (i = 0; i < 2; i++) {
+		Flow *f = i ? &gf : &ff;
+
+		LLVMPositionBuilderAtEnd(B, i ? gen : fast);
+		fn->mode = i ? CG_GENERIC : CG_FAST;
+		cg_scope_push(fn);
+		if (!lower(fn, op)) {
+			fn->mode = CG_BOTH;
+			return false;
+		}
+		*f = operand_flow_of(fn, res, op->nres);
+		cg_scope_pop(fn);
+		if (i)
+			ge = LLVMGetInsertBlock(B);
+		else
+			fe = LLVMGetInsertBlock(B);
+		LLVMBuildBr(B, join);
+	}
+	fn->mode = CG_BOTH;
+	LLVMPositionBuilderAtEnd(B, join);
+	phis = make_phis(fn, res, op->nres);
+	incoming(fn, res, op->nres, phis, ff, fe);
+	incoming(fn, res, op->nres, phis, gf, ge);
+	bind(fn, res, op->nres, phis);
+	return true;
+}
+
+static bool
+lower_for(CgFn *fn, Op *op)
+{
+	return versioned(fn, op, lower_loop);
+}
+
+static bool
+lower_while(CgFn *fn, Op *op)
+{
+	return versioned(fn, op, lower_while_loop);
 }
 
 static bool

@@ -76,81 +76,15 @@ elems_type(Access *a, int n)
 	return n == 1 ? a->mt : LLVMVectorType(a->mt, (unsigned)n);
 }
 
-/* Loads n elements at p with PTX qualifiers `hint` (inline asm). */
+/* Packs n elements into the words the access moves (an i32, a vector
+ * of them, or one i16/i8 for accesses under 4 bytes). */
 static LLVMValueRef
-hinted_load(Access *a, LLVMValueRef p, int n, LLVMTypeRef wt, int words)
-{
-	Cg *cg = a->fn->cg;
-	char text[160], cons[64];
-	int bytes = n * a->eb, i;
-	LLVMTypeRef rt, et[4];
-	LLVMValueRef r, w;
-
-	if (bytes < 4) {
-		snprintf(text, sizeof text, "ld.global%s.u%d $0, [$1];", a->hint,
-			 bytes * 8);
-		r = cg_asm(cg, cg->t_i16, text, "=h,l", &p, 1, true, false);
-		return bytes == 1 ? LLVMBuildTrunc(cg->B, r, cg->t_i8, "") : r;
-	}
-	if (words == 1)
-		snprintf(text, sizeof text, "ld.global%s.b32 $0, [$1];", a->hint);
-	else if (words == 2)
-		snprintf(text, sizeof text, "ld.global%s.v2.b32 {$0, $1}, [$2];",
-			 a->hint);
-	else
-		snprintf(text, sizeof text, "ld.global%s.v4.b32 {$0, $1, $2, $3}, "
-			 "[$4];", a->hint);
-	cons[0] = 0;
-	for (i = 0; i < words; i++) {
-		strcat(cons, "=r,");
-		et[i] = cg->t_i32;
-	}
-	strcat(cons, "l");
-	rt = words == 1 ? cg->t_i32 : LLVMStructTypeInContext(cg->C, et,
-							      (unsigned)words, 0);
-	r = cg_asm(cg, rt, text, cons, &p, 1, true, false);
-	if (words == 1)
-		return r;
-	w = LLVMGetUndef(wt);
-	for (i = 0; i < words; i++)
-		w = LLVMBuildInsertElement(cg->B, w,
-					   LLVMBuildExtractValue(cg->B, r, (unsigned)i, ""),
-					   cg_i32(cg, i), "");
-	return w;
-}
-
-/* One unconditional vector load of n elements at p into out[0..n). */
-static void
-vec_load(Access *a, LLVMValueRef p, int n, LLVMValueRef *out)
+pack(Access *a, LLVMValueRef *vals, int n)
 {
 	Cg *cg = a->fn->cg;
 	int words, i;
 	LLVMTypeRef wt = word_type(a, n, &words);
-	LLVMValueRef w, v;
-
-	if (a->hint) {
-		w = hinted_load(a, p, n, wt, words);
-	} else {
-		w = LLVMBuildLoad2(cg->B, wt, p, "");
-		LLVMSetAlignment(w, (unsigned)(n * a->eb));
-	}
-	v = LLVMBuildBitCast(cg->B, w, elems_type(a, n), "");
-	if (n == 1) {
-		out[0] = from_mem(a, v);
-		return;
-	}
-	for (i = 0; i < n; i++)
-		out[i] = from_mem(a, LLVMBuildExtractElement(cg->B, v,
-							     cg_i32(cg, i), ""));
-}
-
-static void
-vec_store(Access *a, LLVMValueRef p, int n, LLVMValueRef *vals)
-{
-	Cg *cg = a->fn->cg;
-	int words, i;
-	LLVMTypeRef wt = word_type(a, n, &words);
-	LLVMValueRef v, st;
+	LLVMValueRef v;
 
 	if (n == 1) {
 		v = to_mem(a, vals[0]);
@@ -160,71 +94,146 @@ vec_store(Access *a, LLVMValueRef p, int n, LLVMValueRef *vals)
 			v = LLVMBuildInsertElement(cg->B, v, to_mem(a, vals[i]),
 						   cg_i32(cg, i), "");
 	}
-	st = LLVMBuildStore(cg->B, LLVMBuildBitCast(cg->B, v, wt, ""), p);
-	LLVMSetAlignment(st, (unsigned)(n * a->eb));
-}
-
-static LLVMValueRef
-mask_vec(Access *a, uint32_t g, int n)
-{
-	Cg *cg = a->fn->cg;
-	LLVMValueRef m = LLVMGetUndef(LLVMVectorType(cg->t_i1, (unsigned)n));
-	int i;
-
-	for (i = 0; i < n; i++)
-		m = LLVMBuildInsertElement(cg->B, m, a->mask[g + (uint32_t)i],
-					   cg_i32(cg, i), "");
-	return m;
+	return LLVMBuildBitCast(cg->B, v, wt, "");
 }
 
 static void
-set_align(Access *a, LLVMValueRef call, int argidx)
-{
-	unsigned k = LLVMGetEnumAttributeKindForName("align", 5);
-
-	LLVMAddCallSiteAttribute(call, (unsigned)argidx + 1,
-				 LLVMCreateEnumAttribute(a->fn->cg->C, k,
-							 (uint64_t)a->eb));
-}
-
-/* llvm.masked.load of a ragged vector (scalarized by LLVM). */
-static void
-masked_load(Access *a, uint32_t g, int n, LLVMValueRef *out)
+unpack(Access *a, LLVMValueRef w, int n, LLVMValueRef *out)
 {
 	Cg *cg = a->fn->cg;
-	LLVMTypeRef ovl[2] = { elems_type(a, n), LLVMTypeOf(a->ptr[g]) };
-	LLVMValueRef pass = LLVMGetUndef(ovl[0]), args[3], r;
+	LLVMValueRef v = LLVMBuildBitCast(cg->B, w, elems_type(a, n), "");
 	int i;
 
+	if (n == 1) {
+		out[0] = from_mem(a, v);
+		return;
+	}
 	for (i = 0; i < n; i++)
-		pass = LLVMBuildInsertElement(cg->B, pass, to_mem(a, a->other[g + i]),
-					      cg_i32(cg, i), "");
-	args[0] = a->ptr[g];
-	args[1] = mask_vec(a, g, n);
-	args[2] = pass;
-	r = cg_intr(cg, "llvm.masked.load", ovl, 2, args, 3);
-	set_align(a, r, 0);
-	for (i = 0; i < n; i++)
-		out[i] = from_mem(a, LLVMBuildExtractElement(cg->B, r,
+		out[i] = from_mem(a, LLVMBuildExtractElement(cg->B, v,
 							     cg_i32(cg, i), ""));
 }
 
-static void
-masked_store(Access *a, uint32_t g, int n)
+/* The i-th word of a packed value (words > 1: a vector). */
+static LLVMValueRef
+word(Access *a, LLVMValueRef w, int words, int i)
 {
-	Cg *cg = a->fn->cg;
-	LLVMTypeRef ovl[2] = { elems_type(a, n), LLVMTypeOf(a->ptr[g]) };
-	LLVMValueRef v = LLVMGetUndef(ovl[0]), args[3], r;
+	return words == 1 ? w : LLVMBuildExtractElement(a->fn->cg->B, w,
+							cg_i32(a->fn->cg, i), "");
+}
+
+/* "{$f, $f+1, ...}" or "$f" for w words. */
+static void
+regs_text(char *buf, size_t size, int first, int w)
+{
 	int i;
 
-	for (i = 0; i < n; i++)
-		v = LLVMBuildInsertElement(cg->B, v, to_mem(a, a->val[g + i]),
-					   cg_i32(cg, i), "");
-	args[0] = v;
-	args[1] = a->ptr[g];
-	args[2] = mask_vec(a, g, n);
-	r = cg_intr(cg, "llvm.masked.store", ovl, 2, args, 3);
-	set_align(a, r, 1);
+	if (w == 1) {
+		snprintf(buf, size, "$%d", first);
+		return;
+	}
+	snprintf(buf, size, "{");
+	for (i = 0; i < w; i++)
+		snprintf(buf + strlen(buf), size - strlen(buf), "%s$%d",
+			 i ? ", " : "", first + i);
+	snprintf(buf + strlen(buf), size - strlen(buf), "}");
+}
+
+static const char *
+suffix(Access *a, int n, int words)
+{
+	int bytes = n * a->eb;
+
+	if (bytes < 4)
+		return bytes == 2 ? ".b16" : ".u8";
+	return words == 4 ? ".v4.b32" : words == 2 ? ".v2.b32" : ".b32";
+}
+
+/* One vector load of n elements at p, as inline PTX (LLVM must neither
+ * split it nor merge it with the other path of a guard).  With `pred`,
+ * lanes where it is false keep `other`. */
+static void
+vec_load(Access *a, LLVMValueRef p, int n, LLVMValueRef pred,
+	 LLVMValueRef *other, LLVMValueRef *out)
+{
+	Cg *cg = a->fn->cg;
+	int words, i, nargs = 0;
+	LLVMTypeRef wt = word_type(a, n, &words), et[4], rt;
+	LLVMTypeRef rty = n * a->eb >= 4 ? cg->t_i32 : n * a->eb == 2 ? cg->t_i16
+						      : cg->t_i8;
+	char text[200], regs[64], cons[64];
+	const char *c = n * a->eb >= 4 ? "r" : "h";
+	LLVMValueRef args[8], r, w, o = NULL;
+
+	regs_text(regs, sizeof regs, 0, words);
+	snprintf(text, sizeof text, "%sld.global%s%s %s, [$%d];",
+		 pred ? arena_printf(a->fn->a, "@$%d ", words + 1) : "",
+		 a->hint ? a->hint : "", suffix(a, n, words), regs, words);
+	cons[0] = 0;
+	for (i = 0; i < words; i++) {
+		snprintf(cons + strlen(cons), sizeof cons - strlen(cons), "=%s,", c);
+		et[i] = rty == cg->t_i8 ? cg->t_i16 : rty;
+	}
+	strcat(cons, "l");
+	args[nargs++] = p;
+	if (pred) {
+		strcat(cons, ",b");
+		args[nargs++] = pred;
+		o = pack(a, other, n);
+		for (i = 0; i < words; i++) {
+			LLVMValueRef x = word(a, o, words, i);
+
+			if (rty == cg->t_i8)
+				x = LLVMBuildZExt(cg->B, x, cg->t_i16, "");
+			snprintf(cons + strlen(cons), sizeof cons - strlen(cons),
+				 ",%d", i);
+			args[nargs++] = x;
+		}
+	}
+	rt = words == 1 ? et[0] : LLVMStructTypeInContext(cg->C, et,
+							  (unsigned)words, 0);
+	r = cg_asm(cg, rt, text, cons, args, nargs, true, false);
+	if (words == 1) {
+		w = rty == cg->t_i8 ? LLVMBuildTrunc(cg->B, r, cg->t_i8, "") : r;
+	} else {
+		w = LLVMGetUndef(wt);
+		for (i = 0; i < words; i++)
+			w = LLVMBuildInsertElement(cg->B, w,
+				LLVMBuildExtractValue(cg->B, r, (unsigned)i, ""),
+				cg_i32(cg, i), "");
+	}
+	unpack(a, w, n, out);
+}
+
+static void
+vec_store(Access *a, LLVMValueRef p, int n, LLVMValueRef pred,
+	  LLVMValueRef *vals)
+{
+	Cg *cg = a->fn->cg;
+	int words, i, nargs = 0;
+	LLVMValueRef w = pack(a, vals, n), args[8];
+	char text[200], regs[64], cons[64];
+	const char *c = n * a->eb >= 4 ? "r" : "h";
+
+	(void)word_type(a, n, &words);
+	regs_text(regs, sizeof regs, 1, words);
+	snprintf(text, sizeof text, "%sst.global%s [$0], %s;",
+		 pred ? arena_printf(a->fn->a, "@$%d ", words + 1) : "",
+		 suffix(a, n, words), regs);
+	snprintf(cons, sizeof cons, "l");
+	args[nargs++] = p;
+	for (i = 0; i < words; i++) {
+		LLVMValueRef x = word(a, w, words, i);
+
+		if (n * a->eb == 1)
+			x = LLVMBuildZExt(cg->B, x, cg->t_i16, "");
+		snprintf(cons + strlen(cons), sizeof cons - strlen(cons), ",%s", c);
+		args[nargs++] = x;
+	}
+	if (pred) {
+		strcat(cons, ",b");
+		args[nargs++] = pred;
+	}
+	cg_asm(cg, cg->t_void, text, cons, args, nargs, true, false);
 }
 
 /* Is the mask constant over every vector of n elements? */
@@ -235,6 +244,10 @@ mask_uniform(Access *a, int n)
 	Value m = a->op->opnds[mi];
 
 	if (n == 1 || !cg_is_tile(a->fn, m))
+		return true;
+	/* in the fast copy of a versioned loop the loop's check covers the
+	 * mask's assumptions too (cg_fast_deps) */
+	if (a->fn->mode == CG_FAST && a->fn->ax[m].cnst[a->dim] >= n)
 		return true;
 	return a->fn->ax_gen[m].cnst[a->dim] >= n;
 }
@@ -255,38 +268,38 @@ load_group(Access *a, uint32_t g, int n, LLVMValueRef *out)
 {
 	CgFn *fn = a->fn;
 	LLVMBuilderRef B = fn->cg->B;
-	LLVMBasicBlockRef from, ld, ldend, slow = NULL, slowend = NULL, join;
-	LLVMValueRef pred, vl[16], vs[16];
-	bool uni;
+	LLVMBasicBlockRef ld, ldend, slow, slowend, join;
+	LLVMValueRef vl[16], vs[16];
 	int i;
 
 	if (!a->mask) {
-		vec_load(a, a->ptr[g], n, out);
+		vec_load(a, a->ptr[g], n, NULL, NULL, out);
 		return;
 	}
-	uni = mask_uniform(a, n);
-	pred = uni ? a->mask[g] : all_of(a, g, n);
-	from = LLVMGetInsertBlock(B);
+	if (mask_uniform(a, n)) {
+		vec_load(a, a->ptr[g], n, a->mask[g], a->other + g, out);
+		return;
+	}
+	/* the whole vector when it is all in, else element by element */
 	ld = cg_new_block(fn, "ld");
+	slow = cg_new_block(fn, "ld.edge");
 	join = cg_new_block(fn, "ld.join");
-	if (!uni)
-		slow = cg_new_block(fn, "ld.edge");
-	LLVMBuildCondBr(B, pred, ld, uni ? join : slow);
+	LLVMBuildCondBr(B, all_of(a, g, n), ld, slow);
 	LLVMPositionBuilderAtEnd(B, ld);
-	vec_load(a, a->ptr[g], n, vl);
+	vec_load(a, a->ptr[g], n, NULL, NULL, vl);
 	ldend = LLVMGetInsertBlock(B);
 	LLVMBuildBr(B, join);
-	if (!uni) {
-		LLVMPositionBuilderAtEnd(B, slow);
-		masked_load(a, g, n, vs);
-		slowend = LLVMGetInsertBlock(B);
-		LLVMBuildBr(B, join);
-	}
+	LLVMPositionBuilderAtEnd(B, slow);
+	for (i = 0; i < n; i++)
+		vec_load(a, a->ptr[g + i], 1, a->mask[g + i], a->other + g + i,
+			 vs + i);
+	slowend = LLVMGetInsertBlock(B);
+	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, join);
 	for (i = 0; i < n; i++) {
 		LLVMValueRef phi = LLVMBuildPhi(B, LLVMTypeOf(vl[i]), "");
-		LLVMValueRef iv[2] = { vl[i], uni ? a->other[g + i] : vs[i] };
-		LLVMBasicBlockRef ib[2] = { ldend, uni ? from : slowend };
+		LLVMValueRef iv[2] = { vl[i], vs[i] };
+		LLVMBasicBlockRef ib[2] = { ldend, slowend };
 
 		LLVMAddIncoming(phi, iv, ib, 2);
 		out[i] = phi;
@@ -298,28 +311,28 @@ store_group(Access *a, uint32_t g, int n)
 {
 	CgFn *fn = a->fn;
 	LLVMBuilderRef B = fn->cg->B;
-	LLVMBasicBlockRef st, slow = NULL, join;
-	bool uni;
+	LLVMBasicBlockRef st, slow, join;
+	int i;
 
 	if (!a->mask) {
-		vec_store(a, a->ptr[g], n, a->val + g);
+		vec_store(a, a->ptr[g], n, NULL, a->val + g);
 		return;
 	}
-	uni = mask_uniform(a, n);
-	st = cg_new_block(fn, "st");
-	join = cg_new_block(fn, "st.join");
-	if (!uni)
-		slow = cg_new_block(fn, "st.edge");
-	LLVMBuildCondBr(B, uni ? a->mask[g] : all_of(a, g, n), st,
-			uni ? join : slow);
-	LLVMPositionBuilderAtEnd(B, st);
-	vec_store(a, a->ptr[g], n, a->val + g);
-	LLVMBuildBr(B, join);
-	if (!uni) {
-		LLVMPositionBuilderAtEnd(B, slow);
-		masked_store(a, g, n);
-		LLVMBuildBr(B, join);
+	if (mask_uniform(a, n)) {
+		vec_store(a, a->ptr[g], n, a->mask[g], a->val + g);
+		return;
 	}
+	st = cg_new_block(fn, "st");
+	slow = cg_new_block(fn, "st.edge");
+	join = cg_new_block(fn, "st.join");
+	LLVMBuildCondBr(B, all_of(a, g, n), st, slow);
+	LLVMPositionBuilderAtEnd(B, st);
+	vec_store(a, a->ptr[g], n, NULL, a->val + g);
+	LLVMBuildBr(B, join);
+	LLVMPositionBuilderAtEnd(B, slow);
+	for (i = 0; i < n; i++)
+		vec_store(a, a->ptr[g + i], 1, a->mask[g + i], a->val + g + i);
+	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, join);
 }
 
@@ -359,8 +372,10 @@ access(Access *a, bool load)
 	LLVMValueRef *rf, *rg, *r;
 	uint32_t i;
 
-	if (vf <= vg)
-		return access_all(a, vg, load);
+	if (fn->mode == CG_GENERIC)
+		vf = vg;
+	if (vf <= vg || fn->mode == CG_FAST)
+		return access_all(a, vf, load);
 	fb = cg_new_block(fn, "fast");
 	gb = cg_new_block(fn, "generic");
 	join = cg_new_block(fn, "join");
@@ -424,19 +439,10 @@ access_tile(Access *a, uint32_t nvals)
 {
 	CgFn *fn = a->fn;
 	Op *op = a->op;
-	int sh;
 
 	a->ly = cg_operand_layout(fn, op, 0);
 	a->ptr = cg_operand(fn, op, 0);
-	a->dim = a->ly->rank - 1;
-	if (a->ly->nreg && a->ly->reg[0]) {
-		for (a->dim = 0; a->dim < a->ly->rank; a->dim++) {
-			sh = ly_dim_shift(a->ly, a->dim);
-			if (a->ly->reg[0] >= 1u << sh &&
-			    a->ly->reg[0] < 1u << (sh + ly_dim_bits(a->ly, a->dim)))
-				break;
-		}
-	}
+	a->dim = cg_vec_dim(a->ly);
 	if (nvals && op->nopnds > 1)
 		a->val = cg_operand(fn, op, 1);
 	if (op->nopnds > 1 + nvals)
