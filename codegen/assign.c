@@ -323,9 +323,23 @@ assign_block(CgFn *fn, Block *b)
 	}
 }
 
+static void
+mark_regs_used(Op *op, void *ud)
+{
+	CgFn *fn = ud;
+	uint32_t i;
+
+	for (i = 0; i < op->nopnds; i++) {
+		if (op->kind == OP_DOT && i < 2 && cg_dot_view(fn, op, (int)i))
+			continue;
+		fn->vals[op->opnds[i]].regs_used = true;
+	}
+}
+
 void
 cg_assign_layouts(CgFn *fn)
 {
+	ir_walk(fn->f, mark_regs_used, fn);
 	ir_walk(fn->f, mark_remat, fn);
 	assign_block(fn, fn->f->body);
 }

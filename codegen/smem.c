@@ -208,6 +208,15 @@ plan_block(CgFn *fn, Block *b)
 		plan_op(fn, op);
 }
 
+/* Small scratch (reductions) gets memory of its own, so consecutive
+ * reductions need no barrier before writing (cg_scratch_write). */
+static bool
+small(const SmemEntry *e)
+{
+	return e->size <= 1024 && e->op->kind != OP_SMEM_ALLOC &&
+	       e->op->kind != OP_MBAR_ALLOC;
+}
+
 static int
 by_size(const void *x, const void *y)
 {
@@ -235,7 +244,8 @@ place(SmemPlan *p)
 			for (j = 0; j < i; j++) {
 				SmemEntry *o = order[j];
 
-				if (o->last < e->first || e->last < o->first)
+				if ((o->last < e->first || e->last < o->first) &&
+				    !(small(o) && small(e)))
 					continue;
 				if (off < o->off + o->size && o->off < off + e->size) {
 					off = o->off + o->size;
@@ -332,6 +342,34 @@ cg_op_scratch(CgFn *fn, Op *op)
 	}
 }
 
+/* ---- swizzles -------------------------------------------------------------- */
+
+Swizzle
+cg_swizzle_for(int64_t rowbytes)
+{
+	Swizzle s = { 0, 0 };
+
+	if (rowbytes < 32 || (rowbytes & (rowbytes - 1)))
+		return s;
+	s.shift = log2i(MAX(rowbytes, 128));
+	s.mask = (int)MIN(rowbytes / 16, 8) - 1;
+	return s;
+}
+
+LLVMValueRef
+cg_swizzle(CgFn *fn, LLVMValueRef addr, Swizzle s)
+{
+	Cg *cg = fn->cg;
+	LLVMValueRef x;
+
+	if (!s.mask)
+		return addr;
+	x = LLVMBuildLShr(cg->B, addr, cg_i32(cg, s.shift), "");
+	x = LLVMBuildAnd(cg->B, x, cg_i32(cg, s.mask), "");
+	x = LLVMBuildShl(cg->B, x, cg_i32(cg, 4), "");
+	return LLVMBuildXor(cg->B, addr, x, "");
+}
+
 /* ---- scratch access ------------------------------------------------------ */
 
 static LLVMValueRef
@@ -364,6 +402,42 @@ cg_barrier(CgFn *fn)
 
 	cg_intr(fn->cg, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0,
 		&id, 1);
+	fn->epoch++;
+	fn->scratch_dirty = false;
+}
+
+void
+cg_scratch_write(CgFn *fn, int64_t off, int64_t size)
+{
+	uint32_t i;
+
+	if (fn->scratch_dirty) {
+		cg_barrier(fn);
+		return;
+	}
+	for (i = 0; i < fn->reads.n; i++) {
+		ScratchRead *r = &fn->reads.v[i];
+
+		if (r->epoch == fn->epoch && r->off < off + size &&
+		    off < r->off + r->size) {
+			cg_barrier(fn);
+			return;
+		}
+	}
+}
+
+void
+cg_scratch_read(CgFn *fn, int64_t off, int64_t size)
+{
+	ScratchRead r = { off, size, fn->epoch };
+
+	vec_push(fn->a, &fn->reads, r);
+}
+
+void
+cg_scratch_dirty(CgFn *fn)
+{
+	fn->scratch_dirty = true;
 }
 
 /* Stores (or loads) n elements of type et at byte offset `off` as one
@@ -520,10 +594,11 @@ cg_convert(CgFn *fn, Type *ety, LLVMValueRef *r, const Layout *from,
 		for (i = 0; i < n; i++)
 			src[i] = LLVMBuildZExt(cg->B, r[i], cg->t_i8, "");
 	}
-	cg_barrier(fn);
+	cg_scratch_write(fn, off, cg_tile_bytes(to, eb));
 	write_tile(fn, et, src, from, eb, off);
 	cg_barrier(fn);
 	out = read_tile(fn, et, to, eb, off);
+	cg_scratch_read(fn, off, cg_tile_bytes(to, eb));
 	if (is_bool)
 		for (i = 0; i < (uint32_t)ly_nregs(to); i++)
 			out[i] = LLVMBuildTrunc(cg->B, out[i], cg->t_i1, "");
@@ -546,10 +621,11 @@ cg_share_first(CgFn *fn, Type *ety, LLVMValueRef *r, const Layout *l,
 		for (i = 0; i < n; i++)
 			src[i] = LLVMBuildZExt(cg->B, r[i], cg->t_i8, "");
 	}
-	cg_barrier(fn);
+	cg_scratch_write(fn, off, cg_tile_bytes(l, eb));
 	write_tile(fn, et, src, l, eb, off);
 	cg_barrier(fn);
 	out = read_tile(fn, et, l, eb, off);
+	cg_scratch_read(fn, off, cg_tile_bytes(l, eb));
 	if (is_bool)
 		for (i = 0; i < n; i++)
 			out[i] = LLVMBuildTrunc(cg->B, out[i], cg->t_i1, "");
