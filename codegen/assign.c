@@ -110,7 +110,7 @@ coalesced_bytes(CgFn *fn, Value ptr, const Layout *ly)
 {
 	Type *pt = ty_elem(ir_type(fn->f, ptr));
 	int vec = cg_mem_vec(fn, ptr, ly, fn->ax);
-	int k = log2i(vec), d, sh, i = 0;
+	int k = log2i(vec), d, sh = 0, i = 0;
 
 	for (d = 0; d < ly->rank; d++) {
 		sh = ly_dim_shift(ly, d);

@@ -267,6 +267,7 @@ struct CgFn {
 	CoordCache *coords;
 	GuardCache *guards;
 	struct Term *term;      /* the last yield/condition lowered */
+	LLVMValueRef smem;      /* its shared memory (static or dynamic) */
 	int mode;               /* CG_BOTH, CG_FAST or CG_GENERIC */
 	int epoch;              /* CTA barriers emitted so far */
 	bool scratch_dirty;     /* control flow since the last barrier */
@@ -340,6 +341,7 @@ int cg_vec_dim(const Layout *l);         /* the dim vectors run along */
 /* Plans offsets (after cg_assign_layouts); false after a diagnostic. */
 bool cg_smem_plan(CgFn *fn);
 int64_t cg_smem_total(CgFn *fn);
+int64_t cg_smem_dynamic(CgFn *fn);  /* bytes a launch must ask for */
 /* Byte offset of an op's scratch, or of a smem_alloc's buffer. */
 int64_t cg_smem_offset(CgFn *fn, Op *op);
 /* The scratch an op needs beyond its conversions (reduce, dot, ...). */

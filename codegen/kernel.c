@@ -515,7 +515,8 @@ cg_lower_kernel(Cg *cg, Func *f)
 		goto done;
 	ki.name = f->name;
 	ki.threads = fn.nthreads;
-	ki.smem = cg_smem_total(&fn);
+	ki.smem = cg_smem_dynamic(&fn);
+	ki.smem_static = ki.smem ? 0 : cg_smem_total(&fn);
 	vec_push(&cg->arena, &cg->kinfo, ki);
 	ok = true;
 done:

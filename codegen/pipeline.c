@@ -44,6 +44,7 @@ typedef struct Pipe {
 	int stages;
 	Op *at;     /* new ops go before this one */
 	uint32_t *uses;
+	uint32_t nvals;  /* values before the rewrite (chain[] and uses[]) */
 } Pipe;
 
 static bool
@@ -168,7 +169,7 @@ issue(Pipe *p, Op *ld, bool *chain, Value niv, Value valid, Value view)
 	for (op = p->body->first; op && op != ld; op = op->next) {
 		Op *cl;
 
-		if (op->nres != 1 || !chain[op->res[0]])
+		if (op->nres != 1 || op->res[0] >= p->nvals || !chain[op->res[0]])
 			continue;
 		cl = ir_clone_op(f, f, op, &map, &mapn);
 		ir_insert_before(p->at, cl);
@@ -313,6 +314,7 @@ try_loop(Cg *cg, Func *f, Op *loop)
 		}
 	if (ndots != 1 || !cg_dot_is_mma(f, p.dot, cg->o->sm, &trans_b))
 		return;
+	p.nvals = f->vals.n;
 	chain = arena_alloc(&cg->arena, f->vals.n * sizeof *chain);
 	p.uses = ir_count_uses(f, &cg->arena);
 	for (i = 0; i < 2; i++)

@@ -152,7 +152,7 @@ elem_off(CgFn *fn, SmemView *w, const Layout *l, uint32_t r)
 static int
 view_vec(SmemView *w, const Layout *l)
 {
-	int d, k = 0, sh, v;
+	int d, k = 0, sh = 0, v;
 
 	if (!l->nreg || !l->reg[0])
 		return 1;

@@ -45,6 +45,8 @@ struct SmemPlan {
 	int32_t *root;         /* value -> entry of its buffer, or -1 */
 };
 
+enum { STATIC_MAX = 48 * 1024 };
+
 static int64_t
 limit(int sm)
 {
@@ -372,19 +374,45 @@ cg_swizzle(CgFn *fn, LLVMValueRef addr, Swizzle s)
 
 /* ---- scratch access ------------------------------------------------------ */
 
+/* Up to 48 KB the kernel's shared memory is a static array of its own
+ * (the driver reserves it at every launch, whatever dynamic size the
+ * launch asks for); beyond, it is the dynamic array __tlx_smem, and the
+ * launch must ask for cg_smem_dynamic bytes (__tlx_meta says how many). */
 static LLVMValueRef
 smem_base(CgFn *fn)
 {
 	Cg *cg = fn->cg;
+	int64_t n = fn->plan->total;
+	char name[256];
 
-	if (!cg->smem) {
-		cg->smem = LLVMAddGlobalInAddressSpace(
-			cg->M, LLVMArrayType2(cg->t_i8, 0), "__tlx_smem",
+	if (fn->smem)
+		return fn->smem;
+	if (n <= STATIC_MAX) {
+		snprintf(name, sizeof name, "__tlx_smem_%s", fn->f->name);
+		fn->smem = LLVMAddGlobalInAddressSpace(
+			cg->M, LLVMArrayType2(cg->t_i8, (uint64_t)MAX(n, 16)), name,
 			AS_SHARED);
-		LLVMSetLinkage(cg->smem, LLVMExternalLinkage);
-		LLVMSetAlignment(cg->smem, 1024);
+		LLVMSetInitializer(fn->smem, LLVMGetUndef(LLVMArrayType2(cg->t_i8,
+					(uint64_t)MAX(n, 16))));
+		LLVMSetLinkage(fn->smem, LLVMInternalLinkage);
+	} else {
+		if (!cg->smem) {
+			cg->smem = LLVMAddGlobalInAddressSpace(
+				cg->M, LLVMArrayType2(cg->t_i8, 0), "__tlx_smem",
+				AS_SHARED);
+			LLVMSetLinkage(cg->smem, LLVMExternalLinkage);
+			LLVMSetAlignment(cg->smem, 1024);
+		}
+		fn->smem = cg->smem;
 	}
-	return cg->smem;
+	LLVMSetAlignment(fn->smem, 1024);
+	return fn->smem;
+}
+
+int64_t
+cg_smem_dynamic(CgFn *fn)
+{
+	return fn->plan->total > STATIC_MAX ? fn->plan->total : 0;
 }
 
 LLVMValueRef
