@@ -1,21 +1,24 @@
 /*
  * parse.y: the grammar of tlx (bison 3.8).  docs/language.md carries the
  * same grammar for users; the AST each rule builds is listed in ast.h.
+ * Actions only build nodes.
  *
- * Actions only build nodes.  Errors recover at three levels -- a
- * statement (`error ';'`), a block or brace list (`error '}'`) and a
- * top-level item -- so one run reports many errors, up to the Diag's cap.
- * While bison recovers, the scanner wrapper hides every bracket group
- * opened after the error, so that bison never stops at a ';' or '}' that
- * belongs to code it is skipping; the end of a hidden brace group reads
- * as a ';' (a bad statement may end with a block).  The error rules end
- * the recovery (RECOVERED) and report the next error right away.
- * The scanner wrapper (tlx_yylex) counts open brackets: nesting deeper
- * than TLX_MAX_NESTING stops the parse, as does the Diag's cap; after
- * either, the wrapper only returns the end of file and nothing more is
- * reported.  A tree deeper than MAX_TREE_DEPTH (a long operator chain,
- * an else-if ladder) is rejected after the parse, so that the recursive
- * walkers of later phases never run out of stack.
+ * Syntax errors read "unexpected X, expected Y or Z" (yyreport_syntax_error
+ * folds the expected tokens into "expression", "type" or "statement").
+ * Recovery resumes after the bad statement (`error ';'`), block or brace
+ * list (`error '}'`) or top-level item, so one run reports many errors, up
+ * to the Diag's cap.  While bison recovers, the scanner wrapper hides the
+ * bracket groups opened after the error, so that bison never resumes at a
+ * ';' or '}' inside code it is skipping; the end of a hidden brace group
+ * reads as ';' (a bad statement may end with a block).  The error rules
+ * end the recovery (RECOVERED) and the next error is reported at once.
+ *
+ * The wrapper also counts open brackets: nesting deeper than
+ * TLX_MAX_NESTING stops the parse, as does the Diag's cap; after either
+ * it returns only the end of file and nothing more is reported.  A tree
+ * deeper than MAX_TREE_DEPTH (a very long operator chain or else-if
+ * ladder) is rejected after the parse, so that the recursive walkers of
+ * later phases cannot run out of stack.
  */
 
 %define api.pure full
@@ -52,19 +55,16 @@ struct Parser {
 	Diag *diag;
 	const Source *src;
 	Ast *file;
-	bool fatal;  /* stop: report nothing more, read no more tokens */
+	bool fatal;       /* stop: report nothing more, read no more tokens */
 	bool recovering;  /* after a syntax error, until an error rule ends */
-	bool closing;     /* the rule ended inside groups: hide their rest */
 	int rdepth;       /* the nesting level that recovery resumes at */
-	int depth;   /* open brackets, and where each one is */
-	SrcRange open[TLX_MAX_NESTING + 1];
-	char open_ch[TLX_MAX_NESTING + 1];
+	int depth;        /* open brackets, and where and which each one is */
+	SrcRange open[TLX_MAX_NESTING];
+	char open_ch[TLX_MAX_NESTING];
 };
 
-/* In an error rule's action: recovery is over (but for the rest of the
- * groups its ';' or '}' was found in), report the next error. */
-#define RECOVERED() (recovered(p), yyerrok)
-static void recovered(Parser *p);
+/* In an error rule's action: recovery is over, report the next error. */
+#define RECOVERED() (p->recovering = false, yyerrok)
 
 static int tlx_yylex(TLX_YYSTYPE *val, SrcRange *loc, Parser *p);
 static void tlx_yyerror(SrcRange *loc, Parser *p, const char *msg);
@@ -129,7 +129,7 @@ static Ast *param_node(Parser *p, SrcRange loc, bool is_const, LexVal name,
 
 file
 	: %empty
-	| file item         { if ($2) ast_push(p->arena, &p->file->list, $2); }
+	| file item         { ast_push(p->arena, &p->file->list, $2); }
 	| file error RBRACE { RECOVERED(); }
 	| file error SEMI   { RECOVERED(); }
 	;
@@ -515,6 +515,11 @@ next_token(Parser *p, TLX_YYSTYPE *val, SrcRange *loc)
 		return TOK_YYEOF;
 	}
 	t = lex_scan(&p->lx, &val->tok, loc);
+	/* No parenthesis or bracket holds a ';' or a brace: those still open
+	 * were left open by mistake, and the statement is over anyway. */
+	if (t == TOK_SEMI || t == TOK_LBRACE || t == TOK_RBRACE)
+		while (p->depth > 0 && p->open_ch[p->depth - 1] != '{')
+			p->depth--;
 	if (t == TOK_LPAREN || t == TOK_LBRACK || t == TOK_LBRACE) {
 		if (p->depth == TLX_MAX_NESTING) {
 			diag_error(p->diag, *loc, "nesting is too deep (limit %d)",
@@ -543,10 +548,6 @@ tlx_yylex(TLX_YYSTYPE *val, SrcRange *loc, Parser *p)
 
 		if (!p->recovering || t == TOK_YYEOF)
 			return t;
-		if (p->closing && p->depth == p->rdepth) {
-			p->recovering = p->closing = false;
-			continue;
-		}
 		if (p->depth < p->rdepth) {
 			p->rdepth = p->depth;
 			return t;
@@ -736,15 +737,6 @@ start_recovery(Parser *p, yysymbol_kind_t tok)
 		n--;
 	p->recovering = true;
 	p->rdepth = n;
-}
-
-/* The ';' or '}' an error rule ended with may lie in parentheses (bison
- * took it as the lookahead before recovery began): then the rest of them
- * is hidden too, up to the level recovery resumed at. */
-static void
-recovered(Parser *p)
-{
-	p->recovering = p->closing = p->depth > p->rdepth;
 }
 
 static int
