@@ -8,7 +8,7 @@ data = data[data.index(b'kernel'):]  # skip the RUN and CHECK lines
 bad = 0
 with tempfile.TemporaryDirectory() as d:
     f = os.path.join(d, 'cut.tlx')
-    step = max(1, len(data) // 400)
+    step = max(1, len(data) // 100)
     for n in range(0, len(data) + 1, step):
         open(f, 'wb').write(data[:n])
         r = subprocess.run([tlxc, '--emit=ast', f], capture_output=True)
