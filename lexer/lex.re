@@ -26,6 +26,7 @@ enum { SKIP = -1000 };  /* whitespace or a comment: scan again */
 	re2c:define:YYCTYPE = "unsigned char";
 	re2c:define:YYCURSOR = "lx->cur";
 	re2c:define:YYMARKER = "lx->mar";
+	re2c:define:YYCTXMARKER = "lx->ctx";
 	re2c:yyfill:enable = 0;
 	re2c:indent:string = "\t";
 
@@ -410,6 +411,13 @@ scan(Lexer *lx, LexVal *v)
 	"None"          { return TOK_NONE; }
 	"shared"        { return TOK_SHARED; }
 	"barrier"       { return TOK_BARRIER; }
+	/* a keyword in label position, as in tma_load(..., barrier: b),
+	 * is a plain name */
+	"barrier" / [ \t]* ":" {
+		v->str = strtab_intern(lx->strs, lx->tok,
+				       (size_t)(lx->cur - lx->tok));
+		return TOK_IDENT;
+	}
 	"pipe"          { return TOK_PIPE; }
 	"tasks"         { return TOK_TASKS; }
 	"task"          { return TOK_TASK; }

@@ -395,7 +395,6 @@ arglist
 arg
 	: expr
 	| IDENT COLON expr           { $$ = node(p, AST_ARG, @$, $1.str, $3, NULL); }
-	| BARRIER COLON expr         { $$ = node(p, AST_ARG, @$, strtab_cstr(p->lx.strs, "barrier"), $3, NULL); }
 	;
 
 idxitems
