@@ -3,6 +3,12 @@
  * The front end checks every op against the target before code
  * generation, so that an op the target lacks is a diagnostic at the
  * user's source line, never an LLVM "Cannot select" abort.
+ *
+ * PTX versions: every target is compiled with PTX ISA 8.6 (LLVM feature
+ * +ptx86).  It is the minimum for sm_100a and covers every intrinsic
+ * codegen uses on sm_80 and sm_90a (fp8 mma.sync needs 8.4, the relaxed
+ * mbarrier forms and TMA into shared::cta 8.6); ptxas 13.0 and the 580
+ * driver accept up to PTX 9.0.
  */
 #include "ir.h"
 
@@ -14,6 +20,15 @@ target_name(int sm)
 	case 90: return "sm_90a";
 	case 100: return "sm_100a";
 	default: return "sm_?";
+	}
+}
+
+int
+target_ptx(int sm)
+{
+	switch (sm) {
+	case 80: case 90: case 100: return 86;
+	default: return 0;
 	}
 }
 

@@ -6,8 +6,10 @@
  * reads one program (standard input for `-`), parses it, and then either
  * prints the syntax tree (--emit=ast) or checks and lowers it to tile IR,
  * runs the pass pipeline of the -O level (or --passes) and prints the IR
- * with locations (--emit=ir).  Code generation (llvm, ptx, cubin) is not
- * part of this build yet.  One arena holds everything of a compilation
+ * with locations (--emit=ir), or generates code (--emit=llvm, ptx, cubin;
+ * codegen/codegen.h).  A FILE ending in .tir is tile IR text: it is read,
+ * verified and compiled from the pass pipeline on.  One arena holds
+ * everything of a compilation
  * and is freed before exit.  `tlxc --help` lists the options and the
  * exit codes (the enum below).
  */
@@ -24,6 +26,7 @@
 #include "parser/ast.h"
 #include "parser/sema.h"
 #include "passes/passes.h"
+#include "codegen/codegen.h"
 
 enum {
 	EXIT_OK = 0,       /* success */
@@ -59,6 +62,8 @@ typedef struct Options {
 	bool werror;
 	bool debug_info;     /* -g (recorded for code generation) */
 	bool lineinfo;       /* -lineinfo (likewise) */
+	bool fast_math;      /* --fast-math (code generation) */
+	const char *ptxas;   /* --ptxas=PATH: assemble with it, not nvJitLink */
 	Vec(Define) defs;
 } Options;
 
@@ -74,9 +79,10 @@ static const char usage_text[] =
 "  --emit=KIND           what to produce (default: cubin):\n"
 "                          ast    the syntax tree, as S-expressions\n"
 "                          ir     the tile IR after the passes, with locations\n"
-"                          llvm   LLVM IR for NVPTX        (not built yet)\n"
-"                          ptx    PTX assembly             (not built yet)\n"
-"                          cubin  a loadable CUDA binary   (not built yet)\n"
+"                          llvm   LLVM IR for NVPTX, optimized\n"
+"                          ptx    PTX assembly\n"
+"                          cubin  a loadable CUDA binary (nvJitLink, or\n"
+"                                 ptxas when nvJitLink is not installed)\n"
 "\n"
 "Compilation:\n"
 "  -D NAME=VALUE, -DNAME=VALUE\n"
@@ -85,6 +91,9 @@ static const char usage_text[] =
 "  -O0, -O1, -O2, -O3    optimization level (default: -O2)\n"
 "  --target=SM           sm_80, sm_90a or sm_100a (default: sm_90a)\n"
 "  -g, -lineinfo         keep source line information in the output\n"
+"  --fast-math           approximate exp, log, sin, cos, tanh, sqrt, division\n"
+"  --ptxas=PATH          assemble cubins with this ptxas instead of nvJitLink\n"
+"  FILE.tir              tile IR text instead of a program\n"
 "  --werror              treat warnings as errors\n"
 "\n"
 "Pass manager:\n"
@@ -243,6 +252,7 @@ set_flag(Options *o, const char *arg)
 		{ "--werror", &o->werror },
 		{ "-g", &o->debug_info },
 		{ "-lineinfo", &o->lineinfo },
+		{ "--fast-math", &o->fast_math },
 	};
 	size_t i;
 
@@ -273,6 +283,8 @@ set_valued(Options *o, const char *arg)
 		o->popts.print_before = v;
 	else if ((v = value_of(arg, "--reproducer")))
 		o->popts.reproducer = v;
+	else if ((v = value_of(arg, "--ptxas")))
+		o->ptxas = v;
 	else
 		return usage_error("unknown option '%s'", arg);
 	return CONTINUE;
@@ -419,17 +431,40 @@ typedef struct Compile {
 	Buf out;      /* what --emit produces */
 } Compile;
 
-/* Sema, lowering and the pass pipeline; the IR goes to c->out. */
+/* The IR (--emit=ir) or generated code of the module, into c->out. */
 static void
-lower(Compile *c, Ast *file)
+emit(Compile *c, Module *m)
+{
+	const Options *o = c->o;
+	PrintOpts pr = { .locs = true };
+	CgOpts co = { .sm = o->sm, .olevel = o->olevel, .lineinfo = o->lineinfo,
+		      .debug = o->debug_info, .fast_math = o->fast_math,
+		      .use_ptxas = o->ptxas != NULL, .ptxas = o->ptxas };
+	CgResult r;
+
+	if (o->emit == EMIT_IR) {
+		ir_print_module(&c->out, m, &pr);
+		return;
+	}
+	co.emit = o->emit == EMIT_LLVM ? CG_EMIT_LLVM
+		  : o->emit == EMIT_PTX ? CG_EMIT_PTX : CG_EMIT_CUBIN;
+	if (cg_compile(m, &co, &c->diag, &r))
+		buf_put(&c->out, r.data, r.size);
+}
+
+/* Sema, lowering and the pass pipeline; then emit().  m is the module when
+ * it comes from IR text. */
+static void
+lower(Compile *c, Ast *file, Module *m)
 {
 	const Options *o = c->o;
 	FrontOpts fo = { o->defs.v, o->defs.n, o->sm };
 	PipelineOpts po = o->popts;
 	PrintOpts pr = { .locs = true };
-	Module *m;
 
-	if (!(m = front_lower(&c->ir, &c->diag, file, &fo)))
+	if (!m && !(m = front_lower(&c->ir, &c->diag, file, &fo)))
+		return;
+	if (file == NULL && !ir_verify_module(m, &c->diag))
 		return;
 #ifdef TLX_CHECKING
 	/* the front end's output must verify: anything else is our bug */
@@ -448,7 +483,28 @@ lower(Compile *c, Ast *file)
 					   : pass_default_pipeline(o->olevel),
 			       &po, &c->diag))
 		return;
-	ir_print_module(&c->out, m, &pr);
+	emit(c, m);
+}
+
+static bool
+is_tir(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n > 4 && strcmp(path + n - 4, ".tir") == 0;
+}
+
+/* -o, else INPUT.cubin for a cubin of a named input, else stdout. */
+static const char *
+output_path(Compile *c)
+{
+	const Options *o = c->o;
+	const char *in = o->input, *dot = strrchr(in, '.');
+	size_t n = dot && !strchr(dot, '/') ? (size_t)(dot - in) : strlen(in);
+
+	if (o->output || o->emit != EMIT_CUBIN || strcmp(in, "-") == 0)
+		return o->output;
+	return arena_printf(c->arena, "%.*s.cubin", (int)n, in);
 }
 
 /* Reads, parses and emits; returns the exit code. */
@@ -471,19 +527,26 @@ run(Compile *c)
 	diag_init(&c->diag, c->arena, &c->src, o->verify_diags ? NULL : stderr);
 	c->diag.werror = o->werror;
 	ir_ctx_init(&c->ir, c->arena);
-	file = parse_file(c->arena, &c->ir.strs, &c->diag, &c->src);
-	if (file && c->diag.nerrors == 0) {
+	if (is_tir(o->input)) {
+		Module *m = ir_read(&c->ir, &c->diag, &c->src);
+
+		file = NULL;
+		if (m && c->diag.nerrors == 0)
+			lower(c, NULL, m);
+	} else if ((file = parse_file(c->arena, &c->ir.strs, &c->diag,
+				      &c->src)) && c->diag.nerrors == 0) {
 		if (o->emit == EMIT_AST)
 			ast_print(&c->out, file);
 		else
-			lower(c, file);
+			lower(c, file, NULL);
 	}
 	if (o->verify_diags)
 		rc = diag_verify(&c->diag, stderr) ? EXIT_OK : EXIT_INPUT;
 	else
-		rc = c->diag.nerrors || !file ? EXIT_INPUT : EXIT_OK;
-	if (rc == EXIT_OK && c->diag.nerrors == 0 && file)
-		rc = write_output(o->output, &c->out);
+		rc = c->diag.nerrors || (!file && !is_tir(o->input)) ? EXIT_INPUT
+								       : EXIT_OK;
+	if (rc == EXIT_OK && c->diag.nerrors == 0)
+		rc = write_output(output_path(c), &c->out);
 	return rc;
 }
 
@@ -519,11 +582,6 @@ main(int argc, char **argv)
 
 	arena_init(&arena, NULL, NULL, NULL);
 	rc = parse_options(&o, &arena, argc, argv);
-	if (rc == CONTINUE && o.emit >= EMIT_LLVM) {
-		fprintf(stderr, "tlxc: error: --emit=%s is not available yet: "
-			"code generation is not built\n", emit_names[o.emit]);
-		rc = EXIT_ENV;
-	}
 	if (rc == CONTINUE)
 		rc = compile(&o, &arena);
 	arena_reset(&arena);

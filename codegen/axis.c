@@ -1,0 +1,448 @@
+/*
+ * axis.c: axis analysis of integer and pointer values.
+ *
+ * For every value, per dim of its shape: contiguity (runs of elements
+ * that increase by 1 along the dim), constancy (runs of equal elements),
+ * and the divisibility of the first element of every run (a power of two;
+ * bytes for pointers); plus the value when it is a known constant.  Loads
+ * and stores use it to choose vector widths: `program_id(0) * BLOCK +
+ * range(BLOCK)` is contiguous over BLOCK with divisibility BLOCK, so
+ * `x + offs` (x aligned to 16 bytes) allows 16-byte vectors.
+ *
+ * The analysis runs twice.  Without assumptions, pointer parameters are
+ * aligned to their element size and integer parameters are unknown.  The
+ * fast path assumes pointer parameters aligned to 16 bytes, integer
+ * parameters divisible by 16, and the strides that multiply an index
+ * contiguous along the innermost dim equal to 1 (axis_pick_assumptions).
+ * Each fact records the assumptions it used (`deps`); a memory access
+ * whose fast-path vector is wider is guarded at run time by exactly
+ * those (cg_guard), so both paths are always correct.
+ */
+#include "config.h"
+
+#include "codegen/cg.h"
+
+enum { AX_BIG = 1 << 30 };
+
+typedef struct AxCtx {
+	CgFn *fn;
+	Axis *ax;
+	const Assume *as;
+} AxCtx;
+
+static int
+rank_of(Type *t)
+{
+	return t->kind == TY_TILE ? t->rank : 0;
+}
+
+static int64_t
+lowbit(int64_t v)
+{
+	if (v == 0)
+		return AX_BIG;
+	v = v < 0 ? -v : v;
+	return MIN(v & -v, AX_BIG);
+}
+
+static void
+ax_default(Axis *a, Type *t)
+{
+	int d;
+
+	memset(a, 0, sizeof *a);
+	a->div = 1;
+	(void)t;
+	for (d = 0; d < TY_MAX_RANK; d++)
+		a->contig[d] = a->cnst[d] = 1;
+}
+
+/* A uniform value (a scalar splat over `t`'s shape). */
+static void
+ax_uniform(Axis *a, Type *t, int64_t div)
+{
+	int d;
+
+	ax_default(a, t);
+	a->div = div;
+	if (t->kind == TY_TILE)
+		for (d = 0; d < t->rank; d++)
+			a->cnst[d] = t->shape[d];
+}
+
+static void
+ax_param(AxCtx *c, Value v, int idx)
+{
+	Axis *a = &c->ax[v];
+	Type *t = ir_type(c->fn->f, v);
+	uint64_t bit = idx < 64 ? 1ull << idx : 0;
+
+	ax_default(a, t);
+	if (t->kind == TY_PTR) {
+		a->div = MAX(1, ty_bytes(t->elem));
+		if (c->as->align & bit) {
+			a->div = 16;
+			a->deps = bit;
+		}
+	} else if (ty_is_int(t)) {
+		if (c->as->eq1 & bit) {
+			a->known = 1;
+			a->has_known = true;
+			a->deps = bit;
+		} else if (c->as->div16 & bit) {
+			a->div = 16;
+			a->deps = bit;
+		}
+	}
+}
+
+static void
+add_sub(Axis *r, const Axis *a, const Axis *b, int rank, bool sub)
+{
+	int d;
+
+	for (d = 0; d < rank; d++) {
+		int64_t c1 = MIN(a->contig[d], b->cnst[d]);
+		int64_t c2 = sub ? 1 : MIN(b->contig[d], a->cnst[d]);
+
+		r->contig[d] = MAX(c1, c2);
+		r->cnst[d] = MIN(a->cnst[d], b->cnst[d]);
+	}
+	r->div = MIN(a->div, b->div);
+	if (a->has_known && b->has_known) {
+		r->known = sub ? a->known - b->known : a->known + b->known;
+		r->has_known = true;
+		r->div = lowbit(r->known);
+	}
+}
+
+static void
+mul(Axis *r, const Axis *a, const Axis *b, int rank)
+{
+	int d;
+
+	for (d = 0; d < rank; d++) {
+		r->cnst[d] = MIN(a->cnst[d], b->cnst[d]);
+		if (b->has_known && b->known == 1)
+			r->contig[d] = a->contig[d];
+		else if (a->has_known && a->known == 1)
+			r->contig[d] = b->contig[d];
+	}
+	r->div = MIN(a->div * b->div, AX_BIG);
+	if (a->has_known && b->has_known) {
+		r->known = a->known * b->known;
+		r->has_known = true;
+		r->div = lowbit(r->known);
+	}
+}
+
+/* (a op b) for a compare: constant over aligned blocks where one side is
+ * contiguous and the other constant (offs < n). */
+static void
+cmp(Axis *r, const Axis *a, const Axis *b, int rank)
+{
+	int d;
+
+	for (d = 0; d < rank; d++) {
+		int64_t c = MIN(a->cnst[d], b->cnst[d]);
+		int64_t g1 = MIN(MIN(a->contig[d], a->div), b->div);
+		int64_t g2 = MIN(MIN(b->contig[d], b->div), a->div);
+
+		if (b->cnst[d] >= g1)
+			c = MAX(c, g1);
+		if (a->cnst[d] >= g2)
+			c = MAX(c, g2);
+		r->cnst[d] = c;
+	}
+}
+
+static void
+div_rem(Axis *r, const Axis *a, const Axis *b, int rank, bool rem)
+{
+	int64_t k = b->has_known ? b->known : 0;
+	int d;
+
+	if (k <= 0 || (k & (k - 1)))
+		return;
+	for (d = 0; d < rank; d++) {
+		int64_t blk = MIN(MIN(a->contig[d], k), a->div);
+
+		if (rem) {
+			r->contig[d] = a->div >= k ? MIN(a->contig[d], k) : 1;
+			r->cnst[d] = a->cnst[d];
+		} else {
+			r->cnst[d] = MAX(a->cnst[d], blk);
+		}
+	}
+	r->div = rem ? (a->div >= k ? AX_BIG : 1) : MAX(1, a->div / k);
+}
+
+static void
+ptr_add(AxCtx *c, Op *op, Axis *r, const Axis *p, const Axis *o, int rank)
+{
+	Type *pt = ty_elem(ir_type(c->fn->f, op->res[0]));
+	int64_t es = MAX(1, ty_bytes(pt->elem));
+	int d;
+
+	for (d = 0; d < rank; d++) {
+		r->contig[d] = MAX(MIN(p->contig[d], o->cnst[d]),
+				   MIN(o->contig[d], p->cnst[d]));
+		r->cnst[d] = MIN(p->cnst[d], o->cnst[d]);
+	}
+	r->div = MIN(p->div, MIN(o->div * es, AX_BIG));
+}
+
+static void
+shape_op(AxCtx *c, Op *op, Axis *r, const Axis *a)
+{
+	Func *f = c->fn->f;
+	Type *rt = ir_type(f, op->res[0]), *at = ir_type(f, op->opnds[0]);
+	int d, ax, n = 0;
+	const Attr *perm;
+
+	r->div = a->div;
+	r->known = a->known;
+	r->has_known = a->has_known;
+	switch (op->kind) {
+	case OP_SPLAT:
+		ax_uniform(r, rt, a->div);
+		r->known = a->known;
+		r->has_known = a->has_known;
+		break;
+	case OP_BROADCAST:
+		for (d = 0; d < rt->rank; d++) {
+			bool b = at->shape[d] == 1 && rt->shape[d] != 1;
+
+			r->contig[d] = b ? 1 : a->contig[d];
+			r->cnst[d] = b ? rt->shape[d] : a->cnst[d];
+		}
+		break;
+	case OP_EXPAND_DIMS:
+		ax = (int)attr_int(&op->attrs, "axis", 0);
+		for (d = 0; d < rt->rank; d++) {
+			if (d == ax) {
+				r->contig[d] = r->cnst[d] = 1;
+				continue;
+			}
+			r->contig[d] = a->contig[n];
+			r->cnst[d] = a->cnst[n++];
+		}
+		break;
+	case OP_TRANS:
+		perm = attr_find(&op->attrs, "perm");
+		for (d = 0; perm && d < rt->rank && d < (int)perm->ints.n; d++) {
+			r->contig[d] = a->contig[perm->ints.v[d]];
+			r->cnst[d] = a->cnst[perm->ints.v[d]];
+		}
+		break;
+	default:  /* reshape: only the innermost dim's facts survive */
+		if (rt->rank && at->kind == TY_TILE &&
+		    rt->shape[rt->rank - 1] == at->shape[at->rank - 1]) {
+			r->contig[rt->rank - 1] = a->contig[at->rank - 1];
+			r->cnst[rt->rank - 1] = a->cnst[at->rank - 1];
+		}
+		break;
+	}
+}
+
+static void axis_block(AxCtx *c, Block *b);
+
+static void
+axis_op(AxCtx *c, Op *op)
+{
+	Func *f = c->fn->f;
+	Axis *r, *a, *b;
+	Type *rt;
+	int rank;
+	uint32_t i;
+	uint64_t deps = 0;
+
+	for (i = 0; i < op->nres; i++)
+		ax_default(&c->ax[op->res[i]], ir_type(f, op->res[i]));
+	for (i = 0; i < op->nregions; i++) {
+		Block *blk = op->regions[i];
+		uint32_t j;
+
+		for (j = 0; j < blk->nargs; j++)
+			ax_default(&c->ax[blk->args[j]],
+				   ir_type(f, blk->args[j]));
+		if (op->kind == OP_FOR && blk->nargs > 0 && op->nopnds >= 3) {
+			Axis *iv = &c->ax[blk->args[0]];
+
+			iv->div = MIN(c->ax[op->opnds[0]].div,
+				      c->ax[op->opnds[2]].div);
+			iv->deps = c->ax[op->opnds[0]].deps |
+				   c->ax[op->opnds[2]].deps;
+		}
+		axis_block(c, blk);
+	}
+	if (op->nres != 1)
+		return;
+	r = &c->ax[op->res[0]];
+	rt = ir_type(f, op->res[0]);
+	rank = rank_of(rt);
+	a = op->nopnds > 0 ? &c->ax[op->opnds[0]] : NULL;
+	b = op->nopnds > 1 ? &c->ax[op->opnds[1]] : NULL;
+	for (i = 0; i < op->nopnds; i++)
+		deps |= c->ax[op->opnds[i]].deps;
+	switch (op->kind) {
+	case OP_CONST: {
+		const Attr *v = attr_find(&op->attrs, "value");
+
+		if (v && v->kind == ATTR_INT && ty_is_int(rt)) {
+			ax_uniform(r, rt, lowbit(v->i));
+			r->known = v->i;
+			r->has_known = true;
+		}
+		break;
+	}
+	case OP_RANGE:
+		r->contig[0] = rt->shape[0];
+		r->div = lowbit(attr_int(&op->attrs, "start", 0));
+		break;
+	case OP_ADD: add_sub(r, a, b, rank, false); break;
+	case OP_SUB: add_sub(r, a, b, rank, true); break;
+	case OP_MUL: mul(r, a, b, rank); break;
+	case OP_DIV: div_rem(r, a, b, rank, false); break;
+	case OP_REM: div_rem(r, a, b, rank, true); break;
+	case OP_SHL:
+		if (b->has_known && b->known >= 0 && b->known < 30) {
+			r->div = MIN(a->div << b->known, AX_BIG);
+			for (i = 0; i < (uint32_t)rank; i++)
+				r->cnst[i] = a->cnst[i];
+		}
+		break;
+	case OP_CMP: cmp(r, a, b, rank); break;
+	case OP_AND: case OP_OR: case OP_XOR:
+		for (i = 0; i < (uint32_t)rank; i++)
+			r->cnst[i] = MIN(a->cnst[i], b->cnst[i]);
+		break;
+	case OP_NOT:
+		for (i = 0; i < (uint32_t)rank; i++)
+			r->cnst[i] = a->cnst[i];
+		break;
+	case OP_SELECT:
+		for (i = 0; i < (uint32_t)rank; i++)
+			r->cnst[i] = MIN(a->cnst[i], MIN(b->cnst[i],
+				c->ax[op->opnds[2]].cnst[i]));
+		break;
+	case OP_CVT:
+		if (ty_is_int(rt) && ty_is_int(ir_type(f, op->opnds[0]))) {
+			*r = *a;
+			if (ty_bits(rt) < 62)
+				r->div = MIN(r->div, (int64_t)1 << ty_bits(rt));
+		}
+		break;
+	case OP_PTR_ADD: ptr_add(c, op, r, a, b, rank); break;
+	case OP_SPLAT: case OP_BROADCAST: case OP_EXPAND_DIMS:
+	case OP_RESHAPE: case OP_TRANS:
+		shape_op(c, op, r, a);
+		break;
+	default:
+		break;
+	}
+	r->deps |= deps;
+}
+
+static void
+axis_block(AxCtx *c, Block *b)
+{
+	Op *op;
+
+	for (op = b->first; op; op = op->next)
+		axis_op(c, op);
+}
+
+Axis *
+axis_compute(CgFn *fn, const Assume *as)
+{
+	Func *f = fn->f;
+	AxCtx c = { .fn = fn, .as = as };
+	uint32_t i;
+
+	c.ax = arena_alloc(fn->a, f->vals.n * sizeof *c.ax);
+	for (i = 0; i < f->vals.n; i++)
+		ax_default(&c.ax[i], f->vals.v[i].ty ? f->vals.v[i].ty
+			   : ty_scalar(f->mod->ctx, TY_I32));
+	for (i = 0; i < f->body->nargs; i++)
+		ax_param(&c, f->body->args[i], (int)i);
+	axis_block(&c, f->body);
+	return c.ax;
+}
+
+/* The parameter a value is a (splat, broadcast, ...) copy of, or -1. */
+static int
+param_of(Func *f, Value v)
+{
+	uint32_t i;
+
+	for (;;) {
+		ValInfo *vi = ir_val(f, v);
+
+		if (!vi->def) {
+			for (i = 0; i < f->body->nargs; i++)
+				if (f->body->args[i] == v)
+					return (int)i;
+			return -1;
+		}
+		switch (vi->def->kind) {
+		case OP_SPLAT: case OP_BROADCAST: case OP_EXPAND_DIMS:
+		case OP_CVT:
+			v = vi->def->opnds[0];
+			break;
+		default:
+			return -1;
+		}
+	}
+}
+
+typedef struct Pick {
+	Func *f;
+	Axis *gen;
+	uint64_t eq1;
+} Pick;
+
+static void
+pick_op(Op *op, void *ud)
+{
+	Pick *p = ud;
+	Type *t;
+	int i, last;
+
+	if (op->kind != OP_MUL || op->nres != 1)
+		return;
+	t = ir_type(p->f, op->res[0]);
+	if (t->kind != TY_TILE || !ty_is_int(t))
+		return;
+	last = t->rank - 1;
+	for (i = 0; i < 2; i++) {
+		int prm = param_of(p->f, op->opnds[i]);
+		Axis *other = &p->gen[op->opnds[1 - i]];
+
+		if (prm >= 0 && prm < 64 && other->contig[last] > 1)
+			p->eq1 |= 1ull << prm;
+	}
+}
+
+void
+axis_pick_assumptions(CgFn *fn, Assume *as)
+{
+	Func *f = fn->f;
+	Pick p = { .f = f, .gen = fn->ax_gen };
+	uint32_t i;
+
+	memset(as, 0, sizeof *as);
+	ir_walk(f, pick_op, &p);
+	for (i = 0; i < f->body->nargs && i < 64; i++) {
+		Type *t = ir_type(f, f->body->args[i]);
+		uint64_t bit = 1ull << i;
+
+		if (t->kind == TY_PTR && t->as != AS_SHARED)
+			as->align |= bit;
+		else if (ty_is_int_kind(t->kind) && t->kind != TY_I1 &&
+			 (p.eq1 & bit))
+			as->eq1 |= bit;
+		else if (ty_is_int_kind(t->kind) && t->kind != TY_I1)
+			as->div16 |= bit;
+	}
+}

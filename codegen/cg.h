@@ -1,0 +1,373 @@
+/*
+ * cg.h: the internal header of codegen/, the only directory that includes
+ * llvm-c.  One section per .c file.
+ *
+ * How a kernel is lowered (docs/internals.md, "Code generation"):
+ *   1. axis.c     axis analysis: contiguity, divisibility and constancy of
+ *                 every int/pointer value, twice: without assumptions and
+ *                 under the fast-path assumptions on parameters (aligned
+ *                 pointers, integers divisible by 16, unit strides);
+ *   2. assign.c   a home layout for every tile value that has to live in
+ *                 registers (loads, reductions, dots, loop-carried values);
+ *                 the other tile values are recomputed in whatever layout
+ *                 a use asks for (rematerialized);
+ *   3. smem.c     the shared-memory plan: liveness-based offsets for user
+ *                 buffers and per-op scratch, checked against the target;
+ *   4. kernel.c   walks the ops and calls the lowering of each family
+ *                 (elementwise.c, convert.c, math.c, memory.c, reduce.c,
+ *                 shape.c, control.c, shared.c, mma.c).
+ * A tile value in registers is a Layout plus one LLVM value per register
+ * of the thread (a Mat, "materialization").  Layouts are linear layouts
+ * over the row-major flat index of the tile: each register, lane and warp
+ * bit selects one bit of the flat index (or none: replication).
+ */
+#ifndef TLX_CG_H
+#define TLX_CG_H
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/DebugInfo.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+
+#include "codegen/codegen.h"
+
+typedef struct Cg Cg;
+typedef struct CgFn CgFn;
+
+/* ---- layout.c: linear layouts -------------------------------------- */
+
+enum {
+	LY_MAX_REG = 16,   /* at most 2^12 registers per thread are allowed */
+	LY_LANES = 5,      /* 32 lanes */
+	LY_MAX_WARP = 5,   /* 32 warps */
+};
+
+typedef enum LayoutKind {
+	LY_BLOCKED,  /* vectors along the fastest dim, lanes then warps */
+	LY_SLICE,    /* a reduction result: parent with one dim removed */
+	LY_MMA,      /* mma.sync m16n8 accumulator */
+	LY_OTHER,    /* derived by a shape op */
+} LayoutKind;
+
+typedef struct Layout Layout;
+struct Layout {
+	uint8_t kind, rank, nreg, nwarp;
+	int64_t shape[TY_MAX_RANK];
+	/* Each basis is a flat row-major index bit (a power of two) or 0. */
+	uint32_t reg[LY_MAX_REG], lane[LY_LANES], warp[LY_MAX_WARP];
+	/* LY_SLICE: the layout the reduction removed `slice_dim` from. */
+	const Layout *parent;
+	uint8_t slice_dim;
+	/* LY_MMA: warps along m and n, 16x8 tiles per warp along m and n. */
+	uint8_t wm, wn;
+	int mreps, nreps;
+	Layout *next;  /* interning chain */
+};
+
+typedef struct LayoutTab {
+	Layout *buckets[64];
+} LayoutTab;
+
+/* Interned layouts: equal layouts are the same pointer. */
+const Layout *ly_intern(Cg *cg, const Layout *proto);
+/* Blocked: `vec` elements per thread along dim order[0], lanes and warps
+ * filled along `order` (fastest first). */
+const Layout *ly_blocked(Cg *cg, int rank, const int64_t *shape,
+			 const int *order, int vec, int nwarps);
+/* The default blocked layout of a shape: 16 bytes per thread along the
+ * last dimension. */
+const Layout *ly_default(Cg *cg, int rank, const int64_t *shape, int ebytes,
+			 int nwarps);
+const Layout *ly_mma(Cg *cg, const int64_t *shape, int nwarps);
+/* `l` with dim `dim` removed (a reduction along dim). */
+const Layout *ly_slice(Cg *cg, const Layout *l, int dim);
+/* The same registers seen with another shape of equal element count
+ * (expand_dims, reshape: the flat index does not change). */
+const Layout *ly_reshape(Cg *cg, const Layout *l, int rank,
+			 const int64_t *shape);
+const Layout *ly_trans(Cg *cg, const Layout *l, const int64_t *perm);
+/* The layout of a broadcast operand (size-1 dims of `shape`) that makes
+ * broadcast to a value in layout `l` free. */
+const Layout *ly_project(Cg *cg, const Layout *l, int rank,
+			 const int64_t *shape);
+/* A layout for the broadcast of a value in `l` to `shape` that moves no
+ * data (the parent of a slice when it fits). */
+const Layout *ly_broadcast(Cg *cg, const Layout *l, int rank,
+			   const int64_t *shape);
+static inline int ly_nregs(const Layout *l) { return 1 << l->nreg; }
+/* Registers that repeat another (zero bases): reg r equals reg
+ * r & ~ly_dup_mask(l). */
+uint32_t ly_dup_mask(const Layout *l);
+uint32_t ly_lane_dup(const Layout *l);  /* lane bits with a zero basis */
+uint32_t ly_warp_dup(const Layout *l);
+/* Flat index of register r for lane 0 of warp 0. */
+uint32_t ly_reg_flat(const Layout *l, uint32_t r);
+/* Elements along the flat index's lowest bits that register r .. r+n-1
+ * cover contiguously: the number of leading reg bases 1, 2, 4, ... */
+int ly_contig_regs(const Layout *l);
+/* Bit position of dim d's field in the flat index, and its width. */
+int ly_dim_shift(const Layout *l, int d);
+int ly_dim_bits(const Layout *l, int d);
+int log2i(int64_t v);
+void ly_print(Buf *b, const Layout *l);
+
+/* ---- axis.c: contiguity, divisibility, constancy ------------------------ */
+
+typedef struct Axis {
+	int64_t contig[TY_MAX_RANK];  /* runs of +1 (elements) along dim */
+	int64_t cnst[TY_MAX_RANK];    /* runs of equal values along dim */
+	int64_t div;                  /* power of 2 dividing run starts
+					 (bytes for pointers) */
+	int64_t known;                /* the value, when has_known */
+	bool has_known;
+	uint64_t deps;                /* fast-path assumptions used */
+} Axis;
+
+typedef struct Assume {
+	uint64_t eq1;    /* int params assumed == 1 (bit = param index) */
+	uint64_t div16;  /* int params assumed % 16 == 0 */
+	uint64_t align;  /* pointer params assumed 16-byte aligned */
+} Assume;
+
+/* Analyses f's kernel body; returns one Axis per value. */
+Axis *axis_compute(CgFn *fn, const Assume *as);
+/* Picks the fast-path assumptions worth checking at run time. */
+void axis_pick_assumptions(CgFn *fn, Assume *as);
+
+/* ---- llvm.c: target machine, module, intrinsics, emission ------------- */
+
+struct Cg {
+	Module *mod;
+	const CgOpts *o;
+	Diag *d;
+	Arena arena;          /* codegen's own, freed at the end */
+	bool failed;
+	LLVMContextRef C;
+	LLVMModuleRef M;
+	LLVMTargetMachineRef TM;
+	LLVMBuilderRef B;
+	LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_f16, t_bf16,
+		t_f32, t_f64, t_ptr, t_gptr, t_sptr;
+	LayoutTab layouts;
+	LLVMValueRef smem;    /* the dynamic shared memory array */
+	/* debug info (-g, -lineinfo) */
+	LLVMDIBuilderRef dib;
+	LLVMMetadataRef di_file, di_cu, di_scope;
+	Vec(CgKernelInfo) kinfo;
+};
+
+bool cg_llvm_init(Cg *cg);
+void cg_llvm_dispose(Cg *cg);
+/* Verifies, optimizes and emits the module as o->emit asks (llvm, ptx). */
+bool cg_llvm_emit(Cg *cg, char **text, size_t *len);
+/* Declares intrinsic `name` (overloaded on `ovl`) and calls it. */
+LLVMValueRef cg_intr(Cg *cg, const char *name, LLVMTypeRef *ovl, int novl,
+		     LLVMValueRef *args, int nargs);
+/* Inline PTX; `side` marks side effects, `conv` a convergent call. */
+LLVMValueRef cg_asm(Cg *cg, LLVMTypeRef rty, const char *text,
+		    const char *cons, LLVMValueRef *args, int nargs,
+		    bool side, bool conv);
+LLVMTypeRef cg_type(Cg *cg, Type *t);  /* the element (or scalar) type */
+LLVMValueRef cg_i32(Cg *cg, int64_t v);
+LLVMValueRef cg_i64(Cg *cg, int64_t v);
+LLVMValueRef cg_const(Cg *cg, Type *t, const Attr *a);
+/* A user error at an op's location; codegen stops after the function. */
+void cg_error(Cg *cg, SrcLoc loc, const char *fmt, ...) TLX_PRINTF(3, 4);
+void cg_unsupported(Cg *cg, Op *op, const char *what);
+
+/* ---- cubin.c: PTX -> cubin ---------------------------------------------- */
+
+bool cg_assemble(Cg *cg, const char *ptx, size_t len, char **cubin,
+		 size_t *size, const char **linker);
+
+/* ---- meta.c: module metadata and debug info ------------------------------ */
+
+void cg_meta_ir(Cg *cg);      /* __tlx_ir: the module's tile IR text */
+void cg_meta_finish(Cg *cg);  /* __tlx_meta: per-kernel launch facts */
+void cg_debug_init(Cg *cg);
+LLVMMetadataRef cg_debug_func(Cg *cg, Func *f, LLVMValueRef fn);
+void cg_debug_loc(CgFn *fn, SrcLoc loc);
+void cg_debug_finish(Cg *cg);
+
+/* ---- kernel.c: per-function lowering ------------------------------------- */
+
+typedef struct Mat Mat;
+struct Mat {
+	const Layout *ly;
+	LLVMValueRef *r;   /* ly_nregs(ly) values (duplicates share) */
+	uint32_t scope;
+	Mat *next;
+};
+
+typedef struct SmemView {
+	LLVMValueRef off;  /* i32 byte offset of element 0 in dynamic smem */
+	int rank;
+	int64_t shape[TY_MAX_RANK];
+	int64_t stride[TY_MAX_RANK];  /* elements */
+	int ebytes;
+	int64_t align;     /* bytes the offset is known to be a multiple of */
+} SmemView;
+
+typedef struct CgVal {
+	LLVMValueRef v;      /* scalars; an mbarrier's address (ptr AS 3) */
+	const Layout *home;  /* tiles kept in registers; NULL: remat */
+	bool remat;
+	Mat *mats;
+	SmemView *view;      /* smem and mbar values */
+} CgVal;
+
+typedef struct CoordCache {
+	const Layout *ly;
+	LLVMValueRef flat;              /* thread part of the flat index */
+	LLVMValueRef dim[TY_MAX_RANK];  /* thread part of each coordinate */
+	struct CoordCache *next;
+} CoordCache;
+
+typedef struct GuardCache {
+	uint64_t deps;
+	LLVMValueRef ok;
+	struct GuardCache *next;
+} GuardCache;
+
+typedef struct SmemPlan SmemPlan;
+
+struct CgFn {
+	Cg *cg;
+	Func *f;
+	Arena *a;
+	LLVMValueRef fn;
+	LLVMBuilderRef B;       /* = cg->B */
+	LLVMBuilderRef Bentry;  /* before the entry block's terminator */
+	int nwarps, nthreads;
+	CgVal *vals;
+	Axis *ax;               /* under the fast-path assumptions */
+	Axis *ax_gen;           /* without assumptions */
+	Assume assume;
+	LLVMValueRef tid, lane, warp;
+	SmemPlan *plan;
+	uint32_t scope_next;
+	Vec(uint32_t) scopes;   /* open region scopes, innermost last */
+	CoordCache *coords;
+	GuardCache *guards;
+	struct Term *term;      /* the last yield/condition lowered */
+	int mode;               /* CG_BOTH, CG_FAST or CG_GENERIC */
+	bool failed;
+};
+
+/* How memory accesses with a wider fast-path vector are emitted: behind
+ * their own run-time check, or (inside a loop versioned on the check)
+ * with the fast or the proven width alone. */
+enum { CG_BOTH, CG_FAST, CG_GENERIC };
+
+bool cg_lower_kernel(Cg *cg, Func *f);
+/* Lowers the ops of a block (regions call back into this). */
+void cg_lower_block(CgFn *fn, Block *b);
+void cg_scope_push(CgFn *fn);
+void cg_scope_pop(CgFn *fn);
+/* The value of v in layout ly (materialized, rematerialized or converted
+ * through shared memory). */
+LLVMValueRef *cg_tile(CgFn *fn, Value v, const Layout *ly);
+/* Records the registers of a tile result. */
+void cg_set_tile(CgFn *fn, Value v, const Layout *ly, LLVMValueRef *r);
+LLVMValueRef cg_scalar(CgFn *fn, Value v);
+/* The thread part of dim d's coordinate in layout ly (entry block). */
+LLVMValueRef cg_thread_coord(CgFn *fn, const Layout *ly, int d);
+LLVMValueRef cg_thread_flat(CgFn *fn, const Layout *ly);
+/* i1: the run-time check of the given fast-path assumptions (entry). */
+LLVMValueRef cg_guard(CgFn *fn, uint64_t deps);
+LLVMValueRef *cg_regs(CgFn *fn, const Layout *ly);  /* fresh array */
+/* Layout of the home or first materialization of v (NULL: none yet). */
+const Layout *cg_layout_of(CgFn *fn, Value v);
+LLVMBasicBlockRef cg_new_block(CgFn *fn, const char *name);
+static inline bool cg_is_tile(CgFn *fn, Value v)
+{
+	return ir_type(fn->f, v)->kind == TY_TILE;
+}
+
+/* ---- check.c: what codegen can lower ----------------------------------- */
+
+/* Reports (at each op) what cannot be lowered for the target. */
+bool cg_check_ops(CgFn *fn, Block *b);
+
+/* ---- assign.c: home layouts -------------------------------------------- */
+
+/* Marks rematerializable values and picks home layouts. */
+void cg_assign_layouts(CgFn *fn);
+/* The layout a load/store/atomic/cp_async uses for its pointer tile. */
+const Layout *cg_mem_layout(CgFn *fn, Op *op);
+/* The layout op asks for its operand i (NULL: not a tile operand). */
+const Layout *cg_operand_layout(CgFn *fn, Op *op, uint32_t i);
+/* cg_tile of operand i in that layout. */
+LLVMValueRef *cg_operand(CgFn *fn, Op *op, uint32_t i);
+/* Elements per vector access for a pointer tile in layout ly, under ax. */
+int cg_mem_vec(CgFn *fn, Value ptr, const Layout *ly, const Axis *ax);
+/* The assumptions the accesses of op (and its regions) need for their
+ * fast-path vectors; 0 when the fast path is no wider. */
+uint64_t cg_fast_deps(CgFn *fn, Op *op);
+Value cg_mask_operand(Op *op);           /* 0: none */
+int cg_vec_dim(const Layout *l);         /* the dim vectors run along */
+
+/* ---- smem.c: shared memory plan, scratch and conversions ----------------- */
+
+/* Plans offsets (after cg_assign_layouts); false after a diagnostic. */
+bool cg_smem_plan(CgFn *fn);
+int64_t cg_smem_total(CgFn *fn);
+/* Byte offset of an op's scratch, or of a smem_alloc's buffer. */
+int64_t cg_smem_offset(CgFn *fn, Op *op);
+/* The scratch an op needs beyond its conversions (reduce, dot, ...). */
+int64_t cg_op_scratch(CgFn *fn, Op *op);
+/* Bytes a conversion from `from` to `to` needs. */
+int64_t cg_convert_bytes(const Layout *from, const Layout *to, int ebytes);
+int64_t cg_tile_bytes(const Layout *l, int ebytes);  /* padded copy */
+/* Registers of the first copies, shared with the replicas. */
+LLVMValueRef *cg_share_first(CgFn *fn, Type *ety, LLVMValueRef *r,
+			     const Layout *l, int64_t off);
+LLVMValueRef cg_smem_ptr(CgFn *fn, LLVMValueRef off);  /* i32 -> ptr */
+/* Converts registers between layouts through scratch at `off`. */
+LLVMValueRef *cg_convert(CgFn *fn, Type *ety, LLVMValueRef *r,
+			 const Layout *from, const Layout *to, int64_t off);
+void cg_barrier(CgFn *fn);
+/* i1 "this thread holds the first copy" for layouts with replicated
+ * lanes or warps; NULL when there is no replication. */
+LLVMValueRef cg_first_copy(CgFn *fn, const Layout *l);
+LLVMValueRef cg_smem_store_vec(CgFn *fn, LLVMTypeRef et, LLVMValueRef *v,
+			       int n, LLVMValueRef off, int align);
+void cg_smem_load_vec(CgFn *fn, LLVMTypeRef et, LLVMValueRef *out, int n,
+		      LLVMValueRef off, int align);
+/* The scratch offset of the op being lowered, for conversions. */
+int64_t cg_cur_scratch(CgFn *fn);
+void cg_set_cur_op(CgFn *fn, Op *op);
+
+/* ---- lowering of op families (one file each) ----------------------------- */
+
+bool cg_elementwise(CgFn *fn, Op *op);   /* elementwise.c */
+LLVMValueRef cg_binop(CgFn *fn, OpKind k, Type *ety, LLVMValueRef a,
+		      LLVMValueRef b);
+LLVMValueRef cg_cmp_val(CgFn *fn, const char *pred, Type *ety,
+			LLVMValueRef a, LLVMValueRef b);
+bool cg_convert_op(CgFn *fn, Op *op);    /* convert.c: cvt, bitcast */
+LLVMValueRef cg_cvt(CgFn *fn, Type *to, Type *from, LLVMValueRef v);
+LLVMValueRef cg_math(CgFn *fn, OpKind k, Type *ety, LLVMValueRef x);
+bool cg_shape_op(CgFn *fn, Op *op);      /* shape.c */
+LLVMValueRef *cg_remat(CgFn *fn, Value v, const Layout *ly);
+const Layout *cg_shape_operand_layout(CgFn *fn, Op *op, const Layout *res);
+LLVMValueRef *cg_elem_compute(CgFn *fn, Op *op, const Layout *ly);
+LLVMValueRef *cg_convert_compute(CgFn *fn, Op *op, const Layout *ly);
+LLVMValueRef cg_widen(CgFn *fn, Type *e, LLVMValueRef v);
+LLVMValueRef cg_narrow(CgFn *fn, Type *e, LLVMValueRef v);
+LLVMValueRef cg_fast(CgFn *fn, LLVMValueRef v);
+LLVMValueRef cg_ptr_add(CgFn *fn, Type *ptrty, Type *offty, LLVMValueRef p,
+			LLVMValueRef off);
+bool cg_memory_op(CgFn *fn, Op *op);     /* memory.c */
+int64_t cg_atomic_scratch(CgFn *fn, Op *op);
+bool cg_reduce_op(CgFn *fn, Op *op);     /* reduce.c */
+int64_t cg_reduce_scratch(CgFn *fn, Op *op);
+bool cg_control_op(CgFn *fn, Op *op);    /* control.c */
+bool cg_shared_op(CgFn *fn, Op *op);     /* shared.c */
+bool cg_math_supported(CgFn *fn, Op *op); /* math.c */
+bool cg_dot_op(CgFn *fn, Op *op);        /* mma.c */
+const Layout *cg_dot_layout(CgFn *fn, Op *op);
+int64_t cg_dot_scratch(CgFn *fn, Op *op);
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * codegen.h: code generation, tile IR -> LLVM IR -> PTX -> cubin.
+ *
+ * The interface the driver (tools/tlxc) and libtlx see.  It includes no
+ * LLVM header: everything LLVM lives behind it in the .c files of codegen/ (cg.h is
+ * the internal header of this directory).
+ *
+ * cg_compile() lowers every kernel of a module (after the passes: device
+ * functions inlined) and produces LLVM IR text, PTX text or a cubin.  User
+ * errors (an op the target lacks, shared memory over the limit, ptxas
+ * rejecting the PTX) are diagnostics in `d`; the function never aborts on
+ * any IR.  The output lives in the module's arena.
+ */
+#ifndef TLX_CODEGEN_H
+#define TLX_CODEGEN_H
+
+#include "ir/ir.h"
+
+typedef enum CgEmit { CG_EMIT_LLVM, CG_EMIT_PTX, CG_EMIT_CUBIN } CgEmit;
+
+typedef struct CgOpts {
+	CgEmit emit;
+	int sm;             /* 80, 90 (sm_90a) or 100 (sm_100a) */
+	int olevel;         /* 0..3: LLVM's default<On> pipeline */
+	bool lineinfo;      /* -lineinfo: line tables in the PTX and SASS */
+	bool debug;         /* -g: the same line tables (no variables yet) */
+	bool fast_math;     /* approximate math (ex2.approx, div.full...) */
+	bool use_ptxas;     /* cubin through ptxas even when nvJitLink is there */
+	const char *ptxas;  /* ptxas to run (NULL: configure's, then PATH) */
+	bool verbose;       /* report ptxas' resource usage as notes */
+} CgOpts;
+
+/* What code generation learned about one kernel (also in __tlx_meta). */
+typedef struct CgKernelInfo {
+	const char *name;
+	int threads;        /* threads per block (32 x warps) */
+	int64_t smem;       /* dynamic shared memory bytes per block */
+} CgKernelInfo;
+
+typedef struct CgResult {
+	char *data;         /* LLVM IR or PTX (NUL-terminated), or a cubin */
+	size_t size;        /* bytes, without the NUL of text */
+	CgKernelInfo *kernels;
+	uint32_t nkernels;
+	const char *linker; /* "nvJitLink" or the ptxas path (cubins) */
+} CgResult;
+
+/* Compiles m for o->sm.  Returns false after reporting errors to d. */
+bool cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out);
+
+/* True when a cubin can be made here (nvJitLink or ptxas is found). */
+bool cg_can_assemble(void);
+
+/* The LLVM version codegen was built with ("22.1.8"). */
+const char *cg_llvm_version(void);
+
+#endif

@@ -1,0 +1,425 @@
+/*
+ * control.c: structured control flow -- for, while, if with region
+ * arguments and results become LLVM blocks and phis (one phi per
+ * register of a loop-carried tile, in the layout assign.c gave it) --
+ * plus return, assert (a trap when any element is false) and call (which
+ * check.c refuses: device functions are inlined before codegen).
+ *
+ *   for:   pre -> head(phis: iv, iters; iv < ub) -> body -> head | exit
+ *   while: pre -> cond(phis; region 0) -> body(region 1) -> cond | exit
+ *   if:    cond -> then | else -> merge(phis)
+ * Results of a loop are the head's (or condition's) values, which
+ * dominate the exit.
+ */
+#include "config.h"
+
+#include "codegen/cg.h"
+
+/* A lowered yield/condition: what the parent adds to its phis. */
+typedef struct Term {
+	LLVMValueRef cond;       /* condition only */
+	LLVMValueRef *sc;        /* scalars, by operand */
+	LLVMValueRef **tiles;    /* tiles, by operand */
+	const Layout **lys;
+	uint32_t n;
+	LLVMBasicBlockRef block; /* where it ended */
+} Term;
+
+/* Values flowing along one edge, one per slot of a set of region args. */
+typedef struct Flow {
+	LLVMValueRef *sc;
+	LLVMValueRef **tiles;
+	LLVMValueRef iv;  /* a for loop's induction variable */
+} Flow;
+
+
+static bool
+lower_term(CgFn *fn, Op *op)
+{
+	Term *t = arena_alloc(fn->a, sizeof *t);
+	uint32_t i, first = op->kind == OP_CONDITION ? 1 : 0;
+
+	if (first)
+		t->cond = cg_scalar(fn, op->opnds[0]);
+	t->n = op->nopnds - first;
+	t->sc = arena_alloc(fn->a, (t->n + 1) * sizeof *t->sc);
+	t->tiles = arena_alloc(fn->a, (t->n + 1) * sizeof *t->tiles);
+	t->lys = arena_alloc(fn->a, (t->n + 1) * sizeof *t->lys);
+	for (i = 0; i < t->n; i++) {
+		Value v = op->opnds[first + i];
+
+		if (cg_is_tile(fn, v)) {
+			t->lys[i] = cg_operand_layout(fn, op, first + i);
+			t->tiles[i] = cg_operand(fn, op, first + i);
+		} else {
+			t->sc[i] = cg_scalar(fn, v);
+		}
+	}
+	t->block = LLVMGetInsertBlock(fn->cg->B);
+	fn->term = t;
+	return true;
+}
+
+static bool
+supported_value(CgFn *fn, Op *op, Value v)
+{
+	Type *t = ir_type(fn->f, v);
+
+	if (t->kind == TY_TILE || t->kind == TY_PTR || ty_is_scalar_kind(t->kind))
+		return true;
+	cg_unsupported(fn->cg, op, arena_printf(fn->a, "%s carrying a value "
+						 "of this type", op_name(op->kind)));
+	return false;
+}
+
+/* Phis in the current block for values of types `vals` (their layouts
+ * from their homes); returns them as a Flow and binds them to `bind`. */
+static Flow
+make_phis(CgFn *fn, const Value *vals, uint32_t n)
+{
+	Cg *cg = fn->cg;
+	Flow f;
+	uint32_t i, j, dup;
+
+	f.sc = arena_alloc(fn->a, (n + 1) * sizeof *f.sc);
+	f.tiles = arena_alloc(fn->a, (n + 1) * sizeof *f.tiles);
+	f.iv = NULL;
+	for (i = 0; i < n; i++) {
+		Type *t = ir_type(fn->f, vals[i]);
+		LLVMTypeRef lt = cg_type(cg, t);
+		const Layout *ly;
+
+		if (t->kind != TY_TILE) {
+			f.sc[i] = LLVMBuildPhi(cg->B, lt, "");
+			continue;
+		}
+		ly = fn->vals[vals[i]].home;
+		f.tiles[i] = cg_regs(fn, ly);
+		dup = ly_dup_mask(ly);
+		for (j = 0; j < (uint32_t)ly_nregs(ly); j++)
+			f.tiles[i][j] = (j & dup) ? f.tiles[i][j & ~dup]
+						  : LLVMBuildPhi(cg->B, lt, "");
+	}
+	return f;
+}
+
+static void
+bind(CgFn *fn, const Value *vals, uint32_t n, Flow f)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		if (cg_is_tile(fn, vals[i]))
+			cg_set_tile(fn, vals[i], fn->vals[vals[i]].home, f.tiles[i]);
+		else
+			fn->vals[vals[i]].v = f.sc[i];
+	}
+}
+
+/* Adds one incoming edge (values `in` from `from`) to the phis `f`. */
+static void
+incoming(CgFn *fn, const Value *vals, uint32_t n, Flow f, Flow in,
+	 LLVMBasicBlockRef from)
+{
+	uint32_t i, j, dup;
+
+	for (i = 0; i < n; i++) {
+		const Layout *ly;
+
+		if (!cg_is_tile(fn, vals[i])) {
+			LLVMAddIncoming(f.sc[i], &in.sc[i], &from, 1);
+			continue;
+		}
+		ly = fn->vals[vals[i]].home;
+		dup = ly_dup_mask(ly);
+		for (j = 0; j < (uint32_t)ly_nregs(ly); j++)
+			if (!(j & dup))
+				LLVMAddIncoming(f.tiles[i][j], &in.tiles[i][j], &from, 1);
+	}
+}
+
+/* Lowers a region with its arguments bound to `f`; returns its
+ * terminator (NULL after an error). */
+static Term *
+lower_region(CgFn *fn, Block *b, Flow *f)
+{
+	cg_scope_push(fn);
+	if (f)
+		bind(fn, b->args + (b->nargs && f->iv ? 1 : 0),
+		     b->nargs - (b->nargs && f->iv ? 1 : 0), *f);
+	if (f && f->iv)
+		fn->vals[b->args[0]].v = f->iv;
+	fn->term = NULL;
+	cg_lower_block(fn, b);
+	cg_scope_pop(fn);
+	return fn->failed ? NULL : fn->term;
+}
+
+static Flow
+term_flow(Term *t)
+{
+	Flow f = { t->sc, t->tiles, NULL };
+
+	return f;
+}
+
+/* The current registers of values vals (in their homes). */
+static Flow
+operand_flow_of(CgFn *fn, const Value *vals, uint32_t n)
+{
+	Flow f;
+	uint32_t i;
+
+	f.sc = arena_alloc(fn->a, (n + 1) * sizeof *f.sc);
+	f.tiles = arena_alloc(fn->a, (n + 1) * sizeof *f.tiles);
+	f.iv = NULL;
+	for (i = 0; i < n; i++) {
+		if (cg_is_tile(fn, vals[i]))
+			f.tiles[i] = cg_tile(fn, vals[i], fn->vals[vals[i]].home);
+		else
+			f.sc[i] = cg_scalar(fn, vals[i]);
+	}
+	return f;
+}
+
+static Flow
+operand_flow(CgFn *fn, Op *op, uint32_t first, uint32_t n)
+{
+	Flow f;
+	uint32_t i;
+
+	f.sc = arena_alloc(fn->a, (n + 1) * sizeof *f.sc);
+	f.tiles = arena_alloc(fn->a, (n + 1) * sizeof *f.tiles);
+	f.iv = NULL;
+	for (i = 0; i < n; i++) {
+		if (cg_is_tile(fn, op->opnds[first + i]))
+			f.tiles[i] = cg_operand(fn, op, first + i);
+		else
+			f.sc[i] = cg_scalar(fn, op->opnds[first + i]);
+	}
+	return f;
+}
+
+static bool
+lower_loop(CgFn *fn, Op *op)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	Block *body = op->regions[0];
+	uint32_t n = op->nopnds - 3, i;
+	Type *it = ir_type(fn->f, op->opnds[0]);
+	LLVMBasicBlockRef pre, head, bb, exit;
+	LLVMValueRef iv, next, cond, ub = cg_scalar(fn, op->opnds[1]);
+	Flow init, phis;
+	Term *t;
+
+	for (i = 1; i < body->nargs; i++)
+		if (!supported_value(fn, op, body->args[i]))
+			return false;
+	init = operand_flow(fn, op, 3, n);
+	pre = LLVMGetInsertBlock(B);
+	head = cg_new_block(fn, "for.head");
+	bb = cg_new_block(fn, "for.body");
+	exit = cg_new_block(fn, "for.exit");
+	LLVMBuildBr(B, head);
+	LLVMPositionBuilderAtEnd(B, head);
+	iv = LLVMBuildPhi(B, cg_type(cg, it), "iv");
+	phis = make_phis(fn, body->args + 1, n);
+	LLVMAddIncoming(iv, &(LLVMValueRef){ cg_scalar(fn, op->opnds[0]) }, &pre, 1);
+	incoming(fn, body->args + 1, n, phis, init, pre);
+	cond = LLVMBuildICmp(B, ty_is_unsigned(it) ? LLVMIntULT : LLVMIntSLT,
+			     iv, ub, "");
+	LLVMBuildCondBr(B, cond, bb, exit);
+	LLVMPositionBuilderAtEnd(B, bb);
+	phis.iv = iv;
+	t = lower_region(fn, body, &phis);
+	phis.iv = NULL;
+	if (!t)
+		return false;
+	next = LLVMBuildAdd(B, iv, cg_scalar(fn, op->opnds[2]), "");
+	LLVMAddIncoming(iv, &next, &t->block, 1);
+	incoming(fn, body->args + 1, n, phis, term_flow(t), t->block);
+	LLVMBuildBr(B, head);
+	LLVMPositionBuilderAtEnd(B, exit);
+	bind(fn, op->res, op->nres, phis);
+	return true;
+}
+
+static bool
+lower_while_loop(CgFn *fn, Op *op)
+{
+	LLVMBuilderRef B = fn->cg->B;
+	Block *cb = op->regions[0], *bb = op->regions[1];
+	LLVMBasicBlockRef pre, head, body, exit;
+	Flow init, phis, carried;
+	Term *c, *y;
+	uint32_t i;
+
+	for (i = 0; i < cb->nargs; i++)
+		if (!supported_value(fn, op, cb->args[i]))
+			return false;
+	for (i = 0; i < bb->nargs; i++)
+		if (!supported_value(fn, op, bb->args[i]))
+			return false;
+	init = operand_flow(fn, op, 0, op->nopnds);
+	pre = LLVMGetInsertBlock(B);
+	head = cg_new_block(fn, "while.cond");
+	body = cg_new_block(fn, "while.body");
+	exit = cg_new_block(fn, "while.exit");
+	LLVMBuildBr(B, head);
+	LLVMPositionBuilderAtEnd(B, head);
+	phis = make_phis(fn, cb->args, cb->nargs);
+	incoming(fn, cb->args, cb->nargs, phis, init, pre);
+	c = lower_region(fn, cb, &phis);
+	if (!c)
+		return false;
+	LLVMBuildCondBr(B, c->cond, body, exit);
+	carried = term_flow(c);
+	LLVMPositionBuilderAtEnd(B, body);
+	y = lower_region(fn, bb, &carried);
+	if (!y)
+		return false;
+	incoming(fn, cb->args, cb->nargs, phis, term_flow(y), y->block);
+	LLVMBuildBr(B, head);
+	LLVMPositionBuilderAtEnd(B, exit);
+	bind(fn, op->res, op->nres, carried);
+	return true;
+}
+
+/* A loop whose accesses have wider fast-path vectors is emitted twice,
+ * fast and generic, behind one check of the assumptions: neither copy
+ * carries the other's code, and the check runs once, not per access. */
+static bool
+versioned(CgFn *fn, Op *op, bool (*lower)(CgFn *, Op *))
+{
+	LLVMBuilderRef B = fn->cg->B;
+	LLVMBasicBlockRef fast, gen, join, fe, ge;
+	uint64_t deps = fn->mode == CG_BOTH ? cg_fast_deps(fn, op) : 0;
+	Value *res = op->res;
+	Flow ff, gf, phis;
+	uint32_t i;
+
+	if (!deps)
+		return lower(fn, op);
+	fast = cg_new_block(fn, "ver.fast");
+	gen = cg_new_block(fn, "ver.generic");
+	join = cg_new_block(fn, "ver.join");
+	LLVMBuildCondBr(B, cg_guard(fn, deps), fast, gen);
+	for (i = 0; i < 2; i++) {
+		Flow *f = i ? &gf : &ff;
+
+		LLVMPositionBuilderAtEnd(B, i ? gen : fast);
+		fn->mode = i ? CG_GENERIC : CG_FAST;
+		cg_scope_push(fn);
+		if (!lower(fn, op)) {
+			fn->mode = CG_BOTH;
+			return false;
+		}
+		*f = operand_flow_of(fn, res, op->nres);
+		cg_scope_pop(fn);
+		if (i)
+			ge = LLVMGetInsertBlock(B);
+		else
+			fe = LLVMGetInsertBlock(B);
+		LLVMBuildBr(B, join);
+	}
+	fn->mode = CG_BOTH;
+	LLVMPositionBuilderAtEnd(B, join);
+	phis = make_phis(fn, res, op->nres);
+	incoming(fn, res, op->nres, phis, ff, fe);
+	incoming(fn, res, op->nres, phis, gf, ge);
+	bind(fn, res, op->nres, phis);
+	return true;
+}
+
+static bool
+lower_for(CgFn *fn, Op *op)
+{
+	return versioned(fn, op, lower_loop);
+}
+
+static bool
+lower_while(CgFn *fn, Op *op)
+{
+	return versioned(fn, op, lower_while_loop);
+}
+
+static bool
+lower_if(CgFn *fn, Op *op)
+{
+	LLVMBuilderRef B = fn->cg->B;
+	LLVMBasicBlockRef tb, eb, merge;
+	Flow phis;
+	Term *t, *e;
+	uint32_t i;
+
+	for (i = 0; i < op->nres; i++)
+		if (!supported_value(fn, op, op->res[i]))
+			return false;
+	tb = cg_new_block(fn, "if.then");
+	eb = cg_new_block(fn, "if.else");
+	merge = cg_new_block(fn, "if.end");
+	LLVMBuildCondBr(B, cg_scalar(fn, op->opnds[0]), tb, eb);
+	LLVMPositionBuilderAtEnd(B, tb);
+	if (!(t = lower_region(fn, op->regions[0], NULL)))
+		return false;
+	LLVMBuildBr(B, merge);
+	LLVMPositionBuilderAtEnd(B, eb);
+	if (!(e = lower_region(fn, op->regions[1], NULL)))
+		return false;
+	LLVMBuildBr(B, merge);
+	LLVMPositionBuilderAtEnd(B, merge);
+	phis = make_phis(fn, op->res, op->nres);
+	incoming(fn, op->res, op->nres, phis, term_flow(t), t->block);
+	incoming(fn, op->res, op->nres, phis, term_flow(e), e->block);
+	bind(fn, op->res, op->nres, phis);
+	return true;
+}
+
+static bool
+lower_assert(CgFn *fn, Op *op)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	LLVMValueRef ok;
+	LLVMBasicBlockRef trap, cont;
+
+	if (cg_is_tile(fn, op->opnds[0])) {
+		const Layout *ly = cg_operand_layout(fn, op, 0);
+		LLVMValueRef *r = cg_operand(fn, op, 0);
+		uint32_t i, dup = ly_dup_mask(ly);
+
+		ok = LLVMConstInt(cg->t_i1, 1, 0);
+		for (i = 0; i < (uint32_t)ly_nregs(ly); i++)
+			if (!(i & dup))
+				ok = LLVMBuildAnd(B, ok, r[i], "");
+	} else {
+		ok = cg_scalar(fn, op->opnds[0]);
+	}
+	trap = cg_new_block(fn, "assert.fail");
+	cont = cg_new_block(fn, "assert.ok");
+	LLVMBuildCondBr(B, ok, cont, trap);
+	LLVMPositionBuilderAtEnd(B, trap);
+	cg_intr(cg, "llvm.trap", NULL, 0, NULL, 0);
+	LLVMBuildUnreachable(B);
+	LLVMPositionBuilderAtEnd(B, cont);
+	return true;
+}
+
+bool
+cg_control_op(CgFn *fn, Op *op)
+{
+	switch (op->kind) {
+	case OP_FOR: return lower_for(fn, op);
+	case OP_WHILE: return lower_while(fn, op);
+	case OP_IF: return lower_if(fn, op);
+	case OP_YIELD: case OP_CONDITION: return lower_term(fn, op);
+	case OP_ASSERT: return lower_assert(fn, op);
+	case OP_RETURN:
+		LLVMBuildRetVoid(fn->cg->B);
+		return true;
+	default:
+		cg_unsupported(fn->cg, op, NULL);
+		return false;
+	}
+}

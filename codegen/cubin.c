@@ -1,0 +1,331 @@
+/*
+ * cubin.c: PTX -> cubin.  nvJitLink (dlopen of libnvJitLink.so.13, then
+ * libnvJitLink.so) runs in-process when it is installed; otherwise the
+ * ptxas found at configure time (PTXAS_PATH) or on PATH runs as a
+ * subprocess.  Their error logs become diagnostics.  PTX output needs
+ * neither.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "codegen/cg.h"
+
+extern char **environ;
+
+/* nvJitLink's C API (nvJitLink.h of CUDA 13), declared here so that the
+ * header is not needed to build. */
+typedef struct nvJitLink *JlHandle;
+typedef int (*JlCreate)(JlHandle *, uint32_t, const char **);
+typedef int (*JlDestroy)(JlHandle *);
+typedef int (*JlAddData)(JlHandle, int, const void *, size_t, const char *);
+typedef int (*JlComplete)(JlHandle);
+typedef int (*JlSize)(JlHandle, size_t *);
+typedef int (*JlGet)(JlHandle, void *);
+enum { JL_SUCCESS = 0, JL_INPUT_PTX = 2 };
+
+typedef struct JitLink {
+	void *lib;
+	JlCreate create;
+	JlDestroy destroy;
+	JlAddData add;
+	JlComplete complete;
+	JlSize cubin_size, err_size, info_size;
+	JlGet cubin, err, info;
+} JitLink;
+
+static bool
+jl_open(JitLink *j)
+{
+	static const char *const names[] = { "libnvJitLink.so.13",
+					     "libnvJitLink.so" };
+	size_t i;
+
+	memset(j, 0, sizeof *j);
+	for (i = 0; i < countof(names) && !j->lib; i++)
+		j->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+	if (!j->lib)
+		return false;
+	/* dlsym returns void *; converting through a union keeps -Wpedantic
+	 * quiet about object-to-function pointer casts. */
+#define SYM(field, type, name)                                               \
+	do {                                                                 \
+		union { void *p; type f; } u_;                               \
+		u_.p = dlsym(j->lib, name);                                  \
+		j->field = u_.f;                                             \
+	} while (0)
+	SYM(create, JlCreate, "nvJitLinkCreate");
+	SYM(destroy, JlDestroy, "nvJitLinkDestroy");
+	SYM(add, JlAddData, "nvJitLinkAddData");
+	SYM(complete, JlComplete, "nvJitLinkComplete");
+	SYM(cubin_size, JlSize, "nvJitLinkGetLinkedCubinSize");
+	SYM(cubin, JlGet, "nvJitLinkGetLinkedCubin");
+	SYM(err_size, JlSize, "nvJitLinkGetErrorLogSize");
+	SYM(err, JlGet, "nvJitLinkGetErrorLog");
+	SYM(info_size, JlSize, "nvJitLinkGetInfoLogSize");
+	SYM(info, JlGet, "nvJitLinkGetInfoLog");
+#undef SYM
+	if (!j->create || !j->destroy || !j->add || !j->complete ||
+	    !j->cubin_size || !j->cubin || !j->err_size || !j->err ||
+	    !j->info_size || !j->info) {
+		dlclose(j->lib);
+		j->lib = NULL;
+		return false;
+	}
+	return true;
+}
+
+static void
+report(Cg *cg, DiagKind k, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	diag_report(cg->d, k, (SrcRange){ 0, 0, 0, 0 }, false, fmt, ap);
+	va_end(ap);
+}
+
+/* Reports each line of a tool's log: errors as errors, warnings as
+ * warnings, the rest (resource usage) as notes when verbose. */
+static void
+report_log(Cg *cg, const char *tool, const char *log, bool verbose)
+{
+	const char *p = log, *nl;
+
+	while (p && *p) {
+		char line[512];
+		size_t n;
+
+		nl = strchr(p, '\n');
+		n = nl ? (size_t)(nl - p) : strlen(p);
+		snprintf(line, sizeof line, "%.*s", (int)n, p);
+		if (strstr(line, "error"))
+			report(cg, DIAG_ERROR, "%s: %s", tool, line);
+		else if (strstr(line, "warning"))
+			report(cg, DIAG_WARNING, "%s: %s", tool, line);
+		else if (n && verbose)
+			report(cg, DIAG_NOTE, "%s: %s", tool, line);
+		p = nl ? nl + 1 : NULL;
+	}
+}
+
+static char *
+jl_log(JitLink *j, JlHandle h, JlSize sizefn, JlGet getfn)
+{
+	size_t n = 0;
+	char *s;
+
+	if (sizefn(h, &n) != JL_SUCCESS || n == 0)
+		return NULL;
+	s = calloc(1, n + 1);
+	if (s && getfn(h, s) != JL_SUCCESS)
+		s[0] = 0;
+	(void)j;
+	return s;
+}
+
+static bool
+jl_link(Cg *cg, JitLink *j, const char *ptx, size_t len, char **out,
+	size_t *size)
+{
+	const char *opts[4];
+	char arch[32], olevel[16];
+	JlHandle h = NULL;
+	uint32_t n = 0;
+	char *log;
+	bool ok = false;
+	int rc;
+
+	snprintf(arch, sizeof arch, "-arch=%s", target_name(cg->o->sm));
+	/* nvJitLink takes only -O0 and -O3 */
+	snprintf(olevel, sizeof olevel, "-O%d", cg->o->olevel > 0 ? 3 : 0);
+	opts[n++] = arch;
+	opts[n++] = olevel;
+	if (cg->o->lineinfo || cg->o->debug)
+		opts[n++] = "-lineinfo";
+	if (cg->o->verbose)
+		opts[n++] = "-verbose";
+	if (j->create(&h, n, opts) != JL_SUCCESS) {
+		diag_error_noloc(cg->d, "nvJitLink: cannot create a link for %s",
+				 target_name(cg->o->sm));
+		return false;
+	}
+	rc = j->add(h, JL_INPUT_PTX, ptx, len, "tlx.ptx");
+	if (rc == JL_SUCCESS)
+		rc = j->complete(h);
+	if ((log = jl_log(j, h, j->err_size, j->err))) {
+		report_log(cg, "nvJitLink", log, false);
+		free(log);
+	}
+	if (cg->o->verbose && (log = jl_log(j, h, j->info_size, j->info))) {
+		report_log(cg, "nvJitLink", log, true);
+		free(log);
+	}
+	if (rc == JL_SUCCESS && j->cubin_size(h, size) == JL_SUCCESS) {
+		*out = malloc(*size ? *size : 1);
+		ok = *out && j->cubin(h, *out) == JL_SUCCESS;
+	}
+	if (!ok && cg->d->nerrors == 0)
+		diag_error_noloc(cg->d, "nvJitLink failed (code %d)", rc);
+	j->destroy(&h);
+	return ok;
+}
+
+static char *
+slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	char *s = NULL;
+	long len;
+
+	*n = 0;
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 &&
+	    fseek(f, 0, SEEK_SET) == 0 && (s = malloc((size_t)len + 1))) {
+		*n = fread(s, 1, (size_t)len, f);
+		s[*n] = 0;
+	}
+	fclose(f);
+	return s;
+}
+
+static const char *
+ptxas_path(Cg *cg)
+{
+	if (cg->o->ptxas)
+		return cg->o->ptxas;
+#ifdef PTXAS_PATH
+	if (access(PTXAS_PATH, X_OK) == 0)
+		return PTXAS_PATH;
+#endif
+	return "ptxas";
+}
+
+/* Runs ptxas on the PTX; false with a diagnostic when it fails. */
+static bool
+run_ptxas(Cg *cg, const char *ptx, size_t len, char **out, size_t *size,
+	  const char **tool)
+{
+	char dir[] = "/tmp/tlxc-XXXXXX", in[64], cub[64], logp[64], arch[32];
+	const char *argv[12];
+	posix_spawn_file_actions_t fa;
+	int argc = 0, status = 0, rc;
+	char *log;
+	size_t nlog;
+	pid_t pid;
+	FILE *f;
+	bool ok = false;
+
+	*tool = ptxas_path(cg);
+	if (!mkdtemp(dir)) {
+		diag_error_noloc(cg->d, "cannot create a temporary directory: %s",
+				 strerror(errno));
+		return false;
+	}
+	snprintf(in, sizeof in, "%s/k.ptx", dir);
+	snprintf(cub, sizeof cub, "%s/k.cubin", dir);
+	snprintf(logp, sizeof logp, "%s/log", dir);
+	snprintf(arch, sizeof arch, "-arch=%s", target_name(cg->o->sm));
+	if (!(f = fopen(in, "wb")) || fwrite(ptx, 1, len, f) != len) {
+		diag_error_noloc(cg->d, "cannot write %s", in);
+		if (f)
+			fclose(f);
+		goto clean;
+	}
+	fclose(f);
+	argv[argc++] = *tool;
+	argv[argc++] = arch;
+	argv[argc++] = cg->o->olevel > 0 ? "-O3" : "-O0";
+	if (cg->o->lineinfo || cg->o->debug)
+		argv[argc++] = "-lineinfo";
+	if (cg->o->verbose)
+		argv[argc++] = "-v";
+	argv[argc++] = in;
+	argv[argc++] = "-o";
+	argv[argc++] = cub;
+	argv[argc] = NULL;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, logp, O_WRONLY | O_CREAT, 0600);
+	posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	rc = posix_spawnp(&pid, *tool, &fa, NULL, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0) {
+		diag_error_noloc(cg->d, "cannot produce a cubin: neither "
+				 "nvJitLink nor ptxas ('%s': %s) is available; "
+				 "install the CUDA toolkit or use --emit=ptx",
+				 *tool, strerror(rc));
+		goto clean;
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	log = slurp(logp, &nlog);
+	ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	if (log) {
+		report_log(cg, "ptxas", log, cg->o->verbose);
+		free(log);
+	}
+	if (ok && !(*out = slurp(cub, size))) {
+		diag_error_noloc(cg->d, "ptxas wrote no cubin");
+		ok = false;
+	}
+	if (!ok && cg->d->nerrors == 0)
+		diag_error_noloc(cg->d, "ptxas failed");
+clean:
+	unlink(in);
+	unlink(cub);
+	unlink(logp);
+	rmdir(dir);
+	return ok;
+}
+
+bool
+cg_assemble(Cg *cg, const char *ptx, size_t len, char **cubin, size_t *size,
+	    const char **linker)
+{
+	JitLink j;
+	bool ok;
+
+	if (!cg->o->use_ptxas && jl_open(&j)) {
+		*linker = "nvJitLink";
+		ok = jl_link(cg, &j, ptx, len, cubin, size);
+		dlclose(j.lib);
+		return ok;
+	}
+	return run_ptxas(cg, ptx, len, cubin, size, linker);
+}
+
+bool
+cg_can_assemble(void)
+{
+	JitLink j;
+	const char *p = "ptxas";
+	const char *path = getenv("PATH");
+	char buf[4096];
+
+	if (jl_open(&j)) {
+		dlclose(j.lib);
+		return true;
+	}
+#ifdef PTXAS_PATH
+	if (access(PTXAS_PATH, X_OK) == 0)
+		return true;
+#endif
+	while (path && *path) {
+		const char *colon = strchr(path, ':');
+		size_t n = colon ? (size_t)(colon - path) : strlen(path);
+
+		snprintf(buf, sizeof buf, "%.*s/%s", (int)n, path, p);
+		if (access(buf, X_OK) == 0)
+			return true;
+		path = colon ? colon + 1 : NULL;
+	}
+	return false;
+}

@@ -1,0 +1,285 @@
+/*
+ * elementwise.c: arithmetic, bitwise ops, shifts, cmp, select, fma,
+ * ptr_add and the math ops, on scalars and on each register of a tile.
+ *
+ * Semantics follow docs/il.md exactly: integers wrap; div truncates and
+ * rem takes the dividend's sign (signed or unsigned by the type); shift
+ * counts are taken modulo the width; float min/max are IEEE minNum/maxNum
+ * (llvm.minnum -> min.f32); float compares are ordered except ne.  f16
+ * and bf16 arithmetic is done in f32 and rounded once, which is exact for
+ * + - * / (f32 has more than 2p+2 bits).  No fast-math flag is set unless
+ * --fast-math, so LLVM neither contracts a*b+c into an fma nor
+ * approximates a division.
+ */
+#include "config.h"
+
+#include "codegen/cg.h"
+
+static bool
+is_half(Type *e)
+{
+	return e->kind == TY_F16 || e->kind == TY_BF16;
+}
+
+LLVMValueRef
+cg_fast(CgFn *fn, LLVMValueRef v)
+{
+	if (fn->cg->o->fast_math && LLVMCanValueUseFastMathFlags(v))
+		LLVMSetFastMathFlags(v, LLVMFastMathAllowContract |
+				     LLVMFastMathApproxFunc |
+				     LLVMFastMathAllowReciprocal);
+	return v;
+}
+
+/* f16/bf16 -> f32, others unchanged. */
+LLVMValueRef
+cg_widen(CgFn *fn, Type *e, LLVMValueRef v)
+{
+	return is_half(e) ? LLVMBuildFPExt(fn->cg->B, v, fn->cg->t_f32, "") : v;
+}
+
+LLVMValueRef
+cg_narrow(CgFn *fn, Type *e, LLVMValueRef v)
+{
+	return is_half(e) ? LLVMBuildFPTrunc(fn->cg->B, v, cg_type(fn->cg, e), "")
+			  : v;
+}
+
+static LLVMValueRef
+intr1(CgFn *fn, const char *name, LLVMValueRef x)
+{
+	LLVMTypeRef t = LLVMTypeOf(x);
+
+	return cg_intr(fn->cg, name, &t, 1, &x, 1);
+}
+
+static LLVMValueRef
+intr2(CgFn *fn, const char *name, LLVMValueRef x, LLVMValueRef y)
+{
+	LLVMTypeRef t = LLVMTypeOf(x);
+	LLVMValueRef a[2] = { x, y };
+
+	return cg_intr(fn->cg, name, &t, 1, a, 2);
+}
+
+static LLVMValueRef
+float_binop(CgFn *fn, OpKind k, Type *e, LLVMValueRef a, LLVMValueRef b)
+{
+	LLVMBuilderRef B = fn->cg->B;
+	LLVMValueRef r;
+
+	a = cg_widen(fn, e, a);
+	b = cg_widen(fn, e, b);
+	switch (k) {
+	case OP_ADD: r = LLVMBuildFAdd(B, a, b, ""); break;
+	case OP_SUB: r = LLVMBuildFSub(B, a, b, ""); break;
+	case OP_MUL: r = LLVMBuildFMul(B, a, b, ""); break;
+	case OP_DIV: r = LLVMBuildFDiv(B, a, b, ""); break;
+	case OP_REM: r = LLVMBuildFRem(B, a, b, ""); break;
+	case OP_MIN: r = intr2(fn, "llvm.minnum", a, b); break;
+	default: r = intr2(fn, "llvm.maxnum", a, b); break;
+	}
+	return cg_narrow(fn, e, cg_fast(fn, r));
+}
+
+static LLVMValueRef
+shift_count(CgFn *fn, Type *e, LLVMValueRef b)
+{
+	int w = ty_bits(e);
+
+	return LLVMBuildAnd(fn->cg->B, b,
+			    LLVMConstInt(LLVMTypeOf(b), (unsigned)(w - 1), 0), "");
+}
+
+LLVMValueRef
+cg_binop(CgFn *fn, OpKind k, Type *ety, LLVMValueRef a, LLVMValueRef b)
+{
+	LLVMBuilderRef B = fn->cg->B;
+	Type *e = ty_elem(ety);
+	bool u = ty_is_unsigned_kind(e->kind) || e->kind == TY_I1;
+
+	if (ty_is_float_kind(e->kind))
+		return float_binop(fn, k, e, a, b);
+	switch (k) {
+	case OP_ADD: return LLVMBuildAdd(B, a, b, "");
+	case OP_SUB: return LLVMBuildSub(B, a, b, "");
+	case OP_MUL: return LLVMBuildMul(B, a, b, "");
+	case OP_DIV: return u ? LLVMBuildUDiv(B, a, b, "") : LLVMBuildSDiv(B, a, b, "");
+	case OP_REM: return u ? LLVMBuildURem(B, a, b, "") : LLVMBuildSRem(B, a, b, "");
+	case OP_MIN: return intr2(fn, u ? "llvm.umin" : "llvm.smin", a, b);
+	case OP_MAX: return intr2(fn, u ? "llvm.umax" : "llvm.smax", a, b);
+	case OP_AND: return LLVMBuildAnd(B, a, b, "");
+	case OP_OR: return LLVMBuildOr(B, a, b, "");
+	case OP_XOR: return LLVMBuildXor(B, a, b, "");
+	case OP_SHL:
+		if (e->kind == TY_I1)
+			return a;
+		return LLVMBuildShl(B, a, shift_count(fn, e, b), "");
+	case OP_SHR:
+		if (e->kind == TY_I1)
+			return a;
+		b = shift_count(fn, e, b);
+		return u ? LLVMBuildLShr(B, a, b, "") : LLVMBuildAShr(B, a, b, "");
+	default:
+		tlx_bug("'%s' is not a binary op", op_name(k));
+	}
+}
+
+/* Flips or clears the sign bit of an f16/bf16 through its bits. */
+static LLVMValueRef
+half_sign(CgFn *fn, Type *e, LLVMValueRef x, bool abs)
+{
+	Cg *cg = fn->cg;
+	LLVMValueRef i = LLVMBuildBitCast(cg->B, x, cg->t_i16, "");
+
+	i = abs ? LLVMBuildAnd(cg->B, i, LLVMConstInt(cg->t_i16, 0x7fff, 0), "")
+		: LLVMBuildXor(cg->B, i, LLVMConstInt(cg->t_i16, 0x8000, 0), "");
+	return LLVMBuildBitCast(cg->B, i, cg_type(cg, e), "");
+}
+
+static LLVMValueRef
+unop(CgFn *fn, OpKind k, Type *ety, LLVMValueRef x)
+{
+	Cg *cg = fn->cg;
+	Type *e = ty_elem(ety);
+	LLVMTypeRef t = LLVMTypeOf(x);
+
+	switch (k) {
+	case OP_NEG:
+		if (is_half(e))
+			return half_sign(fn, e, x, false);
+		if (ty_is_float_kind(e->kind))
+			return LLVMBuildFNeg(cg->B, x, "");
+		return LLVMBuildNeg(cg->B, x, "");
+	case OP_NOT:
+		return LLVMBuildNot(cg->B, x, "");
+	case OP_ABS:
+		if (is_half(e))
+			return half_sign(fn, e, x, true);
+		if (ty_is_float_kind(e->kind))
+			return intr1(fn, "llvm.fabs", x);
+		if (ty_is_unsigned_kind(e->kind) || e->kind == TY_I1)
+			return x;
+		{
+			LLVMValueRef a[2] = { x, LLVMConstInt(cg->t_i1, 0, 0) };
+
+			return cg_intr(cg, "llvm.abs", &t, 1, a, 2);
+		}
+	default:
+		return cg_math(fn, k, e, x);
+	}
+}
+
+LLVMValueRef
+cg_cmp_val(CgFn *fn, const char *pred, Type *ety, LLVMValueRef a,
+	   LLVMValueRef b)
+{
+	LLVMBuilderRef B = fn->cg->B;
+	Type *e = ty_elem(ety);
+	static const char *const preds[] = { "eq", "ne", "lt", "le", "gt", "ge" };
+	static const LLVMRealPredicate fp[] = { LLVMRealOEQ, LLVMRealUNE,
+		LLVMRealOLT, LLVMRealOLE, LLVMRealOGT, LLVMRealOGE };
+	static const LLVMIntPredicate sp[] = { LLVMIntEQ, LLVMIntNE,
+		LLVMIntSLT, LLVMIntSLE, LLVMIntSGT, LLVMIntSGE };
+	static const LLVMIntPredicate up[] = { LLVMIntEQ, LLVMIntNE,
+		LLVMIntULT, LLVMIntULE, LLVMIntUGT, LLVMIntUGE };
+	int p = 0;
+
+	while (p < 6 && (!pred || strcmp(pred, preds[p])))
+		p++;
+	if (NEVER(p == 6))
+		p = 0;
+	if (ty_is_float_kind(e->kind))
+		return LLVMBuildFCmp(B, fp[p], cg_widen(fn, e, a),
+				     cg_widen(fn, e, b), "");
+	if (e->kind == TY_PTR || ty_is_unsigned_kind(e->kind) ||
+	    e->kind == TY_I1)
+		return LLVMBuildICmp(B, up[p], a, b, "");
+	return LLVMBuildICmp(B, sp[p], a, b, "");
+}
+
+static LLVMValueRef
+fma3(CgFn *fn, Type *e, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c)
+{
+	LLVMValueRef args[3] = { cg_widen(fn, e, a), cg_widen(fn, e, b),
+				 cg_widen(fn, e, c) };
+	LLVMTypeRef t = LLVMTypeOf(args[0]);
+
+	return cg_narrow(fn, e, cg_intr(fn->cg, "llvm.fma", &t, 1, args, 3));
+}
+
+LLVMValueRef
+cg_ptr_add(CgFn *fn, Type *ptrty, Type *offty, LLVMValueRef p,
+	   LLVMValueRef off)
+{
+	Cg *cg = fn->cg;
+	Type *pe = ty_elem(ptrty)->elem;
+	Type *oe = ty_elem(offty);
+
+	if (ty_bits(oe) < 64)
+		off = ty_is_unsigned_kind(oe->kind) || oe->kind == TY_I1
+			      ? LLVMBuildZExt(cg->B, off, cg->t_i64, "")
+			      : LLVMBuildSExt(cg->B, off, cg->t_i64, "");
+	return LLVMBuildGEP2(cg->B, cg_type(cg, pe), p, &off, 1, "");
+}
+
+/* One element of op, given its operands' elements. */
+static LLVMValueRef
+elem(CgFn *fn, Op *op, LLVMValueRef *x)
+{
+	Func *f = fn->f;
+	Type *t0 = ir_type(f, op->opnds[0]);
+
+	switch (op->kind) {
+	case OP_CMP:
+		return cg_cmp_val(fn, attr_str(&op->attrs, "pred"), t0, x[0], x[1]);
+	case OP_SELECT:
+		return LLVMBuildSelect(fn->cg->B, x[0], x[1], x[2], "");
+	case OP_FMA:
+		return fma3(fn, ty_elem(t0), x[0], x[1], x[2]);
+	case OP_PTR_ADD:
+		return cg_ptr_add(fn, t0, ir_type(f, op->opnds[1]), x[0], x[1]);
+	default:
+		if (op->nopnds == 1)
+			return unop(fn, op->kind, t0, x[0]);
+		return cg_binop(fn, op->kind, t0, x[0], x[1]);
+	}
+}
+
+LLVMValueRef *
+cg_elem_compute(CgFn *fn, Op *op, const Layout *ly)
+{
+	LLVMValueRef *in[3], *r = cg_regs(fn, ly), x[3];
+	uint32_t dup = ly_dup_mask(ly), i, j, n = op->nopnds < 3 ? op->nopnds : 3;
+
+	for (j = 0; j < n; j++)
+		in[j] = cg_tile(fn, op->opnds[j], ly);
+	for (i = 0; i < (uint32_t)ly_nregs(ly); i++) {
+		if (i & dup) {
+			r[i] = r[i & ~dup];
+			continue;
+		}
+		for (j = 0; j < n; j++)
+			x[j] = in[j][i];
+		r[i] = elem(fn, op, x);
+	}
+	return r;
+}
+
+bool
+cg_elementwise(CgFn *fn, Op *op)
+{
+	Value res = op->res[0];
+	LLVMValueRef x[3];
+	uint32_t j;
+
+	if (!cg_is_tile(fn, res)) {
+		for (j = 0; j < op->nopnds && j < 3; j++)
+			x[j] = cg_scalar(fn, op->opnds[j]);
+		fn->vals[res].v = elem(fn, op, x);
+		return true;
+	}
+	cg_set_tile(fn, res, fn->vals[res].home,
+		    cg_elem_compute(fn, op, fn->vals[res].home));
+	return true;
+}

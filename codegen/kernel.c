@@ -1,0 +1,477 @@
+/*
+ * kernel.c: lowering one kernel -- its LLVM function and parameters
+ * (the kernel ABI), the analyses, the walk over its ops and the table of
+ * lowered values.
+ *
+ * Values: a scalar is one LLVM value, uniform across the threads.  A tile
+ * is a list of materializations (Mat: a layout and its registers); the
+ * home one is made where the tile is defined, others on demand by a use
+ * (rematerialized or converted).  Materializations belong to the region
+ * scope that made them and are invisible once it is closed, so a value
+ * rematerialized inside a loop body is never used after the loop.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "codegen/cg.h"
+
+LLVMBasicBlockRef
+cg_new_block(CgFn *fn, const char *name)
+{
+	return LLVMAppendBasicBlockInContext(fn->cg->C, fn->fn, name);
+}
+
+void
+cg_scope_push(CgFn *fn)
+{
+	vec_push(fn->a, &fn->scopes, ++fn->scope_next);
+}
+
+void
+cg_scope_pop(CgFn *fn)
+{
+	if (ALWAYS(fn->scopes.n > 0))
+		fn->scopes.n--;
+}
+
+static bool
+visible(CgFn *fn, uint32_t scope)
+{
+	uint32_t i;
+
+	for (i = fn->scopes.n; i-- > 0;)
+		if (fn->scopes.v[i] == scope)
+			return true;
+	return false;
+}
+
+LLVMValueRef *
+cg_regs(CgFn *fn, const Layout *ly)
+{
+	return arena_alloc(fn->a, (size_t)ly_nregs(ly) * sizeof(LLVMValueRef));
+}
+
+void
+cg_set_tile(CgFn *fn, Value v, const Layout *ly, LLVMValueRef *r)
+{
+	Mat *m = arena_alloc(fn->a, sizeof *m);
+
+	m->ly = ly;
+	m->r = r;
+	m->scope = fn->scopes.n ? vec_last(&fn->scopes) : 0;
+	m->next = fn->vals[v].mats;
+	fn->vals[v].mats = m;
+}
+
+static Mat *
+find_mat(CgFn *fn, Value v, const Layout *ly)
+{
+	Mat *m;
+
+	for (m = fn->vals[v].mats; m; m = m->next)
+		if ((!ly || m->ly == ly) && visible(fn, m->scope))
+			return m;
+	return NULL;
+}
+
+const Layout *
+cg_layout_of(CgFn *fn, Value v)
+{
+	Mat *m;
+
+	if (fn->vals[v].home)
+		return fn->vals[v].home;
+	m = find_mat(fn, v, NULL);
+	return m ? m->ly : NULL;
+}
+
+/* Register-only conversion: same lanes and warps, and every register of
+ * `to` is some register of `from`.  Returns NULL when data must move. */
+static LLVMValueRef *
+permute(CgFn *fn, LLVMValueRef *r, const Layout *from, const Layout *to)
+{
+	LLVMValueRef *out;
+	uint32_t i, j, n;
+
+	if (from->rank != to->rank || from->nwarp != to->nwarp ||
+	    memcmp(from->shape, to->shape, sizeof from->shape) ||
+	    memcmp(from->lane, to->lane, sizeof from->lane) ||
+	    memcmp(from->warp, to->warp, sizeof from->warp))
+		return NULL;
+	for (i = 0; i < to->nreg; i++) {
+		if (!to->reg[i])
+			continue;
+		for (j = 0; j < from->nreg && from->reg[j] != to->reg[i]; j++)
+			;
+		if (j == from->nreg)
+			return NULL;
+	}
+	out = cg_regs(fn, to);
+	n = (uint32_t)ly_nregs(to);
+	for (i = 0; i < n; i++) {
+		uint32_t f = ly_reg_flat(to, i), src = 0;
+
+		for (j = 0; j < from->nreg; j++)
+			if (from->reg[j] && (f & from->reg[j]))
+				src |= 1u << j;
+		out[i] = r[src];
+	}
+	return out;
+}
+
+LLVMValueRef *
+cg_tile(CgFn *fn, Value v, const Layout *ly)
+{
+	CgVal *cv = &fn->vals[v];
+	Type *t = ir_type(fn->f, v);
+	LLVMValueRef *r;
+	Mat *m;
+
+	if ((m = find_mat(fn, v, ly)))
+		return m->r;
+	if (cv->remat) {
+		r = cg_remat(fn, v, ly);
+	} else {
+		m = cv->home ? find_mat(fn, v, cv->home) : NULL;
+		if (!m)
+			m = find_mat(fn, v, NULL);
+		if (!m) {
+			/* only after an error (the def was not lowered) */
+			r = cg_regs(fn, ly);
+			for (uint32_t i = 0; i < (uint32_t)ly_nregs(ly); i++)
+				r[i] = LLVMGetUndef(cg_type(fn->cg, t));
+			return r;
+		}
+		r = permute(fn, m->r, m->ly, ly);
+		if (!r)
+			r = cg_convert(fn, t->elem, m->r, m->ly, ly,
+				       cg_cur_scratch(fn));
+	}
+	cg_set_tile(fn, v, ly, r);
+	return r;
+}
+
+LLVMValueRef
+cg_scalar(CgFn *fn, Value v)
+{
+	LLVMValueRef s = fn->vals[v].v;
+
+	return s ? s : LLVMGetUndef(cg_type(fn->cg, ir_type(fn->f, v)));
+}
+
+/* The thread part of the flat index of layout ly (entry block). */
+static CoordCache *
+coords(CgFn *fn, const Layout *ly)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = fn->Bentry;
+	CoordCache *c;
+	LLVMValueRef flat = cg_i32(cg, 0);
+	int i, d;
+
+	for (c = fn->coords; c; c = c->next)
+		if (c->ly == ly)
+			return c;
+	c = arena_alloc(fn->a, sizeof *c);
+	c->ly = ly;
+	for (i = 0; i < LY_LANES + ly->nwarp; i++) {
+		uint32_t b = i < LY_LANES ? ly->lane[i] : ly->warp[i - LY_LANES];
+		LLVMValueRef src = i < LY_LANES ? fn->lane : fn->warp;
+		int bit = i < LY_LANES ? i : i - LY_LANES, to;
+		LLVMValueRef x;
+
+		if (!b)
+			continue;
+		to = log2i(b);
+		x = LLVMBuildAnd(B, src, cg_i32(cg, 1 << bit), "");
+		x = to >= bit ? LLVMBuildShl(B, x, cg_i32(cg, to - bit), "")
+			      : LLVMBuildLShr(B, x, cg_i32(cg, bit - to), "");
+		flat = LLVMBuildOr(B, flat, x, "");
+	}
+	c->flat = flat;
+	for (d = 0; d < ly->rank; d++) {
+		LLVMValueRef x = LLVMBuildLShr(B, flat,
+					       cg_i32(cg, ly_dim_shift(ly, d)), "");
+
+		c->dim[d] = LLVMBuildAnd(B, x,
+					 cg_i32(cg, (int64_t)ly->shape[d] - 1), "");
+	}
+	c->next = fn->coords;
+	fn->coords = c;
+	return c;
+}
+
+LLVMValueRef
+cg_thread_coord(CgFn *fn, const Layout *ly, int d)
+{
+	return coords(fn, ly)->dim[d];
+}
+
+LLVMValueRef
+cg_thread_flat(CgFn *fn, const Layout *ly)
+{
+	return coords(fn, ly)->flat;
+}
+
+LLVMValueRef
+cg_guard(CgFn *fn, uint64_t deps)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = fn->Bentry;
+	LLVMValueRef ok = LLVMConstInt(cg->t_i1, 1, 0);
+	GuardCache *g;
+	uint32_t i;
+
+	for (g = fn->guards; g; g = g->next)
+		if (g->deps == deps)
+			return g->ok;
+	for (i = 0; i < 64 && i < fn->f->body->nargs; i++) {
+		LLVMValueRef p = LLVMGetParam(fn->fn, i), c;
+		uint64_t bit = 1ull << i;
+
+		if (!(deps & bit))
+			continue;
+		if (fn->assume.align & bit) {
+			p = LLVMBuildPtrToInt(B, p, cg->t_i64, "");
+			p = LLVMBuildAnd(B, p, cg_i64(cg, 15), "");
+			c = LLVMBuildICmp(B, LLVMIntEQ, p, cg_i64(cg, 0), "");
+		} else if (fn->assume.eq1 & bit) {
+			c = LLVMBuildICmp(B, LLVMIntEQ, p,
+					  LLVMConstInt(LLVMTypeOf(p), 1, 0), "");
+		} else {
+			p = LLVMBuildAnd(B, p, LLVMConstInt(LLVMTypeOf(p), 15, 0), "");
+			c = LLVMBuildICmp(B, LLVMIntEQ, p,
+					  LLVMConstInt(LLVMTypeOf(p), 0, 0), "");
+		}
+		ok = LLVMBuildAnd(B, ok, c, "");
+	}
+	g = arena_alloc(fn->a, sizeof *g);
+	g->deps = deps;
+	g->ok = ok;
+	g->next = fn->guards;
+	fn->guards = g;
+	return ok;
+}
+
+/* ---- the walk ----------------------------------------------------------- */
+
+static bool
+lower_op(CgFn *fn, Op *op)
+{
+	if (op->nres == 1 && cg_is_tile(fn, op->res[0]) &&
+	    fn->vals[op->res[0]].remat)
+		return true;  /* made on demand by its uses */
+	switch (op->kind) {
+	case OP_CONST: case OP_RANGE: case OP_PROGRAM_ID: case OP_NUM_PROGRAMS:
+	case OP_SPLAT: case OP_BROADCAST: case OP_EXPAND_DIMS: case OP_RESHAPE:
+	case OP_TRANS:
+		return cg_shape_op(fn, op);
+	case OP_CVT: case OP_BITCAST:
+		return cg_convert_op(fn, op);
+	case OP_LOAD: case OP_STORE: case OP_ATOMIC: case OP_ATOMIC_CAS:
+		return cg_memory_op(fn, op);
+	case OP_REDUCE:
+		return cg_reduce_op(fn, op);
+	case OP_DOT:
+		return cg_dot_op(fn, op);
+	case OP_FOR: case OP_WHILE: case OP_IF: case OP_YIELD:
+	case OP_CONDITION: case OP_RETURN: case OP_CALL: case OP_ASSERT:
+		return cg_control_op(fn, op);
+	case OP_SMEM_ALLOC: case OP_SMEM_INDEX: case OP_SMEM_SLICE:
+	case OP_SMEM_TRANS: case OP_SMEM_LOAD: case OP_SMEM_STORE:
+	case OP_MBAR_ALLOC: case OP_MBAR_AT: case OP_MBAR_WAIT:
+	case OP_MBAR_ARRIVE: case OP_SYNC_THREADS: case OP_CP_ASYNC:
+	case OP_CP_ASYNC_COMMIT: case OP_CP_ASYNC_WAIT:
+		return cg_shared_op(fn, op);
+	default:
+		if (op_has(op, F_ELEM) || op->kind == OP_CMP ||
+		    op->kind == OP_SELECT || op->kind == OP_PTR_ADD)
+			return cg_elementwise(fn, op);
+		cg_unsupported(fn->cg, op, NULL);
+		return false;
+	}
+}
+
+void
+cg_lower_block(CgFn *fn, Block *b)
+{
+	Op *op;
+
+	for (op = b->first; op && !fn->failed; op = op->next) {
+		cg_debug_loc(fn, op->loc);
+		cg_set_cur_op(fn, op);
+		if (!lower_op(fn, op))
+			fn->failed = true;
+	}
+}
+
+/* ---- the kernel function ----------------------------------------------- */
+
+static LLVMTypeRef
+param_type(Cg *cg, Type *t)
+{
+	if (t->kind == TY_TMA)
+		return cg->t_ptr;  /* byval [128 x i8], grid constant */
+	return cg_type(cg, t);
+}
+
+static void
+add_str_attr(Cg *cg, LLVMValueRef fn, const char *k, const char *v)
+{
+	LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+				LLVMCreateStringAttribute(cg->C, k,
+							  (unsigned)strlen(k), v,
+							  (unsigned)strlen(v)));
+}
+
+static void
+tma_param(Cg *cg, LLVMValueRef fn, unsigned idx)
+{
+	LLVMTypeRef box = LLVMArrayType2(cg->t_i8, 128);
+	unsigned byval = LLVMGetEnumAttributeKindForName("byval", 5);
+	unsigned align = LLVMGetEnumAttributeKindForName("align", 5);
+
+	LLVMAddAttributeAtIndex(fn, idx + 1,
+				LLVMCreateTypeAttribute(cg->C, byval, box));
+	LLVMAddAttributeAtIndex(fn, idx + 1,
+				LLVMCreateEnumAttribute(cg->C, align, 64));
+	LLVMAddAttributeAtIndex(fn, idx + 1,
+				LLVMCreateStringAttribute(cg->C,
+							  "nvvm.grid_constant",
+							  18, "", 0));
+}
+
+static LLVMValueRef
+make_function(CgFn *fn)
+{
+	Cg *cg = fn->cg;
+	Func *f = fn->f;
+	LLVMTypeRef *pt = arena_alloc(fn->a, (f->body->nargs + 1) * sizeof *pt);
+	LLVMValueRef F;
+	const Attr *cl;
+	char buf[64];
+	uint32_t i;
+
+	for (i = 0; i < f->body->nargs; i++)
+		pt[i] = param_type(cg, ir_type(f, f->body->args[i]));
+	F = LLVMAddFunction(cg->M, f->name,
+			    LLVMFunctionType(cg->t_void, pt, f->body->nargs, 0));
+	LLVMSetFunctionCallConv(F, LLVMPTXKernelCallConv);
+	for (i = 0; i < f->body->nargs; i++) {
+		ValInfo *vi = ir_val(f, f->body->args[i]);
+
+		if (vi->name)
+			LLVMSetValueName2(LLVMGetParam(F, i), vi->name,
+					  strlen(vi->name));
+		if (vi->ty->kind == TY_TMA)
+			tma_param(cg, F, i);
+	}
+	snprintf(buf, sizeof buf, "%d", fn->nthreads);
+	add_str_attr(cg, F, "nvvm.reqntid", buf);
+	cl = attr_find(&f->attrs, "cluster");
+	if (cl && cl->kind == ATTR_INTS && cl->ints.n == 3 &&
+	    cl->ints.v[0] * cl->ints.v[1] * cl->ints.v[2] > 1) {
+		snprintf(buf, sizeof buf, "%lld,%lld,%lld",
+			 (long long)cl->ints.v[0], (long long)cl->ints.v[1],
+			 (long long)cl->ints.v[2]);
+		add_str_attr(cg, F, "nvvm.cluster_dim", buf);
+	}
+	return F;
+}
+
+static LLVMValueRef
+sreg(Cg *cg, const char *name)
+{
+	return cg_intr(cg, name, NULL, 0, NULL, 0);
+}
+
+static void
+make_entry(CgFn *fn)
+{
+	Cg *cg = fn->cg;
+	LLVMBasicBlockRef entry = cg_new_block(fn, "entry");
+	LLVMBasicBlockRef body = cg_new_block(fn, "body");
+	LLVMValueRef br;
+	uint32_t i;
+
+	LLVMPositionBuilderAtEnd(cg->B, entry);
+	fn->tid = sreg(cg, "llvm.nvvm.read.ptx.sreg.tid.x");
+	fn->lane = LLVMBuildAnd(cg->B, fn->tid, cg_i32(cg, 31), "lane");
+	fn->warp = LLVMBuildLShr(cg->B, fn->tid, cg_i32(cg, 5), "warp");
+	br = LLVMBuildBr(cg->B, body);
+	fn->Bentry = LLVMCreateBuilderInContext(cg->C);
+	LLVMPositionBuilderBefore(fn->Bentry, br);
+	LLVMPositionBuilderAtEnd(cg->B, body);
+	for (i = 0; i < fn->f->body->nargs; i++)
+		fn->vals[fn->f->body->args[i]].v = LLVMGetParam(fn->fn, i);
+}
+
+/* Every op codegen cannot lower for this target, reported at its line. */
+static bool
+check_supported(CgFn *fn)
+{
+	Cg *cg = fn->cg;
+	const Attr *cl = attr_find(&fn->f->attrs, "cluster");
+	bool ok = true;
+
+	if (fn->nthreads < 32 || fn->nthreads > 1024) {
+		cg_error(cg, fn->f->loc, "kernel '%s' has %d warps; 1 to 32 "
+			 "are supported", fn->f->name, fn->nwarps);
+		ok = false;
+	}
+	if (cl && cl->kind == ATTR_INTS && cl->ints.n == 3 &&
+	    cl->ints.v[0] * cl->ints.v[1] * cl->ints.v[2] > 1 && cg->o->sm < 90) {
+		cg_error(cg, fn->f->loc, "'cluster' is not supported for %s",
+			 target_name(cg->o->sm));
+		ok = false;
+	}
+	return cg_check_ops(fn, fn->f->body) && ok;
+}
+
+bool
+cg_lower_kernel(Cg *cg, Func *f)
+{
+	Arena a;
+	CgFn fn = { .cg = cg, .f = f, .a = &a };
+	CgKernelInfo ki;
+	bool ok = false;
+
+	arena_init(&a, NULL, NULL, NULL);
+	fn.nwarps = (int)attr_int(&f->attrs, "warps", 4);
+	fn.nthreads = fn.nwarps * 32;
+	fn.vals = arena_alloc(&a, f->vals.n * sizeof *fn.vals);
+	if (!check_supported(&fn))
+		goto done;
+	memset(&fn.assume, 0, sizeof fn.assume);
+	fn.ax_gen = axis_compute(&fn, &fn.assume);
+	axis_pick_assumptions(&fn, &fn.assume);
+	fn.ax = axis_compute(&fn, &fn.assume);
+	if (getenv("TLX_CG_MODE"))  /* experiments: 1 fast only, 2 generic only */
+		fn.mode = atoi(getenv("TLX_CG_MODE"));
+	cg_assign_layouts(&fn);
+	if (!cg_smem_plan(&fn))
+		goto done;
+	fn.fn = make_function(&fn);
+	fn.B = cg->B;
+	cg_debug_func(cg, f, fn.fn);
+	make_entry(&fn);
+	cg_scope_push(&fn);
+	cg_lower_block(&fn, f->body);
+	cg_scope_pop(&fn);
+	LLVMSetCurrentDebugLocation2(cg->B, NULL);
+	if (fn.failed || cg->failed)
+		goto done;
+	ki.name = f->name;
+	ki.threads = fn.nthreads;
+	ki.smem = cg_smem_total(&fn);
+	vec_push(&cg->arena, &cg->kinfo, ki);
+	ok = true;
+done:
+	if (fn.Bentry)
+		LLVMDisposeBuilder(fn.Bentry);
+	if (!ok)
+		cg->failed = true;
+	arena_reset(&a);
+	return ok;
+}

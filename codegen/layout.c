@@ -1,0 +1,488 @@
+/*
+ * layout.c: distributed layouts of tiles over the threads of a CTA.
+ *
+ * A layout is a linear layout over the tile's row-major flat index (all
+ * dims are powers of two): register bit i of a thread selects flat-index
+ * bit reg[i], lane bit i selects lane[i], warp bit i selects warp[i]; a
+ * zero basis means replication (two registers, lanes or warps holding the
+ * same element).  Non-zero bases are distinct single bits, so the flat
+ * index of (register r, lane l, warp w) is the OR of the selected bases,
+ * and a coordinate is (flat >> shift(dim)) & (size(dim) - 1).
+ *
+ * Every layout the compiler uses is one of these:
+ *   blocked  `vec` contiguous elements per thread along the fastest dim,
+ *            then lanes, then warps along the dims from fastest to
+ *            slowest, the rest repeated in registers (Triton's blocked);
+ *   slice    a reduction result: the parent's bases with the reduced dim
+ *            removed (those bases become zeros, i.e. replication);
+ *   mma      the mma.sync m16n8 accumulator: each warp owns an
+ *            (M/wm)x(N/wn) block of 16x8 tiles, c0..c3 as in the PTX ISA;
+ * and what shape ops make of them (reshape keeps the flat index, trans
+ * permutes its fields).
+ */
+#include "config.h"
+
+#include "codegen/cg.h"
+
+int
+log2i(int64_t v)
+{
+	int n = 0;
+
+	while (((int64_t)1 << n) < v)
+		n++;
+	return n;
+}
+
+int
+ly_dim_bits(const Layout *l, int d)
+{
+	return log2i(l->shape[d]);
+}
+
+int
+ly_dim_shift(const Layout *l, int d)
+{
+	int s = 0, i;
+
+	for (i = d + 1; i < l->rank; i++)
+		s += log2i(l->shape[i]);
+	return s;
+}
+
+static int
+shape_shift(int rank, const int64_t *shape, int d)
+{
+	int s = 0, i;
+
+	for (i = d + 1; i < rank; i++)
+		s += log2i(shape[i]);
+	return s;
+}
+
+/* The dim whose field holds flat bit `bit` (a power of two), and the
+ * bit's position inside the field. */
+static int
+dim_of(int rank, const int64_t *shape, uint32_t bit, int *pos)
+{
+	int b = log2i(bit), d;
+
+	for (d = rank - 1; d >= 0; d--) {
+		int w = log2i(shape[d]);
+
+		if (b < w) {
+			*pos = b;
+			return d;
+		}
+		b -= w;
+	}
+	*pos = 0;
+	return -1;
+}
+
+static uint64_t
+ly_hash(const Layout *l)
+{
+	return hash_bytes(l, offsetof(Layout, next), 0x51ce);
+}
+
+const Layout *
+ly_intern(Cg *cg, const Layout *proto)
+{
+	Layout **bucket = &cg->layouts.buckets[ly_hash(proto) & 63];
+	Layout *l;
+
+	for (l = *bucket; l; l = l->next)
+		if (memcmp(l, proto, offsetof(Layout, next)) == 0)
+			return l;
+	l = arena_dup(&cg->arena, proto, sizeof *l);
+	l->next = *bucket;
+	*bucket = l;
+	return l;
+}
+
+static void
+proto_init(Layout *p, LayoutKind k, int rank, const int64_t *shape)
+{
+	memset(p, 0, sizeof *p);
+	p->kind = (uint8_t)k;
+	p->rank = (uint8_t)rank;
+	memcpy(p->shape, shape, (size_t)rank * sizeof *shape);
+}
+
+/* Hands out the bits of each dim from the lowest up. */
+typedef struct Bits {
+	int rank;
+	const int64_t *shape;
+	int next[TY_MAX_RANK], width[TY_MAX_RANK];
+} Bits;
+
+static void
+bits_init(Bits *bs, int rank, const int64_t *shape)
+{
+	int d;
+
+	bs->rank = rank;
+	bs->shape = shape;
+	for (d = 0; d < rank; d++) {
+		bs->next[d] = 0;
+		bs->width[d] = log2i(shape[d]);
+	}
+}
+
+/* The next flat bit of dim d, or 0 when the dim has none left. */
+static uint32_t
+bits_take(Bits *bs, int d)
+{
+	if (bs->next[d] >= bs->width[d])
+		return 0;
+	return 1u << (shape_shift(bs->rank, bs->shape, d) + bs->next[d]++);
+}
+
+static uint32_t
+bits_take_ordered(Bits *bs, const int *order)
+{
+	int i;
+
+	for (i = 0; i < bs->rank; i++) {
+		uint32_t b = bits_take(bs, order[i]);
+
+		if (b)
+			return b;
+	}
+	return 0;
+}
+
+static uint32_t
+bits_take_any(Bits *bs)
+{
+	int d;
+
+	for (d = bs->rank - 1; d >= 0; d--) {
+		uint32_t b = bits_take(bs, d);
+
+		if (b)
+			return b;
+	}
+	return 0;
+}
+
+const Layout *
+ly_blocked(Cg *cg, int rank, const int64_t *shape, const int *order,
+	   int vec, int nwarps)
+{
+	Layout p;
+	Bits bs;
+	int i, nv = log2i(vec);
+	uint32_t b;
+
+	proto_init(&p, LY_BLOCKED, rank, shape);
+	bits_init(&bs, rank, shape);
+	for (i = 0; i < nv && (b = bits_take(&bs, order[0])); i++)
+		p.reg[p.nreg++] = b;
+	for (i = 0; i < LY_LANES; i++)
+		p.lane[i] = bits_take_ordered(&bs, order);
+	p.nwarp = (uint8_t)log2i(nwarps);
+	for (i = 0; i < p.nwarp; i++)
+		p.warp[i] = bits_take_ordered(&bs, order);
+	while ((b = bits_take_ordered(&bs, order)) && p.nreg < LY_MAX_REG)
+		p.reg[p.nreg++] = b;
+	return ly_intern(cg, &p);
+}
+
+const Layout *
+ly_default(Cg *cg, int rank, const int64_t *shape, int ebytes, int nwarps)
+{
+	int order[TY_MAX_RANK], i, vec;
+
+	for (i = 0; i < rank; i++)
+		order[i] = rank - 1 - i;
+	vec = 16 / (ebytes > 0 && ebytes <= 16 ? ebytes : 4);
+	if (vec > shape[rank - 1])
+		vec = (int)shape[rank - 1];
+	return ly_blocked(cg, rank, shape, order, vec, nwarps);
+}
+
+/* Flat bit `pos` of dim d of shape, or 0 past the dim's size. */
+static uint32_t
+dim_bit(const Layout *p, int d, int pos)
+{
+	if (pos >= ly_dim_bits(p, d))
+		return 0;
+	return 1u << (ly_dim_shift(p, d) + pos);
+}
+
+const Layout *
+ly_mma(Cg *cg, const int64_t *shape, int nwarps)
+{
+	Layout p;
+	int64_t M = shape[0], N = shape[1];
+	int wm = 1, wn = 1, i, nb, mb, row, col;
+
+	proto_init(&p, LY_MMA, 2, shape);
+	while (wm * wn < nwarps) {
+		bool can_m = M / (wm * 2) >= 16, can_n = N / (wn * 2) >= 8;
+
+		if (can_m && (!can_n || M / wm >= N / wn))
+			wm *= 2;
+		else if (can_n)
+			wn *= 2;
+		else
+			break;
+	}
+	p.wm = (uint8_t)wm;
+	p.wn = (uint8_t)wn;
+	p.mreps = (int)MAX(1, M / wm / 16);
+	p.nreps = (int)MAX(1, N / wn / 8);
+	nb = log2i(p.nreps);
+	mb = log2i(p.mreps);
+	/* c0..c3: (g, 2q), (g, 2q+1), (g+8, 2q), (g+8, 2q+1) */
+	p.reg[p.nreg++] = dim_bit(&p, 1, 0);
+	p.reg[p.nreg++] = dim_bit(&p, 0, 3);
+	for (i = 0; i < nb; i++)
+		p.reg[p.nreg++] = dim_bit(&p, 1, 3 + i);
+	for (i = 0; i < mb; i++)
+		p.reg[p.nreg++] = dim_bit(&p, 0, 4 + i);
+	p.lane[0] = dim_bit(&p, 1, 1);
+	p.lane[1] = dim_bit(&p, 1, 2);
+	p.lane[2] = dim_bit(&p, 0, 0);
+	p.lane[3] = dim_bit(&p, 0, 1);
+	p.lane[4] = dim_bit(&p, 0, 2);
+	p.nwarp = (uint8_t)log2i(nwarps);
+	col = 3 + nb;
+	row = 4 + mb;
+	for (i = 0; i < p.nwarp; i++) {
+		if (i < log2i(wn))
+			p.warp[i] = dim_bit(&p, 1, col++);
+		else if (i < log2i(wn) + log2i(wm))
+			p.warp[i] = dim_bit(&p, 0, row++);
+	}
+	return ly_intern(cg, &p);
+}
+
+/* Maps one basis of layout shape `from` to shape `to` (same rank): keeps
+ * the (dim, pos) of the bit; dims listed in `drop` give 0. */
+static uint32_t
+remap(uint32_t b, int rank, const int64_t *from, int trank,
+      const int64_t *to, const int *dmap)
+{
+	int pos, d, td;
+
+	if (!b)
+		return 0;
+	d = dim_of(rank, from, b, &pos);
+	if (d < 0 || (td = dmap[d]) < 0 || pos >= log2i(to[td]))
+		return 0;
+	return 1u << (shape_shift(trank, to, td) + pos);
+}
+
+static void
+remap_all(Layout *p, const Layout *l, const int *dmap)
+{
+	int i;
+
+	for (i = 0; i < LY_MAX_REG; i++)
+		p->reg[i] = remap(l->reg[i], l->rank, l->shape, p->rank,
+				  p->shape, dmap);
+	for (i = 0; i < LY_LANES; i++)
+		p->lane[i] = remap(l->lane[i], l->rank, l->shape, p->rank,
+				   p->shape, dmap);
+	for (i = 0; i < LY_MAX_WARP; i++)
+		p->warp[i] = remap(l->warp[i], l->rank, l->shape, p->rank,
+				   p->shape, dmap);
+	p->nreg = l->nreg;
+	p->nwarp = l->nwarp;
+}
+
+const Layout *
+ly_slice(Cg *cg, const Layout *l, int dim)
+{
+	int64_t shape[TY_MAX_RANK];
+	int dmap[TY_MAX_RANK], i, n = 0;
+	Layout p;
+
+	for (i = 0; i < l->rank; i++) {
+		dmap[i] = i == dim ? -1 : n;
+		if (i != dim)
+			shape[n++] = l->shape[i];
+	}
+	proto_init(&p, LY_SLICE, n, shape);
+	remap_all(&p, l, dmap);
+	p.parent = l;
+	p.slice_dim = (uint8_t)dim;
+	return ly_intern(cg, &p);
+}
+
+const Layout *
+ly_reshape(Cg *cg, const Layout *l, int rank, const int64_t *shape)
+{
+	Layout p;
+	int i, d, extra = -1;
+
+	if (rank == l->rank &&
+	    !memcmp(shape, l->shape, (size_t)rank * sizeof *shape))
+		return l;
+	proto_init(&p, LY_OTHER, rank, shape);
+	memcpy(p.reg, l->reg, sizeof p.reg);
+	memcpy(p.lane, l->lane, sizeof p.lane);
+	memcpy(p.warp, l->warp, sizeof p.warp);
+	p.nreg = l->nreg;
+	p.nwarp = l->nwarp;
+	/* expand_dims of a slice at the reduced dim remembers the parent, so
+	 * that broadcasting back to the parent's shape is free. */
+	if (l->kind == LY_SLICE && rank == l->rank + 1) {
+		for (i = 0, d = 0; i < rank; i++) {
+			if (d < l->rank && shape[i] == l->shape[d])
+				d++;
+			else if (shape[i] == 1 && extra < 0)
+				extra = i;
+		}
+		if (d == l->rank && extra == l->slice_dim) {
+			p.parent = l->parent;
+			p.slice_dim = (uint8_t)extra;
+		}
+	}
+	return ly_intern(cg, &p);
+}
+
+const Layout *
+ly_trans(Cg *cg, const Layout *l, const int64_t *perm)
+{
+	int64_t shape[TY_MAX_RANK];
+	int dmap[TY_MAX_RANK], i;
+	Layout p;
+
+	for (i = 0; i < l->rank; i++) {
+		shape[i] = l->shape[perm[i]];
+		dmap[perm[i]] = i;
+	}
+	proto_init(&p, LY_OTHER, l->rank, shape);
+	remap_all(&p, l, dmap);
+	return ly_intern(cg, &p);
+}
+
+const Layout *
+ly_project(Cg *cg, const Layout *l, int rank, const int64_t *shape)
+{
+	int dmap[TY_MAX_RANK], i;
+	Layout p;
+
+	for (i = 0; i < rank; i++)
+		dmap[i] = shape[i] == l->shape[i] ? i : -1;
+	proto_init(&p, LY_OTHER, rank, shape);
+	remap_all(&p, l, dmap);
+	return ly_intern(cg, &p);
+}
+
+const Layout *
+ly_broadcast(Cg *cg, const Layout *l, int rank, const int64_t *shape)
+{
+	int dmap[TY_MAX_RANK] = { 0, 1, 2, 3 }, i, d;
+	Bits bs;
+	Layout p;
+	uint32_t b;
+
+	if (l->parent && l->parent->rank == rank &&
+	    !memcmp(l->parent->shape, shape, (size_t)rank * sizeof *shape))
+		return l->parent;
+	proto_init(&p, LY_OTHER, rank, shape);
+	remap_all(&p, l, dmap);
+	/* the broadcast dims' bits: reuse replicated lanes, warps and
+	 * registers (free), then add registers */
+	bits_init(&bs, rank, shape);
+	for (d = 0; d < rank; d++)
+		if (l->shape[d] != 1)
+			bs.next[d] = bs.width[d];
+	for (i = 0; i < LY_LANES; i++)
+		if (!p.lane[i] && (b = bits_take_any(&bs)))
+			p.lane[i] = b;
+	for (i = 0; i < p.nwarp; i++)
+		if (!p.warp[i] && (b = bits_take_any(&bs)))
+			p.warp[i] = b;
+	for (i = 0; i < p.nreg; i++)
+		if (!p.reg[i] && (b = bits_take_any(&bs)))
+			p.reg[i] = b;
+	while (p.nreg < LY_MAX_REG && (b = bits_take_any(&bs)))
+		p.reg[p.nreg++] = b;
+	return ly_intern(cg, &p);
+}
+
+uint32_t
+ly_dup_mask(const Layout *l)
+{
+	uint32_t m = 0;
+	int i;
+
+	for (i = 0; i < l->nreg; i++)
+		if (!l->reg[i])
+			m |= 1u << i;
+	return m;
+}
+
+uint32_t
+ly_lane_dup(const Layout *l)
+{
+	uint32_t m = 0;
+	int i;
+
+	for (i = 0; i < LY_LANES; i++)
+		if (!l->lane[i])
+			m |= 1u << i;
+	return m;
+}
+
+uint32_t
+ly_warp_dup(const Layout *l)
+{
+	uint32_t m = 0;
+	int i;
+
+	for (i = 0; i < l->nwarp; i++)
+		if (!l->warp[i])
+			m |= 1u << i;
+	return m;
+}
+
+uint32_t
+ly_reg_flat(const Layout *l, uint32_t r)
+{
+	uint32_t f = 0;
+	int i;
+
+	for (i = 0; i < l->nreg; i++)
+		if (r & (1u << i))
+			f |= l->reg[i];
+	return f;
+}
+
+int
+ly_contig_regs(const Layout *l)
+{
+	int k = 0;
+
+	while (k < l->nreg && l->rank > 0 &&
+	       k < ly_dim_bits(l, l->rank - 1) && l->reg[k] == 1u << k)
+		k++;
+	return 1 << k;
+}
+
+void
+ly_print(Buf *b, const Layout *l)
+{
+	static const char *kinds[] = { "blocked", "slice", "mma", "other" };
+	int i;
+
+	buf_printf(b, "%s<", kinds[l->kind]);
+	for (i = 0; i < l->rank; i++)
+		buf_printf(b, "%s%lld", i ? "x" : "", (long long)l->shape[i]);
+	buf_puts(b, "> reg[");
+	for (i = 0; i < l->nreg; i++)
+		buf_printf(b, "%s%u", i ? "," : "", l->reg[i]);
+	buf_puts(b, "] lane[");
+	for (i = 0; i < LY_LANES; i++)
+		buf_printf(b, "%s%u", i ? "," : "", l->lane[i]);
+	buf_puts(b, "] warp[");
+	for (i = 0; i < l->nwarp; i++)
+		buf_printf(b, "%s%u", i ? "," : "", l->warp[i]);
+	buf_puts(b, "]");
+}

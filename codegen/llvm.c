@@ -1,0 +1,362 @@
+/*
+ * llvm.c: the LLVM side of code generation -- the NVPTX target machine
+ * (cpu and PTX version from the target table), the module, intrinsic
+ * declarations (always through LLVMLookupIntrinsicID, never by hand),
+ * inline PTX, and the O3 pipeline plus PTX emission.  Also cg_compile,
+ * the entry point of codegen/.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/Support.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "codegen/cg.h"
+
+static const char triple[] = "nvptx64-nvidia-cuda";
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+/* Once per process.  32-bit pointers for shared memory (as Triton does):
+ * the data layout gets p3:32, so smem address arithmetic is 32-bit. */
+static void
+init_targets(void)
+{
+	static const char *const argv[] = { "tlx", "-nvptx-short-ptr" };
+
+	LLVMParseCommandLineOptions(2, argv, "");
+	LLVMInitializeNVPTXTargetInfo();
+	LLVMInitializeNVPTXTarget();
+	LLVMInitializeNVPTXTargetMC();
+	LLVMInitializeNVPTXAsmPrinter();
+}
+
+const char *
+cg_llvm_version(void)
+{
+	static char v[32];
+	unsigned a, b, c;
+
+	LLVMGetVersion(&a, &b, &c);
+	snprintf(v, sizeof v, "%u.%u.%u", a, b, c);
+	return v;
+}
+
+void
+cg_error(Cg *cg, SrcLoc loc, const char *fmt, ...)
+{
+	va_list ap;
+
+	cg->failed = true;
+	va_start(ap, fmt);
+	diag_report(cg->d, DIAG_ERROR, range_at(loc), loc.line > 0, fmt, ap);
+	va_end(ap);
+}
+
+void
+cg_unsupported(Cg *cg, Op *op, const char *what)
+{
+	cg_error(cg, op->loc, "'%s' is not supported for %s yet",
+		 what ? what : op_name(op->kind), target_name(cg->o->sm));
+}
+
+static LLVMCodeGenOptLevel
+cg_level(int olevel)
+{
+	switch (olevel) {
+	case 0: return LLVMCodeGenLevelNone;
+	case 1: return LLVMCodeGenLevelLess;
+	case 2: return LLVMCodeGenLevelDefault;
+	default: return LLVMCodeGenLevelAggressive;
+	}
+}
+
+bool
+cg_llvm_init(Cg *cg)
+{
+	LLVMTargetRef T;
+	LLVMTargetMachineOptionsRef O;
+	LLVMTargetDataRef dl;
+	char *err = NULL, feat[32];
+	int sm = cg->o->sm;
+
+	pthread_once(&init_once, init_targets);
+	if (LLVMGetTargetFromTriple(triple, &T, &err)) {
+		diag_error_noloc(cg->d, "LLVM has no NVPTX target: %s",
+				 err ? err : "?");
+		LLVMDisposeMessage(err);
+		return false;
+	}
+	snprintf(feat, sizeof feat, "+ptx%d", target_ptx(sm));
+	O = LLVMCreateTargetMachineOptions();
+	LLVMTargetMachineOptionsSetCPU(O, target_name(sm));
+	LLVMTargetMachineOptionsSetFeatures(O, feat);
+	LLVMTargetMachineOptionsSetCodeGenOptLevel(O, cg_level(cg->o->olevel));
+	cg->TM = LLVMCreateTargetMachineWithOptions(T, triple, O);
+	LLVMDisposeTargetMachineOptions(O);
+	if (!cg->TM) {
+		diag_error_noloc(cg->d, "cannot create the NVPTX target "
+				 "machine for %s", target_name(sm));
+		return false;
+	}
+	cg->C = LLVMContextCreate();
+	cg->M = LLVMModuleCreateWithNameInContext("tlx", cg->C);
+	LLVMSetTarget(cg->M, triple);
+	dl = LLVMCreateTargetDataLayout(cg->TM);
+	LLVMSetModuleDataLayout(cg->M, dl);
+	LLVMDisposeTargetData(dl);
+	cg->B = LLVMCreateBuilderInContext(cg->C);
+	cg->t_void = LLVMVoidTypeInContext(cg->C);
+	cg->t_i1 = LLVMInt1TypeInContext(cg->C);
+	cg->t_i8 = LLVMInt8TypeInContext(cg->C);
+	cg->t_i16 = LLVMInt16TypeInContext(cg->C);
+	cg->t_i32 = LLVMInt32TypeInContext(cg->C);
+	cg->t_i64 = LLVMInt64TypeInContext(cg->C);
+	cg->t_f16 = LLVMHalfTypeInContext(cg->C);
+	cg->t_bf16 = LLVMBFloatTypeInContext(cg->C);
+	cg->t_f32 = LLVMFloatTypeInContext(cg->C);
+	cg->t_f64 = LLVMDoubleTypeInContext(cg->C);
+	cg->t_ptr = LLVMPointerTypeInContext(cg->C, 0);
+	cg->t_gptr = LLVMPointerTypeInContext(cg->C, 1);
+	cg->t_sptr = LLVMPointerTypeInContext(cg->C, 3);
+	return true;
+}
+
+void
+cg_llvm_dispose(Cg *cg)
+{
+	if (cg->dib)
+		LLVMDisposeDIBuilder(cg->dib);
+	if (cg->B)
+		LLVMDisposeBuilder(cg->B);
+	if (cg->M)
+		LLVMDisposeModule(cg->M);
+	if (cg->C)
+		LLVMContextDispose(cg->C);
+	if (cg->TM)
+		LLVMDisposeTargetMachine(cg->TM);
+}
+
+LLVMTypeRef
+cg_type(Cg *cg, Type *t)
+{
+	t = ty_elem(t);
+	switch (t->kind) {
+	case TY_I1: return cg->t_i1;
+	case TY_I8: case TY_U8: case TY_F8E4M3: case TY_F8E5M2:
+		return cg->t_i8;
+	case TY_I16: case TY_U16: return cg->t_i16;
+	case TY_I32: case TY_U32: return cg->t_i32;
+	case TY_I64: case TY_U64: return cg->t_i64;
+	case TY_F16: return cg->t_f16;
+	case TY_BF16: return cg->t_bf16;
+	case TY_F32: return cg->t_f32;
+	case TY_F64: return cg->t_f64;
+	case TY_PTR: return t->as == AS_SHARED ? cg->t_sptr : cg->t_gptr;
+	default: return cg->t_i32;
+	}
+}
+
+LLVMValueRef
+cg_i32(Cg *cg, int64_t v)
+{
+	return LLVMConstInt(cg->t_i32, (unsigned long long)v, 1);
+}
+
+LLVMValueRef
+cg_i64(Cg *cg, int64_t v)
+{
+	return LLVMConstInt(cg->t_i64, (unsigned long long)v, 1);
+}
+
+/* The scalar constant of attribute `a` (an int or float) in type t. */
+LLVMValueRef
+cg_const(Cg *cg, Type *t, const Attr *a)
+{
+	Type *e = ty_elem(t);
+	double f = 0;
+	int64_t i = 0;
+
+	if (a && a->kind == ATTR_FLOAT) {
+		f = a->f;
+		i = (int64_t)f;
+	} else if (a && a->kind == ATTR_INT) {
+		i = a->i;
+		f = (double)a->i;
+	}
+	switch (e->kind) {
+	case TY_F16: case TY_BF16: case TY_F32: case TY_F64:
+		return LLVMConstReal(cg_type(cg, e), f);
+	case TY_F8E4M3: case TY_F8E5M2:
+		/* storage types: the attribute holds the bits */
+		return LLVMConstInt(cg->t_i8, (unsigned long long)i, 0);
+	case TY_PTR:
+		return LLVMConstNull(cg_type(cg, e));
+	default:
+		return LLVMConstInt(cg_type(cg, e), (unsigned long long)i, 1);
+	}
+}
+
+LLVMValueRef
+cg_intr(Cg *cg, const char *name, LLVMTypeRef *ovl, int novl,
+	LLVMValueRef *args, int nargs)
+{
+	unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+	LLVMValueRef fn;
+	LLVMTypeRef fty;
+
+	if (!id)
+		tlx_bug("LLVM 22 has no intrinsic '%s'", name);
+	fn = LLVMGetIntrinsicDeclaration(cg->M, id, ovl, (size_t)novl);
+	fty = LLVMIntrinsicGetType(cg->C, id, ovl, (size_t)novl);
+	if (LLVMCountParamTypes(fty) != (unsigned)nargs)
+		tlx_bug("intrinsic '%s' takes %u operands, not %d", name,
+			LLVMCountParamTypes(fty), nargs);
+	return LLVMBuildCall2(cg->B, fty, fn, args, (unsigned)nargs, "");
+}
+
+LLVMValueRef
+cg_asm(Cg *cg, LLVMTypeRef rty, const char *text, const char *cons,
+       LLVMValueRef *args, int nargs, bool side, bool conv)
+{
+	LLVMTypeRef at[32], fty;
+	LLVMValueRef ia, call;
+	int i;
+
+	if (NEVER(nargs > 32))
+		nargs = 32;
+	for (i = 0; i < nargs; i++)
+		at[i] = LLVMTypeOf(args[i]);
+	fty = LLVMFunctionType(rty, at, (unsigned)nargs, 0);
+	ia = LLVMGetInlineAsm(fty, text, strlen(text), cons, strlen(cons),
+			      side, 0, LLVMInlineAsmDialectATT, 0);
+	call = LLVMBuildCall2(cg->B, fty, ia, args, (unsigned)nargs, "");
+	if (conv) {
+		unsigned k = LLVMGetEnumAttributeKindForName("convergent", 10);
+
+		LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+					 LLVMCreateEnumAttribute(cg->C, k, 0));
+	}
+	return call;
+}
+
+static bool
+optimize(Cg *cg)
+{
+	LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+	LLVMErrorRef e;
+	char pipe[32];
+
+	/* -O2 (tlxc's default) and -O3 both run LLVM's O3 */
+	snprintf(pipe, sizeof pipe, "default<O%d>",
+		 cg->o->olevel >= 2 ? 3 : cg->o->olevel);
+	e = LLVMRunPasses(cg->M, pipe, cg->TM, po);
+	LLVMDisposePassBuilderOptions(po);
+	if (e) {
+		char *msg = LLVMGetErrorMessage(e);
+
+		diag_error_noloc(cg->d, "internal error: LLVM passes: %s", msg);
+		LLVMDisposeErrorMessage(msg);
+		return false;
+	}
+	return true;
+}
+
+bool
+cg_llvm_emit(Cg *cg, char **text, size_t *len)
+{
+	LLVMMemoryBufferRef mb;
+	char *err = NULL;
+
+	if (LLVMVerifyModule(cg->M, LLVMReturnStatusAction, &err)) {
+		diag_error_noloc(cg->d, "internal error: the LLVM module does "
+				 "not verify: %s", err ? err : "?");
+		LLVMDisposeMessage(err);
+		return false;
+	}
+	LLVMDisposeMessage(err);
+	if (!optimize(cg))
+		return false;
+	if (cg->o->emit == CG_EMIT_LLVM) {
+		char *s = LLVMPrintModuleToString(cg->M);
+
+		*len = strlen(s);
+		*text = arena_dup(&cg->arena, s, *len + 1);
+		LLVMDisposeMessage(s);
+		return true;
+	}
+	if (LLVMTargetMachineEmitToMemoryBuffer(cg->TM, cg->M, LLVMAssemblyFile,
+						&err, &mb)) {
+		diag_error_noloc(cg->d, "internal error: NVPTX code generation: "
+				 "%s", err ? err : "?");
+		LLVMDisposeMessage(err);
+		return false;
+	}
+	*len = LLVMGetBufferSize(mb);
+	*text = arena_alloc(&cg->arena, *len + 1);
+	memcpy(*text, LLVMGetBufferStart(mb), *len);
+	LLVMDisposeMemoryBuffer(mb);
+	return true;
+}
+
+static bool
+lower_module(Cg *cg)
+{
+	uint32_t i;
+
+	cg_debug_init(cg);
+	cg_meta_ir(cg);
+	for (i = 0; i < cg->mod->funcs.n; i++) {
+		Func *f = cg->mod->funcs.v[i];
+
+		if (f->kind == FN_KERNEL && !cg_lower_kernel(cg, f))
+			cg->failed = true;
+	}
+	if (cg->failed)
+		return false;
+	cg_meta_finish(cg);
+	cg_debug_finish(cg);
+	return true;
+}
+
+bool
+cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
+{
+	Cg cg = { .mod = m, .o = o, .d = d };
+	char *text = NULL, *bin;
+	size_t len = 0, size;
+	bool ok = false;
+
+	memset(out, 0, sizeof *out);
+	if (!target_ptx(o->sm)) {
+		diag_error_noloc(d, "unknown target sm_%d", o->sm);
+		return false;
+	}
+	arena_init(&cg.arena, NULL, NULL, NULL);
+	if (!cg_llvm_init(&cg))
+		goto done;
+	if (!lower_module(&cg) || !cg_llvm_emit(&cg, &text, &len))
+		goto done;
+	out->kernels = arena_dup(m->ctx->arena, cg.kinfo.v,
+				 cg.kinfo.n * sizeof *cg.kinfo.v);
+	out->nkernels = cg.kinfo.n;
+	if (o->emit != CG_EMIT_CUBIN) {
+		out->data = arena_dup(m->ctx->arena, text, len + 1);
+		out->size = len;
+		ok = true;
+		goto done;
+	}
+	if (!cg_assemble(&cg, text, len, &bin, &size, &out->linker))
+		goto done;
+	out->data = arena_dup(m->ctx->arena, bin, size);
+	out->size = size;
+	free(bin);
+	ok = true;
+done:
+	cg_llvm_dispose(&cg);
+	arena_reset(&cg.arena);
+	return ok;
+}

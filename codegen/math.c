@@ -1,0 +1,354 @@
+/*
+ * math.c: exp exp2 log log2 sqrt rsqrt sin cos tanh erf sigmoid floor
+ * ceil.  f16 and bf16 are computed in f32 and rounded once.  f64 has
+ * sqrt, rsqrt, floor and ceil; the others are refused for f64 for now.
+ *
+ * Accurate variants (the default) and their bounds for f32, measured
+ * against the simulator's correctly rounded results:
+ *   exp, exp2     2^j * ex2.approx(f), |f| <= 1/2 after an exact (fma)
+ *                 reduction: <= 2 ulp
+ *   log, log2     x = 2^e * m, m in [0.75, 1.5), atanh series of
+ *                 (m-1)/(m+1) to t^11: <= 2 ulp
+ *   sqrt          sqrt.rn (exact); rsqrt = 1 / sqrt.rn: <= 1 ulp
+ *   sin, cos      k = rint(x * 2/pi), three-part fma reduction, Cephes
+ *                 polynomials on [-pi/4, pi/4]: <= 2 ulp for |x| < 1e5
+ *                 (no Payne-Hanek reduction: larger |x| loses digits)
+ *   tanh          Taylor series to x^17 for |x| < 0.55, else
+ *                 1 - 2 / (exp(2|x|) + 1): <= 3 ulp
+ *   erf           Taylor series for |x| < 1, else Abramowitz-Stegun
+ *                 7.1.26: absolute error <= 2e-7
+ *   sigmoid       1 / (1 + exp(-x)): <= 3 ulp
+ *   floor, ceil   cvt.rmi / cvt.rpi (exact)
+ * --fast-math uses the hardware approximations: ex2.approx (exp, exp2),
+ * lg2.approx (log, log2), rsqrt.approx, sin.approx, cos.approx,
+ * tanh.approx (each about 2^-22 relative, tanh 2^-11), sqrt.approx.
+ */
+#include "config.h"
+
+#include "codegen/cg.h"
+
+static LLVMValueRef
+fc(Cg *cg, double v)
+{
+	return LLVMConstReal(cg->t_f32, v);
+}
+
+static LLVMValueRef
+call1(CgFn *fn, const char *name, bool ovl, LLVMValueRef x)
+{
+	LLVMTypeRef t = LLVMTypeOf(x);
+
+	return cg_intr(fn->cg, name, ovl ? &t : NULL, ovl ? 1 : 0, &x, 1);
+}
+
+static LLVMValueRef
+fma3(CgFn *fn, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c)
+{
+	LLVMValueRef args[3] = { a, b, c };
+	LLVMTypeRef t = LLVMTypeOf(a);
+
+	return cg_intr(fn->cg, "llvm.fma", &t, 1, args, 3);
+}
+
+static LLVMValueRef
+mul(CgFn *fn, LLVMValueRef a, LLVMValueRef b)
+{
+	return LLVMBuildFMul(fn->cg->B, a, b, "");
+}
+
+static LLVMValueRef
+add(CgFn *fn, LLVMValueRef a, LLVMValueRef b)
+{
+	return LLVMBuildFAdd(fn->cg->B, a, b, "");
+}
+
+/* Horner: c[0] + x*(c[1] + x*(...)) */
+static LLVMValueRef
+poly(CgFn *fn, LLVMValueRef x, const double *c, int n)
+{
+	LLVMValueRef p = fc(fn->cg, c[n - 1]);
+	int i;
+
+	for (i = n - 2; i >= 0; i--)
+		p = fma3(fn, p, x, fc(fn->cg, c[i]));
+	return p;
+}
+
+/* 2^j for an integral f32 j in [-252, 254], as two exact factors. */
+static LLVMValueRef
+ldexp2(CgFn *fn, LLVMValueRef v, LLVMValueRef j)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	LLVMValueRef ji = LLVMBuildFPToSI(B, j, cg->t_i32, ""), h, s1, s2;
+
+	h = LLVMBuildAShr(B, ji, cg_i32(cg, 1), "");
+	s1 = LLVMBuildShl(B, LLVMBuildAdd(B, h, cg_i32(cg, 127), ""),
+			  cg_i32(cg, 23), "");
+	s2 = LLVMBuildShl(B, LLVMBuildAdd(B, LLVMBuildSub(B, ji, h, ""),
+					  cg_i32(cg, 127), ""), cg_i32(cg, 23), "");
+	v = mul(fn, v, LLVMBuildBitCast(B, s1, cg->t_f32, ""));
+	return mul(fn, v, LLVMBuildBitCast(B, s2, cg->t_f32, ""));
+}
+
+static LLVMValueRef
+ex2(CgFn *fn, LLVMValueRef x)
+{
+	return call1(fn, "llvm.nvvm.ex2.approx", true, x);
+}
+
+/* 2^(j + f) with j = rint(t), f the rest, t = x * log2(e) or x. */
+static LLVMValueRef
+exp_core(CgFn *fn, LLVMValueRef x, bool base2)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	LLVMValueRef j, f, r, big, small;
+	double hi = base2 ? 128.0 : 88.72283935546875;
+	double lo = base2 ? -150.0 : -103.97208404541016;
+
+	if (base2) {
+		j = call1(fn, "llvm.rint", true, x);
+		f = LLVMBuildFSub(B, x, j, "");
+	} else {
+		j = call1(fn, "llvm.rint", true, mul(fn, x, fc(cg, 1.4426950408889634)));
+		f = fma3(fn, LLVMBuildFNeg(B, j, ""), fc(cg, 0.6931471824645996), x);
+		f = fma3(fn, LLVMBuildFNeg(B, j, ""), fc(cg, -1.9046542121259336e-09), f);
+		f = mul(fn, f, fc(cg, 1.4426950408889634));
+	}
+	big = LLVMBuildFCmp(B, LLVMRealOGT, x, fc(cg, hi), "");
+	small = LLVMBuildFCmp(B, LLVMRealOLT, x, fc(cg, lo), "");
+	/* keep j in range for the scaling (the selects below decide) */
+	j = LLVMBuildSelect(B, LLVMBuildOr(B, big, small, ""), fc(cg, 0), j, "");
+	j = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealUNO, x, x, ""), fc(cg, 0),
+			    j, "");
+	r = ldexp2(fn, ex2(fn, f), j);
+	r = LLVMBuildSelect(B, big, fc(cg, 1.0 / 0.0), r, "");
+	return LLVMBuildSelect(B, small, fc(cg, 0), r, "");
+}
+
+/* log(x) (or log2 when base2), see the header. */
+static LLVMValueRef
+log_core(CgFn *fn, LLVMValueRef x, bool base2)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	static const double c[] = { 2.0, 2.0 / 3, 2.0 / 5, 2.0 / 7, 2.0 / 9,
+				    2.0 / 11 };
+	LLVMValueRef den, xs, bits, e, m, t, s, p, r, ef;
+
+	/* scale subnormals into the normal range */
+	den = LLVMBuildFCmp(B, LLVMRealOLT, x, fc(cg, 0x1p-126), "");
+	xs = LLVMBuildSelect(B, den, mul(fn, x, fc(cg, 0x1p24)), x, "");
+	bits = LLVMBuildBitCast(B, xs, cg->t_i32, "");
+	/* m in [0.75, 1.5): subtract the exponent of 0.75 */
+	e = LLVMBuildSub(B, bits, cg_i32(cg, 0x3f400000), "");
+	e = LLVMBuildAShr(B, e, cg_i32(cg, 23), "");
+	m = LLVMBuildSub(B, bits, LLVMBuildShl(B, e, cg_i32(cg, 23), ""), "");
+	m = LLVMBuildBitCast(B, m, cg->t_f32, "");
+	e = LLVMBuildSub(B, e, LLVMBuildSelect(B, den, cg_i32(cg, 24),
+					      cg_i32(cg, 0), ""), "");
+	ef = LLVMBuildSIToFP(B, e, cg->t_f32, "");
+	t = LLVMBuildFDiv(B, LLVMBuildFSub(B, m, fc(cg, 1), ""),
+			  add(fn, m, fc(cg, 1)), "");
+	s = mul(fn, t, t);
+	p = mul(fn, t, poly(fn, s, c, 6));  /* log(m) */
+	if (base2)
+		r = fma3(fn, p, fc(cg, 1.4426950408889634), ef);
+	else
+		r = fma3(fn, ef, fc(cg, 0.6931471824645996),
+			 fma3(fn, ef, fc(cg, -1.9046542121259336e-09), p));
+	/* specials: 0 -> -inf, < 0 -> NaN, inf -> inf, NaN -> NaN */
+	r = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOEQ, x, fc(cg, 0), ""),
+			    fc(cg, -1.0 / 0.0), r, "");
+	r = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOEQ, x,
+					     fc(cg, 1.0 / 0.0), ""), x, r, "");
+	return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealULT, x, fc(cg, 0), ""),
+			       fc(cg, 0.0 / 0.0), r, "");
+}
+
+static LLVMValueRef
+sincos(CgFn *fn, LLVMValueRef x, bool is_cos)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	static const double sc[] = { -1.6666654611e-1, 8.3321608736e-3,
+				     -1.9515295891e-4 };
+	static const double cc[] = { 4.166664568298827e-2,
+				     -1.388731625493765e-3,
+				     2.443315711809948e-5 };
+	LLVMValueRef k, nk, r, z, s, c, q, swap, neg, res;
+
+	k = call1(fn, "llvm.rint", true, mul(fn, x, fc(cg, 0.6366197723675814)));
+	nk = LLVMBuildFNeg(B, k, "");
+	r = fma3(fn, nk, fc(cg, 1.5707963705062866), x);
+	r = fma3(fn, nk, fc(cg, -4.371138828673793e-08), r);
+	r = fma3(fn, nk, fc(cg, -1.7763568394002505e-15), r);
+	z = mul(fn, r, r);
+	s = fma3(fn, mul(fn, z, r), poly(fn, z, sc, 3), r);
+	c = fma3(fn, mul(fn, z, z), poly(fn, z, cc, 3),
+		 fma3(fn, z, fc(cg, -0.5), fc(cg, 1)));
+	q = LLVMBuildFPToSI(B, k, cg->t_i32, "");
+	if (is_cos)
+		q = LLVMBuildAdd(B, q, cg_i32(cg, 1), "");
+	swap = LLVMBuildTrunc(B, q, cg->t_i1, "");
+	neg = LLVMBuildTrunc(B, LLVMBuildLShr(B, q, cg_i32(cg, 1), ""), cg->t_i1, "");
+	res = LLVMBuildSelect(B, swap, c, s, "");
+	return LLVMBuildSelect(B, neg, LLVMBuildFNeg(B, res, ""), res, "");
+}
+
+static LLVMValueRef
+tanh_acc(CgFn *fn, LLVMValueRef x)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	static const double c[] = { 1.0, -0.3333333333333333,
+		0.13333333333333333, -0.05396825396825397, 0.021869488536155203,
+		-0.008863235529902197, 0.003592128036572481,
+		-0.0014558343870513183, 0.000590027440945586 };
+	LLVMTypeRef t = cg->t_f32;
+	LLVMValueRef a = cg_intr(cg, "llvm.fabs", &t, 1, &x, 1), small, big, e;
+
+	small = mul(fn, x, poly(fn, mul(fn, x, x), c, 9));
+	e = exp_core(fn, add(fn, a, a), false);
+	big = LLVMBuildFSub(B, fc(cg, 1), LLVMBuildFDiv(B, fc(cg, 2),
+			    add(fn, e, fc(cg, 1)), ""), "");
+	{
+		LLVMValueRef args[2] = { big, x };
+
+		big = cg_intr(cg, "llvm.copysign", &t, 1, args, 2);
+	}
+	return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, a, fc(cg, 0.55), ""),
+			       small, big, "");
+}
+
+static LLVMValueRef
+erf_acc(CgFn *fn, LLVMValueRef x)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	double c[12];
+	static const double as[] = { 0.0, 0.254829592, -0.284496736,
+				     1.421413741, -1.453152027, 1.061405429 };
+	LLVMTypeRef t = cg->t_f32;
+	LLVMValueRef a = cg_intr(cg, "llvm.fabs", &t, 1, &x, 1), small, tt, big;
+	double f = 1;
+	int n;
+
+	for (n = 0; n < 12; n++) {
+		if (n)
+			f *= n;
+		c[n] = (n & 1 ? -1.0 : 1.0) / (f * (2 * n + 1)) * 1.1283791670955126;
+	}
+	small = mul(fn, x, poly(fn, mul(fn, x, x), c, 12));
+	tt = LLVMBuildFDiv(B, fc(cg, 1), fma3(fn, a, fc(cg, 0.3275911), fc(cg, 1)), "");
+	big = mul(fn, poly(fn, tt, as, 6), exp_core(fn, LLVMBuildFNeg(B,
+		  mul(fn, a, a), ""), false));
+	big = LLVMBuildFSub(B, fc(cg, 1), big, "");
+	{
+		LLVMValueRef args[2] = { big, x };
+
+		big = cg_intr(cg, "llvm.copysign", &t, 1, args, 2);
+	}
+	return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, a, fc(cg, 1), ""),
+			       small, big, "");
+}
+
+static LLVMValueRef
+fast(CgFn *fn, OpKind k, LLVMValueRef x)
+{
+	Cg *cg = fn->cg;
+
+	switch (k) {
+	case OP_EXP: return ex2(fn, mul(fn, x, fc(cg, 1.4426950408889634)));
+	case OP_EXP2: return ex2(fn, x);
+	case OP_LOG: return mul(fn, call1(fn, "llvm.nvvm.lg2.approx.f", false, x),
+				fc(cg, 0.6931471805599453));
+	case OP_LOG2: return call1(fn, "llvm.nvvm.lg2.approx.f", false, x);
+	case OP_RSQRT: return call1(fn, "llvm.nvvm.rsqrt.approx.f", false, x);
+	case OP_SQRT: return call1(fn, "llvm.nvvm.sqrt.approx.f", false, x);
+	case OP_SIN: return call1(fn, "llvm.nvvm.sin.approx.f", false, x);
+	case OP_COS: return call1(fn, "llvm.nvvm.cos.approx.f", false, x);
+	case OP_TANH:
+		return cg_asm(cg, cg->t_f32, "tanh.approx.f32 $0, $1;", "=f,f",
+			      &x, 1, false, false);
+	default: return NULL;
+	}
+}
+
+static LLVMValueRef
+acc32(CgFn *fn, OpKind k, LLVMValueRef x)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+
+	switch (k) {
+	case OP_EXP: return exp_core(fn, x, false);
+	case OP_EXP2: return exp_core(fn, x, true);
+	case OP_LOG: return log_core(fn, x, false);
+	case OP_LOG2: return log_core(fn, x, true);
+	case OP_SIN: return sincos(fn, x, false);
+	case OP_COS: return sincos(fn, x, true);
+	case OP_TANH: return tanh_acc(fn, x);
+	case OP_ERF: return erf_acc(fn, x);
+	case OP_SIGMOID:
+		return LLVMBuildFDiv(B, fc(cg, 1), add(fn, fc(cg, 1),
+				     exp_core(fn, LLVMBuildFNeg(B, x, ""), false)), "");
+	default: return NULL;
+	}
+}
+
+bool
+cg_math_supported(CgFn *fn, Op *op)
+{
+	Type *e;
+
+	if (!op_has(op, F_MATH) || op->nres != 1)
+		return true;
+	e = ty_elem(ir_type(fn->f, op->res[0]));
+	if (e->kind != TY_F64)
+		return true;
+	return op->kind == OP_SQRT || op->kind == OP_RSQRT ||
+	       op->kind == OP_FLOOR || op->kind == OP_CEIL;
+}
+
+LLVMValueRef
+cg_math(CgFn *fn, OpKind k, Type *e, LLVMValueRef x)
+{
+	Cg *cg = fn->cg;
+	LLVMValueRef r = NULL;
+	LLVMTypeRef t;
+
+	x = cg_widen(fn, e, x);
+	t = LLVMTypeOf(x);
+	switch (k) {
+	case OP_SQRT:
+		if (cg->o->fast_math && e->kind != TY_F64)
+			r = fast(fn, k, x);
+		else
+			r = cg_intr(cg, "llvm.sqrt", &t, 1, &x, 1);
+		break;
+	case OP_RSQRT:
+		if (cg->o->fast_math && e->kind != TY_F64)
+			r = fast(fn, k, x);
+		else
+			r = LLVMBuildFDiv(cg->B, LLVMConstReal(t, 1),
+					  cg_intr(cg, "llvm.sqrt", &t, 1, &x, 1), "");
+		break;
+	case OP_FLOOR:
+		r = cg_intr(cg, "llvm.floor", &t, 1, &x, 1);
+		break;
+	case OP_CEIL:
+		r = cg_intr(cg, "llvm.ceil", &t, 1, &x, 1);
+		break;
+	default:
+		if (cg->o->fast_math)
+			r = fast(fn, k, x);
+		if (!r)
+			r = acc32(fn, k, x);
+		break;
+	}
+	if (NEVER(!r))
+		r = x;
+	return cg_narrow(fn, e, r);
+}

@@ -1,0 +1,728 @@
+/*
+ * memory.c: load, store, atomic and atomic_cas on global memory.
+ *
+ * A tile access uses the layout of cg_mem_layout: each thread owns
+ * vectors of `vec` elements along the pointers' contiguous dim, and
+ * accesses each as one ld.global.v4.b32 / st.global.v4.b32 (or v2, or a
+ * scalar) -- the data is moved as 32-bit words so that 8 bf16 are one
+ * 16-byte access.  vec comes from the axis analysis: when the fast-path
+ * assumptions give a wider vector than the proven facts, the access is
+ * emitted twice behind a uniform run-time check of those assumptions.
+ *
+ * Masks: when the mask is constant over a vector (axis constancy), one
+ * predicate guards the vector; otherwise the vector is used when all its
+ * mask bits are true and a masked (scalarized) access handles the rest,
+ * i.e. only the ragged edge of a tile.  Masked-off elements of a load are
+ * `other` (0 when absent).  Stores and atomics are issued only by the
+ * first copy of replicated lanes and warps.  cache and evict hints use
+ * inline PTX (ld.global.cg, ld.global.L1::evict_first, ...).
+ * Atomics are relaxed at gpu scope (syncscope "device").
+ */
+#include "config.h"
+
+#include "codegen/cg.h"
+
+typedef struct Access {
+	CgFn *fn;
+	Op *op;
+	const Layout *ly;
+	Type *ety;           /* element type */
+	LLVMTypeRef mt;      /* its type in memory (i8 for i1 and fp8) */
+	int eb;
+	LLVMValueRef *ptr, *mask, *other, *val;
+	int dim;             /* dim the vectors run along */
+	const char *hint;    /* PTX qualifiers, or NULL */
+} Access;
+
+static LLVMValueRef
+to_mem(Access *a, LLVMValueRef v)
+{
+	Cg *cg = a->fn->cg;
+
+	if (ty_elem(a->ety)->kind == TY_I1)
+		return LLVMBuildZExt(cg->B, v, cg->t_i8, "");
+	return v;
+}
+
+static LLVMValueRef
+from_mem(Access *a, LLVMValueRef v)
+{
+	Cg *cg = a->fn->cg;
+
+	if (ty_elem(a->ety)->kind == TY_I1)
+		return LLVMBuildTrunc(cg->B, v, cg->t_i1, "");
+	return v;
+}
+
+/* The word type a vector of n elements moves as. */
+static LLVMTypeRef
+word_type(Access *a, int n, int *words)
+{
+	Cg *cg = a->fn->cg;
+	int bytes = n * a->eb;
+
+	if (bytes >= 4) {
+		*words = bytes / 4;
+		return *words == 1 ? cg->t_i32
+				   : LLVMVectorType(cg->t_i32, (unsigned)*words);
+	}
+	*words = 1;
+	return bytes == 2 ? cg->t_i16 : cg->t_i8;
+}
+
+static LLVMTypeRef
+elems_type(Access *a, int n)
+{
+	return n == 1 ? a->mt : LLVMVectorType(a->mt, (unsigned)n);
+}
+
+/* Packs n elements into the words the access moves (an i32, a vector
+ * of them, or one i16/i8 for accesses under 4 bytes). */
+static LLVMValueRef
+pack(Access *a, LLVMValueRef *vals, int n)
+{
+	Cg *cg = a->fn->cg;
+	int words, i;
+	LLVMTypeRef wt = word_type(a, n, &words);
+	LLVMValueRef v;
+
+	if (n == 1) {
+		v = to_mem(a, vals[0]);
+	} else {
+		v = LLVMGetUndef(elems_type(a, n));
+		for (i = 0; i < n; i++)
+			v = LLVMBuildInsertElement(cg->B, v, to_mem(a, vals[i]),
+						   cg_i32(cg, i), "");
+	}
+	return LLVMBuildBitCast(cg->B, v, wt, "");
+}
+
+static void
+unpack(Access *a, LLVMValueRef w, int n, LLVMValueRef *out)
+{
+	Cg *cg = a->fn->cg;
+	LLVMValueRef v = LLVMBuildBitCast(cg->B, w, elems_type(a, n), "");
+	int i;
+
+	if (n == 1) {
+		out[0] = from_mem(a, v);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		out[i] = from_mem(a, LLVMBuildExtractElement(cg->B, v,
+							     cg_i32(cg, i), ""));
+}
+
+/* The i-th word of a packed value (words > 1: a vector). */
+static LLVMValueRef
+word(Access *a, LLVMValueRef w, int words, int i)
+{
+	return words == 1 ? w : LLVMBuildExtractElement(a->fn->cg->B, w,
+							cg_i32(a->fn->cg, i), "");
+}
+
+/* "{$f, $f+1, ...}" or "$f" for w words. */
+static void
+regs_text(char *buf, size_t size, int first, int w)
+{
+	int i;
+
+	if (w == 1) {
+		snprintf(buf, size, "$%d", first);
+		return;
+	}
+	snprintf(buf, size, "{");
+	for (i = 0; i < w; i++)
+		snprintf(buf + strlen(buf), size - strlen(buf), "%s$%d",
+			 i ? ", " : "", first + i);
+	snprintf(buf + strlen(buf), size - strlen(buf), "}");
+}
+
+static const char *
+suffix(Access *a, int n, int words)
+{
+	int bytes = n * a->eb;
+
+	if (bytes < 4)
+		return bytes == 2 ? ".b16" : ".u8";
+	return words == 4 ? ".v4.b32" : words == 2 ? ".v2.b32" : ".b32";
+}
+
+/* One vector load of n elements at p, as inline PTX (LLVM must neither
+ * split it nor merge it with the other path of a guard).  With `pred`,
+ * lanes where it is false keep `other`. */
+static void
+vec_load(Access *a, LLVMValueRef p, int n, LLVMValueRef pred,
+	 LLVMValueRef *other, LLVMValueRef *out)
+{
+	Cg *cg = a->fn->cg;
+	int words, i, nargs = 0;
+	LLVMTypeRef wt = word_type(a, n, &words), et[4], rt;
+	LLVMTypeRef rty = n * a->eb >= 4 ? cg->t_i32 : n * a->eb == 2 ? cg->t_i16
+						      : cg->t_i8;
+	char text[200], regs[64], cons[64];
+	const char *c = n * a->eb >= 4 ? "r" : "h";
+	LLVMValueRef args[8], r, w, o = NULL;
+
+	regs_text(regs, sizeof regs, 0, words);
+	snprintf(text, sizeof text, "%sld.global%s%s %s, [$%d];",
+		 pred ? arena_printf(a->fn->a, "@$%d ", words + 1) : "",
+		 a->hint ? a->hint : "", suffix(a, n, words), regs, words);
+	cons[0] = 0;
+	for (i = 0; i < words; i++) {
+		snprintf(cons + strlen(cons), sizeof cons - strlen(cons), "=%s,", c);
+		et[i] = rty == cg->t_i8 ? cg->t_i16 : rty;
+	}
+	strcat(cons, "l");
+	args[nargs++] = p;
+	if (pred) {
+		strcat(cons, ",b");
+		args[nargs++] = pred;
+		o = pack(a, other, n);
+		for (i = 0; i < words; i++) {
+			LLVMValueRef x = word(a, o, words, i);
+
+			if (rty == cg->t_i8)
+				x = LLVMBuildZExt(cg->B, x, cg->t_i16, "");
+			snprintf(cons + strlen(cons), sizeof cons - strlen(cons),
+				 ",%d", i);
+			args[nargs++] = x;
+		}
+	}
+	rt = words == 1 ? et[0] : LLVMStructTypeInContext(cg->C, et,
+							  (unsigned)words, 0);
+	r = cg_asm(cg, rt, text, cons, args, nargs, true, false);
+	if (words == 1) {
+		w = rty == cg->t_i8 ? LLVMBuildTrunc(cg->B, r, cg->t_i8, "") : r;
+	} else {
+		w = LLVMGetUndef(wt);
+		for (i = 0; i < words; i++)
+			w = LLVMBuildInsertElement(cg->B, w,
+				LLVMBuildExtractValue(cg->B, r, (unsigned)i, ""),
+				cg_i32(cg, i), "");
+	}
+	unpack(a, w, n, out);
+}
+
+static void
+vec_store(Access *a, LLVMValueRef p, int n, LLVMValueRef pred,
+	  LLVMValueRef *vals)
+{
+	Cg *cg = a->fn->cg;
+	int words, i, nargs = 0;
+	LLVMValueRef w = pack(a, vals, n), args[8];
+	char text[200], regs[64], cons[64];
+	const char *c = n * a->eb >= 4 ? "r" : "h";
+
+	(void)word_type(a, n, &words);
+	regs_text(regs, sizeof regs, 1, words);
+	snprintf(text, sizeof text, "%sst.global%s [$0], %s;",
+		 pred ? arena_printf(a->fn->a, "@$%d ", words + 1) : "",
+		 suffix(a, n, words), regs);
+	snprintf(cons, sizeof cons, "l");
+	args[nargs++] = p;
+	for (i = 0; i < words; i++) {
+		LLVMValueRef x = word(a, w, words, i);
+
+		if (n * a->eb == 1)
+			x = LLVMBuildZExt(cg->B, x, cg->t_i16, "");
+		snprintf(cons + strlen(cons), sizeof cons - strlen(cons), ",%s", c);
+		args[nargs++] = x;
+	}
+	if (pred) {
+		strcat(cons, ",b");
+		args[nargs++] = pred;
+	}
+	cg_asm(cg, cg->t_void, text, cons, args, nargs, true, false);
+}
+
+/* Is the mask constant over every vector of n elements? */
+static bool
+mask_uniform(Access *a, int n)
+{
+	uint32_t mi = a->val ? 2 : 1;
+	Value m = a->op->opnds[mi];
+
+	if (n == 1 || !cg_is_tile(a->fn, m))
+		return true;
+	/* in the fast copy of a versioned loop the loop's check covers the
+	 * mask's assumptions too (cg_fast_deps) */
+	if (a->fn->mode == CG_FAST && a->fn->ax[m].cnst[a->dim] >= n)
+		return true;
+	return a->fn->ax_gen[m].cnst[a->dim] >= n;
+}
+
+static LLVMValueRef
+all_of(Access *a, uint32_t g, int n)
+{
+	LLVMValueRef r = a->mask[g];
+	int i;
+
+	for (i = 1; i < n; i++)
+		r = LLVMBuildAnd(a->fn->cg->B, r, a->mask[g + (uint32_t)i], "");
+	return r;
+}
+
+static void
+load_group(Access *a, uint32_t g, int n, LLVMValueRef *out)
+{
+	CgFn *fn = a->fn;
+	LLVMBuilderRef B = fn->cg->B;
+	LLVMBasicBlockRef ld, ldend, slow, slowend, join;
+	LLVMValueRef vl[16], vs[16];
+	int i;
+
+	if (!a->mask) {
+		vec_load(a, a->ptr[g], n, NULL, NULL, out);
+		return;
+	}
+	if (mask_uniform(a, n)) {
+		vec_load(a, a->ptr[g], n, a->mask[g], a->other + g, out);
+		return;
+	}
+	/* the whole vector when it is all in, else element by element */
+	ld = cg_new_block(fn, "ld");
+	slow = cg_new_block(fn, "ld.edge");
+	join = cg_new_block(fn, "ld.join");
+	LLVMBuildCondBr(B, all_of(a, g, n), ld, slow);
+	LLVMPositionBuilderAtEnd(B, ld);
+	vec_load(a, a->ptr[g], n, NULL, NULL, vl);
+	ldend = LLVMGetInsertBlock(B);
+	LLVMBuildBr(B, join);
+	LLVMPositionBuilderAtEnd(B, slow);
+	for (i = 0; i < n; i++)
+		vec_load(a, a->ptr[g + i], 1, a->mask[g + i], a->other + g + i,
+			 vs + i);
+	slowend = LLVMGetInsertBlock(B);
+	LLVMBuildBr(B, join);
+	LLVMPositionBuilderAtEnd(B, join);
+	for (i = 0; i < n; i++) {
+		LLVMValueRef phi = LLVMBuildPhi(B, LLVMTypeOf(vl[i]), "");
+		LLVMValueRef iv[2] = { vl[i], vs[i] };
+		LLVMBasicBlockRef ib[2] = { ldend, slowend };
+
+		LLVMAddIncoming(phi, iv, ib, 2);
+		out[i] = phi;
+	}
+}
+
+static void
+store_group(Access *a, uint32_t g, int n)
+{
+	CgFn *fn = a->fn;
+	LLVMBuilderRef B = fn->cg->B;
+	LLVMBasicBlockRef st, slow, join;
+	int i;
+
+	if (!a->mask) {
+		vec_store(a, a->ptr[g], n, NULL, a->val + g);
+		return;
+	}
+	if (mask_uniform(a, n)) {
+		vec_store(a, a->ptr[g], n, a->mask[g], a->val + g);
+		return;
+	}
+	st = cg_new_block(fn, "st");
+	slow = cg_new_block(fn, "st.edge");
+	join = cg_new_block(fn, "st.join");
+	LLVMBuildCondBr(B, all_of(a, g, n), st, slow);
+	LLVMPositionBuilderAtEnd(B, st);
+	vec_store(a, a->ptr[g], n, NULL, a->val + g);
+	LLVMBuildBr(B, join);
+	LLVMPositionBuilderAtEnd(B, slow);
+	for (i = 0; i < n; i++)
+		vec_store(a, a->ptr[g + i], 1, a->mask[g + i], a->val + g + i);
+	LLVMBuildBr(B, join);
+	LLVMPositionBuilderAtEnd(B, join);
+}
+
+/* All groups of the tile with vectors of n; loads return registers. */
+static LLVMValueRef *
+access_all(Access *a, int n, bool load)
+{
+	LLVMValueRef *r = load ? cg_regs(a->fn, a->ly) : NULL;
+	uint32_t dup = ly_dup_mask(a->ly), g, nr = (uint32_t)ly_nregs(a->ly);
+
+	for (g = 0; g < nr; g += (uint32_t)n) {
+		if (g & dup)
+			continue;
+		if (load)
+			load_group(a, g, n, r + g);
+		else
+			store_group(a, g, n);
+	}
+	if (load)
+		for (g = 0; g < nr; g++)
+			if (g & dup)
+				r[g] = r[g & ~dup];
+	return r;
+}
+
+/* Emits the access with vectors of the fast and of the proven width,
+ * behind the run-time check when they differ. */
+static LLVMValueRef *
+access(Access *a, bool load)
+{
+	CgFn *fn = a->fn;
+	LLVMBuilderRef B = fn->cg->B;
+	Value ptr = a->op->opnds[0];
+	int vf = cg_mem_vec(fn, ptr, a->ly, fn->ax);
+	int vg = cg_mem_vec(fn, ptr, a->ly, fn->ax_gen);
+	LLVMBasicBlockRef fb, gb, fe, ge, join;
+	LLVMValueRef *rf, *rg, *r;
+	uint32_t i;
+
+	if (fn->mode == CG_GENERIC)
+		vf = vg;
+	if (vf <= vg || fn->mode == CG_FAST)
+		return access_all(a, vf, load);
+	fb = cg_new_block(fn, "fast");
+	gb = cg_new_block(fn, "generic");
+	join = cg_new_block(fn, "join");
+	LLVMBuildCondBr(B, cg_guard(fn, fn->ax[ptr].deps), fb, gb);
+	LLVMPositionBuilderAtEnd(B, fb);
+	rf = access_all(a, vf, load);
+	fe = LLVMGetInsertBlock(B);
+	LLVMBuildBr(B, join);
+	LLVMPositionBuilderAtEnd(B, gb);
+	rg = access_all(a, vg, load);
+	ge = LLVMGetInsertBlock(B);
+	LLVMBuildBr(B, join);
+	LLVMPositionBuilderAtEnd(B, join);
+	if (!load)
+		return NULL;
+	r = cg_regs(fn, a->ly);
+	for (i = 0; i < (uint32_t)ly_nregs(a->ly); i++) {
+		LLVMValueRef iv[2] = { rf[i], rg[i] };
+		LLVMBasicBlockRef ib[2] = { fe, ge };
+
+		if (i && rf[i] == rf[i - 1] && rg[i] == rg[i - 1]) {
+			r[i] = r[i - 1];
+			continue;
+		}
+		r[i] = LLVMBuildPhi(B, LLVMTypeOf(rf[i]), "");
+		LLVMAddIncoming(r[i], iv, ib, 2);
+	}
+	return r;
+}
+
+static const char *
+load_hint(CgFn *fn, Op *op)
+{
+	const char *c = attr_str(&op->attrs, "cache");
+	const char *e = attr_str(&op->attrs, "evict");
+
+	if (e && !strcmp(e, "first"))
+		return ".L1::evict_first";
+	if (e && !strcmp(e, "last"))
+		return ".L1::evict_last";
+	if (c && (!strcmp(c, "cg") || !strcmp(c, "cs") || !strcmp(c, "cv")))
+		return arena_printf(fn->a, ".%s", c);
+	return NULL;
+}
+
+static void
+access_init(Access *a, CgFn *fn, Op *op, Type *ety)
+{
+	memset(a, 0, sizeof *a);
+	a->fn = fn;
+	a->op = op;
+	a->ety = ty_elem(ety);
+	a->mt = a->ety->kind == TY_I1 ? fn->cg->t_i8 : cg_type(fn->cg, a->ety);
+	a->eb = MAX(1, ty_bits(a->ety) / 8);
+	if (a->ety->kind == TY_PTR)
+		a->eb = 8;
+}
+
+static void
+access_tile(Access *a, uint32_t nvals)
+{
+	CgFn *fn = a->fn;
+	Op *op = a->op;
+
+	a->ly = cg_operand_layout(fn, op, 0);
+	a->ptr = cg_operand(fn, op, 0);
+	a->dim = cg_vec_dim(a->ly);
+	if (nvals && op->nopnds > 1)
+		a->val = cg_operand(fn, op, 1);
+	if (op->nopnds > 1 + nvals)
+		a->mask = cg_operand(fn, op, 1 + nvals);
+}
+
+static bool
+load_op(CgFn *fn, Op *op)
+{
+	Cg *cg = fn->cg;
+	Type *rt = ir_type(fn->f, op->res[0]);
+	Access a;
+	uint32_t i;
+
+	access_init(&a, fn, op, rt);
+	a.hint = load_hint(fn, op);
+	if (!cg_is_tile(fn, op->res[0])) {
+		LLVMValueRef p = cg_scalar(fn, op->opnds[0]), m, o, v;
+
+		o = op->nopnds > 2 ? cg_scalar(fn, op->opnds[2])
+				   : LLVMConstNull(cg_type(cg, rt));
+		a.ptr = &p;
+		a.other = &o;
+		if (op->nopnds > 1) {
+			m = cg_scalar(fn, op->opnds[1]);
+			a.mask = &m;
+		}
+		load_group(&a, 0, 1, &v);
+		fn->vals[op->res[0]].v = v;
+		return true;
+	}
+	access_tile(&a, 0);
+	if (op->nopnds > 2) {
+		a.other = cg_operand(fn, op, 2);
+	} else {
+		a.other = cg_regs(fn, a.ly);
+		for (i = 0; i < (uint32_t)ly_nregs(a.ly); i++)
+			a.other[i] = LLVMConstNull(cg_type(cg, rt));
+	}
+	cg_set_tile(fn, op->res[0], a.ly, access(&a, true));
+	return true;
+}
+
+/* Runs the rest of the op only where pred holds (NULL: everywhere);
+ * returns the block to continue in after end_pred. */
+static LLVMBasicBlockRef
+begin_pred(CgFn *fn, LLVMValueRef pred)
+{
+	LLVMBuilderRef B = fn->cg->B;
+	LLVMBasicBlockRef in, out;
+
+	if (!pred)
+		return NULL;
+	in = cg_new_block(fn, "first");
+	out = cg_new_block(fn, "first.done");
+	LLVMBuildCondBr(B, pred, in, out);
+	LLVMPositionBuilderAtEnd(B, in);
+	return out;
+}
+
+static void
+end_pred(CgFn *fn, LLVMBasicBlockRef out)
+{
+	if (!out)
+		return;
+	LLVMBuildBr(fn->cg->B, out);
+	LLVMPositionBuilderAtEnd(fn->cg->B, out);
+}
+
+static LLVMValueRef
+is_thread0(CgFn *fn)
+{
+	return LLVMBuildICmp(fn->cg->B, LLVMIntEQ, fn->tid, cg_i32(fn->cg, 0), "");
+}
+
+static bool
+store_op(CgFn *fn, Op *op)
+{
+	Type *vt = ir_type(fn->f, op->opnds[1]);
+	LLVMBasicBlockRef out;
+	Access a;
+
+	access_init(&a, fn, op, vt);
+	if (!cg_is_tile(fn, op->opnds[0])) {
+		LLVMValueRef p = cg_scalar(fn, op->opnds[0]);
+		LLVMValueRef v = cg_scalar(fn, op->opnds[1]), m;
+
+		a.ptr = &p;
+		a.val = &v;
+		if (op->nopnds > 2) {
+			m = cg_scalar(fn, op->opnds[2]);
+			a.mask = &m;
+		}
+		out = begin_pred(fn, is_thread0(fn));
+		store_group(&a, 0, 1);
+		end_pred(fn, out);
+		return true;
+	}
+	access_tile(&a, 1);
+	out = begin_pred(fn, cg_first_copy(fn, a.ly));
+	access(&a, false);
+	end_pred(fn, out);
+	return true;
+}
+
+static LLVMAtomicRMWBinOp
+rmw_kind(const char *k, Type *e)
+{
+	bool f = ty_is_float_kind(e->kind);
+	bool u = ty_is_unsigned_kind(e->kind) || e->kind == TY_PTR;
+
+	if (!k || !strcmp(k, "add"))
+		return f ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd;
+	if (!strcmp(k, "max"))
+		return f ? LLVMAtomicRMWBinOpFMax : u ? LLVMAtomicRMWBinOpUMax
+						      : LLVMAtomicRMWBinOpMax;
+	if (!strcmp(k, "min"))
+		return f ? LLVMAtomicRMWBinOpFMin : u ? LLVMAtomicRMWBinOpUMin
+						      : LLVMAtomicRMWBinOpMin;
+	if (!strcmp(k, "xchg"))
+		return LLVMAtomicRMWBinOpXchg;
+	if (!strcmp(k, "and"))
+		return LLVMAtomicRMWBinOpAnd;
+	if (!strcmp(k, "or"))
+		return LLVMAtomicRMWBinOpOr;
+	return LLVMAtomicRMWBinOpXor;
+}
+
+/* One atomic on one element, where pred holds; the old value (undef
+ * elsewhere). */
+static LLVMValueRef
+atomic_one(CgFn *fn, Op *op, LLVMValueRef pred, LLVMValueRef p,
+	   LLVMValueRef v, LLVMValueRef c)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	Type *e = ty_elem(ir_type(fn->f, op->res[0]));
+	unsigned scope = LLVMGetSyncScopeID(cg->C, "device", 6);
+	LLVMBasicBlockRef from = LLVMGetInsertBlock(B), in = NULL, done = NULL;
+	LLVMValueRef old, phi, iv[2];
+	LLVMBasicBlockRef ib[2];
+	bool is_bool = e->kind == TY_I1;
+
+	if (pred) {
+		in = cg_new_block(fn, "atom");
+		done = cg_new_block(fn, "atom.done");
+		LLVMBuildCondBr(B, pred, in, done);
+		LLVMPositionBuilderAtEnd(B, in);
+	}
+	if (is_bool) {
+		v = LLVMBuildZExt(B, v, cg->t_i8, "");
+		if (c)
+			c = LLVMBuildZExt(B, c, cg->t_i8, "");
+	}
+	if (op->kind == OP_ATOMIC_CAS) {
+		old = LLVMBuildAtomicCmpXchgSyncScope(B, p, c, v,
+			LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic,
+			scope);
+		old = LLVMBuildExtractValue(B, old, 0, "");
+	} else {
+		old = LLVMBuildAtomicRMWSyncScope(B, rmw_kind(attr_str(&op->attrs,
+				"kind"), e), p, v, LLVMAtomicOrderingMonotonic, scope);
+	}
+	if (is_bool)
+		old = LLVMBuildTrunc(B, old, cg->t_i1, "");
+	if (!pred)
+		return old;
+	in = LLVMGetInsertBlock(B);
+	LLVMBuildBr(B, done);
+	LLVMPositionBuilderAtEnd(B, done);
+	phi = LLVMBuildPhi(B, LLVMTypeOf(old), "");
+	iv[0] = old;
+	iv[1] = LLVMGetUndef(LLVMTypeOf(old));
+	ib[0] = in;
+	ib[1] = from;
+	LLVMAddIncoming(phi, iv, ib, 2);
+	return phi;
+}
+
+static LLVMValueRef
+and_pred(CgFn *fn, LLVMValueRef a, LLVMValueRef b)
+{
+	if (!a)
+		return b;
+	if (!b)
+		return a;
+	return LLVMBuildAnd(fn->cg->B, a, b, "");
+}
+
+static bool
+atomic_scalar(CgFn *fn, Op *op)
+{
+	Cg *cg = fn->cg;
+	Type *rt = ir_type(fn->f, op->res[0]);
+	LLVMTypeRef lt = cg_type(cg, rt);
+	LLVMValueRef c = NULL, m = NULL, old, off;
+	LLVMBasicBlockRef out;
+	int64_t s = cg_cur_scratch(fn);
+	bool cas = op->kind == OP_ATOMIC_CAS;
+
+	if (cas)
+		c = cg_scalar(fn, op->opnds[1]);
+	else if (op->nopnds > 2)
+		m = cg_scalar(fn, op->opnds[2]);
+	/* thread 0 does it; everyone reads the old value back */
+	cg_barrier(fn);
+	out = begin_pred(fn, is_thread0(fn));
+	old = atomic_one(fn, op, m, cg_scalar(fn, op->opnds[0]),
+			 cg_scalar(fn, op->opnds[cas ? 2 : 1]), c);
+	off = cg_i32(cg, s);
+	if (LLVMTypeOf(old) == cg->t_i1)
+		old = LLVMBuildZExt(cg->B, old, cg->t_i8, "");
+	cg_smem_store_vec(fn, LLVMTypeOf(old), &old, 1, off, 1);
+	end_pred(fn, out);
+	cg_barrier(fn);
+	cg_smem_load_vec(fn, LLVMTypeOf(old), &old, 1, off, 1);
+	if (lt == cg->t_i1)
+		old = LLVMBuildTrunc(cg->B, old, cg->t_i1, "");
+	fn->vals[op->res[0]].v = old;
+	return true;
+}
+
+static bool
+atomic_op(CgFn *fn, Op *op)
+{
+	Type *rt = ir_type(fn->f, op->res[0]);
+	const Layout *ly;
+	LLVMValueRef *p, *v, *c = NULL, *m = NULL, *r, first;
+	uint32_t dup, i;
+	bool cas = op->kind == OP_ATOMIC_CAS;
+
+	if (!cg_is_tile(fn, op->res[0]))
+		return atomic_scalar(fn, op);
+	ly = cg_operand_layout(fn, op, 0);
+	p = cg_operand(fn, op, 0);
+	if (cas) {
+		c = cg_operand(fn, op, 1);
+		v = cg_operand(fn, op, 2);
+	} else {
+		v = cg_operand(fn, op, 1);
+		if (op->nopnds > 2)
+			m = cg_operand(fn, op, 2);
+	}
+	first = cg_first_copy(fn, ly);
+	r = cg_regs(fn, ly);
+	dup = ly_dup_mask(ly);
+	for (i = 0; i < (uint32_t)ly_nregs(ly); i++) {
+		if (i & dup) {
+			r[i] = r[i & ~dup];
+			continue;
+		}
+		r[i] = atomic_one(fn, op, and_pred(fn, first, m ? m[i] : NULL),
+				  p[i], v[i], c ? c[i] : NULL);
+	}
+	if (first)
+		r = cg_share_first(fn, rt->elem, r, ly, cg_cur_scratch(fn));
+	cg_set_tile(fn, op->res[0], ly, r);
+	return true;
+}
+
+int64_t
+cg_atomic_scratch(CgFn *fn, Op *op)
+{
+	Type *rt = ir_type(fn->f, op->res[0]);
+	const Layout *ly;
+
+	if (!cg_is_tile(fn, op->res[0]))
+		return 16;
+	ly = cg_mem_layout(fn, op);
+	if (!ly_lane_dup(ly) && !ly_warp_dup(ly))
+		return 0;
+	return cg_tile_bytes(ly, MAX(1, ty_bits(rt->elem) / 8));
+}
+
+bool
+cg_memory_op(CgFn *fn, Op *op)
+{
+	switch (op->kind) {
+	case OP_LOAD: return load_op(fn, op);
+	case OP_STORE: return store_op(fn, op);
+	default: return atomic_op(fn, op);
+	}
+}

@@ -1,0 +1,378 @@
+/*
+ * mma.c: dot through mma.sync (tensor cores) or FMAs.
+ *
+ * Tensor cores (bf16/f16 -> f32 with m16n8k16; e4m3/e5m2 -> f32 and
+ * i8 -> i32 with m16n8k32, sm_89+ for fp8): the accumulator lives in the
+ * mma layout (each warp a block of 16x8 tiles).  a and b are written to
+ * shared scratch from whatever layout they have, in 16-byte vectors, into
+ * row-major tiles whose 16-byte chunks are XOR-swizzled by row:
+ *     chunk' = chunk ^ ((row / perPhase) % maxPhase)
+ * with maxPhase = min(chunks per row, 8) and perPhase = max(1, 8 / chunks
+ * per row), so the 8 rows an ldmatrix reads fall on distinct banks, and
+ * so do the 16-byte stores of a blocked layout.  Fragments come from
+ * ldmatrix (tensor-core-layouts.md, section 2): A (MxK, K contiguous) with
+ * .x4; B (KxN, N contiguous) with .x4.trans, two n-tiles at a time; fp8
+ * and i8 B is stored transposed (NxK) and read with .x4 (no transpose
+ * exists for bytes).  Then one mma.sync per 16x8 tile and k step.
+ *
+ * Other dots (f32, shapes too small for a tile) run on FMAs: the
+ * accumulator in a blocked layout, a and b read back from plain
+ * row-major scratch, exact products (fma) summed in the accumulator type.
+ */
+#include "config.h"
+
+#include "codegen/cg.h"
+
+typedef struct Dot {
+	CgFn *fn;
+	Op *op;
+	Type *ae, *ce;        /* operand and accumulator elements */
+	int64_t M, N, K;
+	int eb, kstep;
+	bool trans_b;         /* B stored N x K */
+	bool mma;
+	int64_t offa, offb;   /* scratch offsets */
+} Dot;
+
+static void
+dot_init(Dot *d, CgFn *fn, Op *op)
+{
+	Type *a = ir_type(fn->f, op->opnds[0]), *c = ir_type(fn->f, op->opnds[2]);
+
+	memset(d, 0, sizeof *d);
+	d->fn = fn;
+	d->op = op;
+	d->ae = ty_elem(a);
+	d->ce = ty_elem(c);
+	d->M = a->shape[0];
+	d->K = a->shape[1];
+	d->N = c->shape[1];
+	d->eb = MAX(1, ty_bits(d->ae) / 8);
+	d->kstep = d->eb == 1 ? 32 : 16;
+	switch (d->ae->kind) {
+	case TY_BF16: case TY_F16:
+		d->mma = d->ce->kind == TY_F32;
+		break;
+	case TY_F8E4M3: case TY_F8E5M2:
+		d->mma = d->ce->kind == TY_F32 && fn->cg->o->sm >= 89;
+		break;
+	case TY_I8:
+		d->mma = d->ce->kind == TY_I32;
+		break;
+	default:
+		break;
+	}
+	if (d->M % 16 || d->N % 8 || d->K % d->kstep)
+		d->mma = false;
+	d->trans_b = d->mma && d->eb == 1;
+	d->offb = d->M * d->K * d->eb;
+	d->offb = (d->offb + 127) / 128 * 128;
+}
+
+const Layout *
+cg_dot_layout(CgFn *fn, Op *op)
+{
+	Type *c = ir_type(fn->f, op->res[0]);
+	Dot d;
+
+	dot_init(&d, fn, op);
+	if (d.mma)
+		return ly_mma(fn->cg, c->shape, fn->nwarps);
+	return ly_default(fn->cg, 2, c->shape, MAX(1, ty_bits(c->elem) / 8),
+			  fn->nwarps);
+}
+
+int64_t
+cg_dot_scratch(CgFn *fn, Op *op)
+{
+	Dot d;
+
+	dot_init(&d, fn, op);
+	return d.offb + d.K * d.N * d.eb;
+}
+
+/* ---- staging a and b in shared memory -------------------------------------- */
+
+/* Byte offset of (row, col) of a rows x cols tile stored at `base`,
+ * swizzled when `swz` (col in elements). */
+static LLVMValueRef
+tile_addr(Dot *d, LLVMValueRef row, LLVMValueRef colb, int64_t rowbytes,
+	  int64_t base, bool swz)
+{
+	Cg *cg = d->fn->cg;
+	LLVMBuilderRef B = cg->B;
+	int64_t cpr = rowbytes / 16, maxp = MIN(cpr, 8), perp = MAX(1, 8 / MAX(cpr, 1));
+	LLVMValueRef chunk, within, phase, x;
+
+	if (!swz || cpr < 2) {
+		x = LLVMBuildMul(B, row, cg_i32(cg, rowbytes), "");
+		return LLVMBuildAdd(B, LLVMBuildAdd(B, x, colb, ""),
+				    cg_i32(cg, base), "");
+	}
+	chunk = LLVMBuildLShr(B, colb, cg_i32(cg, 4), "");
+	within = LLVMBuildAnd(B, colb, cg_i32(cg, 15), "");
+	phase = LLVMBuildURem(B, LLVMBuildUDiv(B, row, cg_i32(cg, perp), ""),
+			      cg_i32(cg, maxp), "");
+	chunk = LLVMBuildXor(B, chunk, phase, "");
+	x = LLVMBuildAdd(B, LLVMBuildMul(B, row, cg_i32(cg, rowbytes), ""),
+			 LLVMBuildShl(B, chunk, cg_i32(cg, 4), ""), "");
+	return LLVMBuildAdd(B, LLVMBuildAdd(B, x, within, ""), cg_i32(cg, base), "");
+}
+
+/* Writes a tile (registers r in layout l, dims rows x cols of the
+ * operand) to scratch as `trans` ? cols x rows : rows x cols. */
+static void
+stage(Dot *d, LLVMValueRef *r, const Layout *l, int64_t base, bool trans,
+      bool swz)
+{
+	CgFn *fn = d->fn;
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	int sd = trans ? 0 : 1;  /* the operand dim that is stored contiguous */
+	int64_t rowbytes = l->shape[sd] * d->eb;
+	LLVMTypeRef et = cg_type(cg, d->ae);
+	LLVMValueRef first = cg_first_copy(fn, l), t0, t1;
+	LLVMBasicBlockRef wr = NULL, done = NULL;
+	uint32_t dup = ly_dup_mask(l), n = (uint32_t)ly_nregs(l), g;
+	int v = 1, sh = ly_dim_shift(l, sd), k = 0;
+
+	while (k < l->nreg && k < ly_dim_bits(l, sd) && l->reg[k] == 1u << (sh + k))
+		k++;
+	v = 1 << k;
+	while (v * d->eb > 16)
+		v /= 2;
+	if (first) {
+		wr = cg_new_block(fn, "stage");
+		done = cg_new_block(fn, "staged");
+		LLVMBuildCondBr(B, first, wr, done);
+		LLVMPositionBuilderAtEnd(B, wr);
+	}
+	t0 = cg_thread_coord(fn, l, 0);
+	t1 = cg_thread_coord(fn, l, 1);
+	for (g = 0; g < n; g += (uint32_t)v) {
+		uint32_t f = ly_reg_flat(l, g);
+		int64_t c0 = (f >> ly_dim_shift(l, 0)) & (l->shape[0] - 1);
+		int64_t c1 = f & (l->shape[1] - 1);
+		LLVMValueRef i0, i1, row, col, off;
+
+		if (g & dup)
+			continue;
+		i0 = LLVMBuildAdd(B, t0, cg_i32(cg, c0), "");
+		i1 = LLVMBuildAdd(B, t1, cg_i32(cg, c1), "");
+		row = trans ? i1 : i0;
+		col = trans ? i0 : i1;
+		col = LLVMBuildMul(B, col, cg_i32(cg, d->eb), "");
+		off = tile_addr(d, row, col, rowbytes, base, swz);
+		cg_smem_store_vec(fn, et, r + g, v, off, v * d->eb);
+	}
+	if (first) {
+		LLVMBuildBr(B, done);
+		LLVMPositionBuilderAtEnd(B, done);
+	}
+}
+
+/* ---- tensor cores -------------------------------------------------------------- */
+
+static LLVMValueRef *
+ldmatrix(Dot *d, LLVMValueRef addr, int n, bool trans)
+{
+	Cg *cg = d->fn->cg;
+	char name[64];
+	LLVMValueRef p = cg_smem_ptr(d->fn, addr), res, *out;
+	LLVMTypeRef pt = cg->t_sptr;
+	int i;
+
+	snprintf(name, sizeof name, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x%d%s.b16",
+		 n, trans ? ".trans" : "");
+	res = cg_intr(cg, name, &pt, 1, &p, 1);
+	out = arena_alloc(d->fn->a, 4 * sizeof *out);
+	for (i = 0; i < n; i++)
+		out[i] = n == 1 ? res : LLVMBuildExtractValue(cg->B, res, (unsigned)i, "");
+	return out;
+}
+
+static const char *
+mma_name(Dot *d)
+{
+	switch (d->ae->kind) {
+	case TY_BF16: return "llvm.nvvm.mma.m16n8k16.row.col.bf16";
+	case TY_F16: return "llvm.nvvm.mma.m16n8k16.row.col.f32.f32";
+	case TY_F8E4M3: return "llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.e4m3.f32";
+	case TY_F8E5M2: return "llvm.nvvm.mma.m16n8k32.row.col.f32.e5m2.e5m2.f32";
+	default: return "llvm.nvvm.mma.m16n8k32.row.col.s8";
+	}
+}
+
+static void
+mma(Dot *d, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *c)
+{
+	Cg *cg = d->fn->cg;
+	LLVMValueRef args[10], r;
+	LLVMTypeRef h2 = LLVMVectorType(cg->t_f16, 2);
+	int i;
+
+	for (i = 0; i < 4; i++)
+		args[i] = d->ae->kind == TY_F16 ? LLVMBuildBitCast(cg->B, a[i], h2, "")
+						: a[i];
+	for (i = 0; i < 2; i++)
+		args[4 + i] = d->ae->kind == TY_F16
+				      ? LLVMBuildBitCast(cg->B, b[i], h2, "") : b[i];
+	for (i = 0; i < 4; i++)
+		args[6 + i] = c[i];
+	r = cg_intr(cg, mma_name(d), NULL, 0, args, 10);
+	for (i = 0; i < 4; i++)
+		c[i] = LLVMBuildExtractValue(cg->B, r, (unsigned)i, "");
+}
+
+static void
+mma_loop(Dot *d, const Layout *L, LLVMValueRef *acc)
+{
+	CgFn *fn = d->fn;
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	int lwn = log2i(L->wn), nb = log2i(L->nreps), mrep, nrep, i;
+	int64_t rba = d->K * d->eb, rbb = (d->trans_b ? d->K : d->N) * d->eb;
+	LLVMValueRef lane = fn->lane, wm, wn, l16, lhi, mbase, nbase, row, col;
+	LLVMValueRef **af = arena_alloc(fn->a, (size_t)L->mreps * sizeof *af);
+	LLVMValueRef **bf = arena_alloc(fn->a, (size_t)L->nreps * sizeof *bf);
+	int64_t kk;
+
+	wn = LLVMBuildAnd(B, fn->warp, cg_i32(cg, L->wn - 1), "");
+	wm = LLVMBuildAnd(B, LLVMBuildLShr(B, fn->warp, cg_i32(cg, lwn), ""),
+			  cg_i32(cg, L->wm - 1), "");
+	mbase = LLVMBuildMul(B, wm, cg_i32(cg, (int64_t)L->mreps * 16), "");
+	nbase = LLVMBuildMul(B, wn, cg_i32(cg, (int64_t)L->nreps * 8), "");
+	l16 = LLVMBuildAnd(B, lane, cg_i32(cg, 15), "");
+	lhi = LLVMBuildLShr(B, lane, cg_i32(cg, 4), "");
+	for (kk = 0; kk < d->K; kk += d->kstep) {
+		LLVMValueRef kb = cg_i32(cg, kk * d->eb);
+
+		for (mrep = 0; mrep < L->mreps; mrep++) {
+			row = LLVMBuildAdd(B, mbase, LLVMBuildAdd(B, l16,
+					   cg_i32(cg, mrep * 16), ""), "");
+			col = LLVMBuildAdd(B, kb, LLVMBuildShl(B, lhi, cg_i32(cg, 4), ""), "");
+			af[mrep] = ldmatrix(d, tile_addr(d, row, col, rba, d->offa, true),
+					    4, false);
+		}
+		for (nrep = 0; nrep < L->nreps; nrep += 2) {
+			int x = nrep + 1 < L->nreps ? 4 : 2;
+			LLVMValueRef *r;
+
+			if (d->trans_b) {
+				/* n = base + l%8 + 8*(l/16), k chunk (l/8)%2 */
+				row = LLVMBuildAdd(B, nbase, cg_i32(cg, nrep * 8), "");
+				row = LLVMBuildAdd(B, row, LLVMBuildAnd(B, lane, cg_i32(cg, 7), ""), "");
+				row = LLVMBuildAdd(B, row, LLVMBuildShl(B, lhi, cg_i32(cg, 3), ""), "");
+				col = LLVMBuildAnd(B, LLVMBuildLShr(B, lane, cg_i32(cg, 3), ""),
+						   cg_i32(cg, 1), "");
+				col = LLVMBuildAdd(B, kb, LLVMBuildShl(B, col, cg_i32(cg, 4), ""), "");
+				r = ldmatrix(d, tile_addr(d, row, col, rbb, d->offb, true), x,
+					     false);
+			} else {
+				/* k = kk + l%16, n = base + 8*(l/16) */
+				row = LLVMBuildAdd(B, l16, cg_i32(cg, kk), "");
+				col = LLVMBuildAdd(B, nbase, cg_i32(cg, nrep * 8), "");
+				col = LLVMBuildAdd(B, col, LLVMBuildShl(B, lhi, cg_i32(cg, 3), ""), "");
+				col = LLVMBuildMul(B, col, cg_i32(cg, d->eb), "");
+				r = ldmatrix(d, tile_addr(d, row, col, rbb, d->offb, true), x,
+					     true);
+			}
+			bf[nrep] = r;
+			if (x == 4)
+				bf[nrep + 1] = r + 2;
+		}
+		for (mrep = 0; mrep < L->mreps; mrep++)
+			for (nrep = 0; nrep < L->nreps; nrep++) {
+				LLVMValueRef c[4];
+				int base = (nrep << 2) | (mrep << (2 + nb));
+
+				for (i = 0; i < 4; i++)
+					c[i] = acc[base | i];
+				mma(d, af[mrep], bf[nrep], c);
+				for (i = 0; i < 4; i++)
+					acc[base | i] = c[i];
+			}
+	}
+}
+
+/* ---- FMAs ------------------------------------------------------------------------ */
+
+static void
+fma_loop(Dot *d, const Layout *L, LLVMValueRef *acc)
+{
+	CgFn *fn = d->fn;
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	LLVMTypeRef et = cg_type(cg, d->ae);
+	Type *f32 = ty_scalar(fn->f->mod->ctx, TY_F32);
+	Type *w = ty_is_int(d->ce) ? d->ce : d->ce->kind == TY_F64 ? d->ce : f32;
+	LLVMValueRef t0 = cg_thread_coord(fn, L, 0), t1 = cg_thread_coord(fn, L, 1);
+	uint32_t dup = ly_dup_mask(L), n = (uint32_t)ly_nregs(L), i;
+	int64_t k;
+
+	for (i = 0; i < n; i++)
+		if (!(i & dup))
+			acc[i] = cg_cvt(fn, w, d->ce, acc[i]);
+	for (k = 0; k < d->K; k++) {
+		for (i = 0; i < n; i++) {
+			uint32_t f = ly_reg_flat(L, i);
+			LLVMValueRef m, nn, a, b, off, args[3];
+			LLVMTypeRef wt = cg_type(cg, w);
+
+			if (i & dup)
+				continue;
+			m = LLVMBuildAdd(B, t0, cg_i32(cg, f >> ly_dim_shift(L, 0)), "");
+			nn = LLVMBuildAdd(B, t1, cg_i32(cg, f & (L->shape[1] - 1)), "");
+			off = LLVMBuildMul(B, m, cg_i32(cg, d->K * d->eb), "");
+			off = LLVMBuildAdd(B, off, cg_i32(cg, d->offa + k * d->eb), "");
+			cg_smem_load_vec(fn, et, &a, 1, off, d->eb);
+			off = LLVMBuildMul(B, nn, cg_i32(cg, d->eb), "");
+			off = LLVMBuildAdd(B, off, cg_i32(cg, d->offb + k * d->N * d->eb), "");
+			cg_smem_load_vec(fn, et, &b, 1, off, d->eb);
+			a = cg_cvt(fn, w, d->ae, a);
+			b = cg_cvt(fn, w, d->ae, b);
+			if (ty_is_int(w)) {
+				acc[i] = LLVMBuildAdd(B, acc[i], LLVMBuildMul(B, a, b, ""), "");
+				continue;
+			}
+			args[0] = a;
+			args[1] = b;
+			args[2] = acc[i];
+			acc[i] = cg_intr(cg, "llvm.fma", &wt, 1, args, 3);
+		}
+	}
+	for (i = 0; i < n; i++)
+		acc[i] = (i & dup) ? acc[i & ~dup] : cg_cvt(fn, d->ce, w, acc[i]);
+}
+
+bool
+cg_dot_op(CgFn *fn, Op *op)
+{
+	const Layout *L = fn->vals[op->res[0]].home;
+	const Layout *la = cg_operand_layout(fn, op, 0);
+	const Layout *lb = cg_operand_layout(fn, op, 1);
+	LLVMValueRef *a = cg_operand(fn, op, 0), *b = cg_operand(fn, op, 1);
+	LLVMValueRef *c = cg_operand(fn, op, 2), *acc;
+	uint32_t i, dup = ly_dup_mask(L);
+	Dot d;
+
+	dot_init(&d, fn, op);
+	d.offa += cg_cur_scratch(fn);
+	d.offb += cg_cur_scratch(fn);
+	acc = cg_regs(fn, L);
+	for (i = 0; i < (uint32_t)ly_nregs(L); i++)
+		acc[i] = c[i];
+	cg_barrier(fn);
+	stage(&d, a, la, d.offa, false, d.mma);
+	stage(&d, b, lb, d.offb, d.trans_b, d.mma);
+	cg_barrier(fn);
+	if (d.mma)
+		mma_loop(&d, L, acc);
+	else
+		fma_loop(&d, L, acc);
+	for (i = 0; i < (uint32_t)ly_nregs(L); i++)
+		if (i & dup)
+			acc[i] = acc[i & ~dup];
+	cg_set_tile(fn, op->res[0], L, acc);
+	return true;
+}

@@ -1,0 +1,483 @@
+/*
+ * shared.c: user shared memory, mbarriers, CTA barriers and cp.async.
+ *
+ * A buffer (smem_alloc) is a row-major array at its planned offset in the
+ * kernel's dynamic shared memory; a view (smem_index, smem_slice,
+ * smem_trans) is a byte offset (a run-time i32), a shape, element strides
+ * and the alignment the offset is known to have.  smem_load/smem_store
+ * move a tile between registers and a view, each thread in vectors of up
+ * to 16 bytes where the view's innermost stride is 1.
+ *
+ * mbarriers: mbar_alloc initializes each barrier from thread 0 (then a
+ * CTA barrier); mbar_wait spins on test_wait.parity (sm_80) or
+ * try_wait.parity (sm_90+) in inline PTX; mbar_arrive is one arrival per
+ * program: a CTA barrier, then thread 0 arrives `count` times.
+ *
+ * cp.async: each thread copies its vectors of 4, 8 or 16 bytes
+ * (cp.async.cg for 16, .ca otherwise; masked-off vectors use the
+ * src-size 0 form, which zero-fills); a vector narrower than 4 bytes, or
+ * with a mask that varies inside it, is copied synchronously through
+ * registers instead.  cp_async_wait is cp.async.wait_group plus a CTA
+ * barrier, so every thread's copies are visible afterwards.
+ */
+#include "config.h"
+
+#include "codegen/cg.h"
+
+static SmemView *
+view_of(CgFn *fn, Value v)
+{
+	return fn->vals[v].view;
+}
+
+static SmemView *
+new_view(CgFn *fn, Value res, SmemView *from)
+{
+	SmemView *w = arena_alloc(fn->a, sizeof *w);
+
+	if (from)
+		*w = *from;
+	fn->vals[res].view = w;
+	return w;
+}
+
+static int64_t
+lowbit(int64_t v)
+{
+	if (v == 0)
+		return 1 << 20;
+	v = v < 0 ? -v : v;
+	return v & -v;
+}
+
+/* Adds `idx` (an int scalar, i32 or i64) times `bytes` to w's offset. */
+static void
+advance(CgFn *fn, SmemView *w, Value idx, int64_t bytes)
+{
+	Cg *cg = fn->cg;
+	LLVMValueRef i = cg_scalar(fn, idx);
+
+	if (LLVMTypeOf(i) != cg->t_i32)
+		i = LLVMBuildIntCast2(cg->B, i, cg->t_i32, 1, "");
+	w->off = LLVMBuildAdd(cg->B, w->off,
+			      LLVMBuildMul(cg->B, i, cg_i32(cg, bytes), ""), "");
+	w->align = MIN(w->align, lowbit(bytes * fn->ax_gen[idx].div));
+}
+
+static bool
+alloc_op(CgFn *fn, Op *op)
+{
+	Type *t = ir_type(fn->f, op->res[0]);
+	SmemView *w = new_view(fn, op->res[0], NULL);
+	int d;
+
+	w->off = cg_i32(fn->cg, cg_smem_offset(fn, op));
+	w->rank = t->rank;
+	w->ebytes = MAX(1, ty_bits(t->elem) / 8);
+	w->align = 128;
+	for (d = t->rank - 1; d >= 0; d--) {
+		w->shape[d] = t->shape[d];
+		w->stride[d] = d == t->rank - 1 ? 1 : w->stride[d + 1] * w->shape[d + 1];
+	}
+	return true;
+}
+
+static bool
+view_op(CgFn *fn, Op *op)
+{
+	SmemView *src = view_of(fn, op->opnds[0]), *w;
+	const Attr *perm;
+	int d;
+	uint32_t i;
+
+	if (!src)
+		return false;
+	w = new_view(fn, op->res[0], src);
+	switch (op->kind) {
+	case OP_SMEM_INDEX:
+		advance(fn, w, op->opnds[1], src->stride[0] * src->ebytes);
+		for (d = 0; d + 1 < src->rank; d++) {
+			w->shape[d] = src->shape[d + 1];
+			w->stride[d] = src->stride[d + 1];
+		}
+		w->rank = src->rank - 1;
+		break;
+	case OP_SMEM_SLICE:
+		for (i = 1; i < op->nopnds && (int)i <= src->rank; i++)
+			advance(fn, w, op->opnds[i],
+				src->stride[i - 1] * src->ebytes);
+		{
+			Type *rt = ir_type(fn->f, op->res[0]);
+
+			for (d = 0; d < rt->rank; d++)
+				w->shape[d] = rt->shape[d];
+		}
+		break;
+	default:  /* smem_trans */
+		perm = attr_find(&op->attrs, "perm");
+		for (d = 0; perm && d < src->rank && d < (int)perm->ints.n; d++) {
+			w->shape[d] = src->shape[perm->ints.v[d]];
+			w->stride[d] = src->stride[perm->ints.v[d]];
+		}
+		break;
+	}
+	return true;
+}
+
+/* Byte offset of register r of layout l in view w. */
+static LLVMValueRef
+elem_off(CgFn *fn, SmemView *w, const Layout *l, uint32_t r)
+{
+	Cg *cg = fn->cg;
+	LLVMValueRef off = w->off;
+	uint32_t f = ly_reg_flat(l, r);
+	int d;
+
+	for (d = 0; d < l->rank; d++) {
+		int64_t c = (f >> ly_dim_shift(l, d)) & (l->shape[d] - 1);
+		LLVMValueRef x = LLVMBuildAdd(cg->B, cg_thread_coord(fn, l, d),
+					      cg_i32(cg, c), "");
+
+		off = LLVMBuildAdd(cg->B, off, LLVMBuildMul(cg->B, x,
+				   cg_i32(cg, w->stride[d] * w->ebytes), ""), "");
+	}
+	return off;
+}
+
+/* Elements per vector: leading registers along a dim of stride 1. */
+static int
+view_vec(SmemView *w, const Layout *l)
+{
+	int d, k = 0, sh, v;
+
+	if (!l->nreg || !l->reg[0])
+		return 1;
+	for (d = 0; d < l->rank; d++) {
+		sh = ly_dim_shift(l, d);
+		if (l->reg[0] == 1u << sh)
+			break;
+	}
+	if (d == l->rank || w->stride[d] != 1)
+		return 1;
+	while (k < l->nreg && k < ly_dim_bits(l, d) && l->reg[k] == 1u << (sh + k))
+		k++;
+	v = 1 << k;
+	while (v > 1 && (v * w->ebytes > 16 || v * w->ebytes > w->align))
+		v /= 2;
+	return v;
+}
+
+static LLVMTypeRef
+mem_type(CgFn *fn, Type *e)
+{
+	return ty_elem(e)->kind == TY_I1 ? fn->cg->t_i8 : cg_type(fn->cg, e);
+}
+
+static bool
+smem_load(CgFn *fn, Op *op)
+{
+	Cg *cg = fn->cg;
+	SmemView *w = view_of(fn, op->opnds[0]);
+	Type *rt = ir_type(fn->f, op->res[0]);
+	const Layout *l = fn->vals[op->res[0]].home;
+	LLVMTypeRef et = mem_type(fn, rt->elem);
+	LLVMValueRef *r;
+	uint32_t dup, g, n;
+	int v;
+
+	if (!w || !l)
+		return false;
+	r = cg_regs(fn, l);
+	dup = ly_dup_mask(l);
+	n = (uint32_t)ly_nregs(l);
+	v = view_vec(w, l);
+	for (g = 0; g < n; g += (uint32_t)v)
+		if (!(g & dup))
+			cg_smem_load_vec(fn, et, r + g, v, elem_off(fn, w, l, g),
+					 v * w->ebytes);
+	for (g = 0; g < n; g++) {
+		if (g & dup)
+			r[g] = r[g & ~dup];
+		else if (ty_elem(rt)->kind == TY_I1)
+			r[g] = LLVMBuildTrunc(cg->B, r[g], cg->t_i1, "");
+	}
+	cg_set_tile(fn, op->res[0], l, r);
+	return true;
+}
+
+static bool
+smem_store(CgFn *fn, Op *op)
+{
+	Cg *cg = fn->cg;
+	SmemView *w = view_of(fn, op->opnds[0]);
+	Type *vt = ir_type(fn->f, op->opnds[1]);
+	const Layout *l = cg_operand_layout(fn, op, 1);
+	LLVMTypeRef et = mem_type(fn, vt->elem);
+	LLVMValueRef *r = cg_operand(fn, op, 1), *x, first;
+	LLVMBasicBlockRef wr = NULL, done = NULL;
+	uint32_t dup = ly_dup_mask(l), g, n = (uint32_t)ly_nregs(l);
+	int v = view_vec(w, l);
+
+	x = r;
+	if (ty_elem(vt)->kind == TY_I1) {
+		x = cg_regs(fn, l);
+		for (g = 0; g < n; g++)
+			x[g] = LLVMBuildZExt(cg->B, r[g], cg->t_i8, "");
+	}
+	if ((first = cg_first_copy(fn, l))) {
+		wr = cg_new_block(fn, "sst");
+		done = cg_new_block(fn, "sst.done");
+		LLVMBuildCondBr(cg->B, first, wr, done);
+		LLVMPositionBuilderAtEnd(cg->B, wr);
+	}
+	for (g = 0; g < n; g += (uint32_t)v)
+		if (!(g & dup))
+			cg_smem_store_vec(fn, et, x + g, v, elem_off(fn, w, l, g),
+					  v * w->ebytes);
+	if (first) {
+		LLVMBuildBr(cg->B, done);
+		LLVMPositionBuilderAtEnd(cg->B, done);
+	}
+	return true;
+}
+
+/* ---- mbarriers -------------------------------------------------------------- */
+
+static LLVMValueRef
+bar_ptr(CgFn *fn, Value bar)
+{
+	SmemView *w = view_of(fn, bar);
+
+	return cg_smem_ptr(fn, w ? w->off : cg_i32(fn->cg, 0));
+}
+
+static LLVMValueRef
+thread0(CgFn *fn)
+{
+	return LLVMBuildICmp(fn->cg->B, LLVMIntEQ, fn->tid, cg_i32(fn->cg, 0), "");
+}
+
+static bool
+mbar_alloc(CgFn *fn, Op *op)
+{
+	Cg *cg = fn->cg;
+	Type *t = ir_type(fn->f, op->res[0]);
+	SmemView *w = new_view(fn, op->res[0], NULL);
+	int64_t n = t->rank ? t->shape[0] : 1, i;
+	LLVMBasicBlockRef in = cg_new_block(fn, "mbar.init");
+	LLVMBasicBlockRef done = cg_new_block(fn, "mbar.ready");
+	LLVMValueRef args[2];
+
+	w->off = cg_i32(cg, cg_smem_offset(fn, op));
+	w->rank = t->rank;
+	w->shape[0] = n;
+	w->stride[0] = 1;
+	w->ebytes = 8;
+	w->align = 8;
+	LLVMBuildCondBr(cg->B, thread0(fn), in, done);
+	LLVMPositionBuilderAtEnd(cg->B, in);
+	for (i = 0; i < n; i++) {
+		args[0] = cg_smem_ptr(fn, LLVMBuildAdd(cg->B, w->off,
+						       cg_i32(cg, 8 * i), ""));
+		args[1] = cg_i32(cg, attr_int(&op->attrs, "arrive", 1));
+		cg_intr(cg, "llvm.nvvm.mbarrier.init.shared", NULL, 0, args, 2);
+	}
+	if (cg->o->sm >= 90)
+		cg_intr(cg, "llvm.nvvm.fence.mbarrier_init.release.cluster",
+			NULL, 0, NULL, 0);
+	LLVMBuildBr(cg->B, done);
+	LLVMPositionBuilderAtEnd(cg->B, done);
+	cg_barrier(fn);
+	return true;
+}
+
+static bool
+mbar_at(CgFn *fn, Op *op)
+{
+	SmemView *src = view_of(fn, op->opnds[0]), *w;
+
+	if (!src)
+		return false;
+	w = new_view(fn, op->res[0], src);
+	advance(fn, w, op->opnds[1], 8);
+	w->rank = 0;
+	return true;
+}
+
+static bool
+mbar_wait(CgFn *fn, Op *op)
+{
+	Cg *cg = fn->cg;
+	LLVMValueRef args[2];
+	const char *text = cg->o->sm >= 90
+		? "{\n\t.reg .pred p;\n\twait:\n\tmbarrier.try_wait.parity."
+		  "shared::cta.b64 p, [$0], $1;\n\t@!p bra wait;\n}"
+		: "{\n\t.reg .pred p;\n\twait:\n\tmbarrier.test_wait.parity."
+		  "shared::cta.b64 p, [$0], $1;\n\t@!p bra wait;\n}";
+
+	args[0] = LLVMBuildPtrToInt(cg->B, bar_ptr(fn, op->opnds[0]), cg->t_i32, "");
+	args[1] = LLVMBuildAnd(cg->B, LLVMBuildIntCast2(cg->B,
+			       cg_scalar(fn, op->opnds[1]), cg->t_i32, 0, ""),
+			       cg_i32(cg, 1), "");
+	cg_asm(cg, cg->t_void, text, "r,r", args, 2, true, false);
+	return true;
+}
+
+static bool
+mbar_arrive(CgFn *fn, Op *op)
+{
+	Cg *cg = fn->cg;
+	int64_t count = attr_int(&op->attrs, "count", 1), i;
+	LLVMBasicBlockRef in = cg_new_block(fn, "arrive");
+	LLVMBasicBlockRef done = cg_new_block(fn, "arrived");
+	LLVMValueRef p, args[2];
+
+	cg_barrier(fn);
+	LLVMBuildCondBr(cg->B, thread0(fn), in, done);
+	LLVMPositionBuilderAtEnd(cg->B, in);
+	p = bar_ptr(fn, op->opnds[0]);
+	if (cg->o->sm >= 90) {
+		args[0] = p;
+		args[1] = cg_i32(cg, count);
+		cg_intr(cg, "llvm.nvvm.mbarrier.arrive.scope.cta.space.cta", NULL, 0,
+			args, 2);
+	} else {
+		for (i = 0; i < count; i++)
+			cg_intr(cg, "llvm.nvvm.mbarrier.arrive.shared", NULL, 0, &p, 1);
+	}
+	LLVMBuildBr(cg->B, done);
+	LLVMPositionBuilderAtEnd(cg->B, done);
+	return true;
+}
+
+/* ---- cp.async ------------------------------------------------------------------ */
+
+static void
+cp_one(CgFn *fn, LLVMValueRef dst, LLVMValueRef src, int bytes,
+       LLVMValueRef mask)
+{
+	Cg *cg = fn->cg;
+	char name[64];
+	LLVMValueRef args[3] = { dst, src, NULL };
+
+	snprintf(name, sizeof name, "llvm.nvvm.cp.async.%s.shared.global.%d%s",
+		 bytes == 16 ? "cg" : "ca", bytes, mask ? ".s" : "");
+	if (mask)
+		args[2] = LLVMBuildSelect(cg->B, mask, cg_i32(cg, bytes),
+					  cg_i32(cg, 0), "");
+	cg_intr(cg, name, NULL, 0, args, mask ? 3 : 2);
+}
+
+/* A load where cm holds, else 0 (cm NULL: always). */
+static LLVMValueRef
+guarded_load(CgFn *fn, LLVMTypeRef et, LLVMValueRef p, LLVMValueRef cm)
+{
+	LLVMBuilderRef B = fn->cg->B;
+	LLVMBasicBlockRef from, ld, join;
+	LLVMValueRef x, phi, iv[2];
+	LLVMBasicBlockRef ib[2];
+
+	if (!cm)
+		return LLVMBuildLoad2(B, et, p, "");
+	from = LLVMGetInsertBlock(B);
+	ld = cg_new_block(fn, "cp.ld");
+	join = cg_new_block(fn, "cp.ldj");
+	LLVMBuildCondBr(B, cm, ld, join);
+	LLVMPositionBuilderAtEnd(B, ld);
+	x = LLVMBuildLoad2(B, et, p, "");
+	LLVMBuildBr(B, join);
+	LLVMPositionBuilderAtEnd(B, join);
+	phi = LLVMBuildPhi(B, et, "");
+	iv[0] = x;
+	iv[1] = LLVMConstNull(et);
+	ib[0] = ld;
+	ib[1] = from;
+	LLVMAddIncoming(phi, iv, ib, 2);
+	return phi;
+}
+
+static bool
+cp_async(CgFn *fn, Op *op)
+{
+	Cg *cg = fn->cg;
+	SmemView *w = view_of(fn, op->opnds[0]);
+	Type *pt = ir_type(fn->f, op->opnds[1]);
+	const Layout *l = cg_operand_layout(fn, op, 1);
+	LLVMValueRef *src = cg_operand(fn, op, 1), *m = NULL, first, cm;
+	LLVMBasicBlockRef in = NULL, done = NULL;
+	int eb = MAX(1, ty_bits(ty_elem(pt)->elem) / 8);
+	int v = MIN(view_vec(w, l), cg_mem_vec(fn, op->opnds[1], l, fn->ax_gen));
+	uint32_t dup = ly_dup_mask(l), g, n = (uint32_t)ly_nregs(l), i;
+
+	if (op->nopnds > 2) {
+		m = cg_operand(fn, op, 2);
+		while (v > 1 && fn->ax_gen[op->opnds[2]].cnst[l->rank - 1] < v)
+			v /= 2;
+	}
+	if ((first = cg_first_copy(fn, l))) {
+		in = cg_new_block(fn, "cp");
+		done = cg_new_block(fn, "cp.done");
+		LLVMBuildCondBr(cg->B, first, in, done);
+		LLVMPositionBuilderAtEnd(cg->B, in);
+	}
+	for (g = 0; g < n; g += (uint32_t)v) {
+		LLVMValueRef off = elem_off(fn, w, l, g);
+
+		if (g & dup)
+			continue;
+		if (v * eb >= 4) {
+			cp_one(fn, cg_smem_ptr(fn, off), src[g], v * eb,
+			       m ? m[g] : NULL);
+			continue;
+		}
+		/* too narrow for cp.async: through registers */
+		for (i = 0; i < (uint32_t)v; i++) {
+			LLVMTypeRef et = cg_type(cg, ty_elem(pt)->elem);
+			LLVMValueRef x, o;
+
+			cm = m ? m[g + i] : NULL;
+			x = guarded_load(fn, et, src[g + i], cm);
+			o = LLVMBuildAdd(cg->B, off, cg_i32(cg, (int64_t)i * eb), "");
+			cg_smem_store_vec(fn, et, &x, 1, o, eb);
+		}
+	}
+	if (first) {
+		LLVMBuildBr(cg->B, done);
+		LLVMPositionBuilderAtEnd(cg->B, done);
+	}
+	return true;
+}
+
+bool
+cg_shared_op(CgFn *fn, Op *op)
+{
+	Cg *cg = fn->cg;
+	LLVMValueRef n;
+
+	switch (op->kind) {
+	case OP_SMEM_ALLOC: return alloc_op(fn, op);
+	case OP_SMEM_INDEX: case OP_SMEM_SLICE: case OP_SMEM_TRANS:
+		return view_op(fn, op);
+	case OP_SMEM_LOAD: return smem_load(fn, op);
+	case OP_SMEM_STORE: return smem_store(fn, op);
+	case OP_MBAR_ALLOC: return mbar_alloc(fn, op);
+	case OP_MBAR_AT: return mbar_at(fn, op);
+	case OP_MBAR_WAIT: return mbar_wait(fn, op);
+	case OP_MBAR_ARRIVE: return mbar_arrive(fn, op);
+	case OP_SYNC_THREADS:
+		cg_barrier(fn);
+		return true;
+	case OP_CP_ASYNC: return cp_async(fn, op);
+	case OP_CP_ASYNC_COMMIT:
+		cg_intr(cg, "llvm.nvvm.cp.async.commit.group", NULL, 0, NULL, 0);
+		return true;
+	case OP_CP_ASYNC_WAIT:
+		n = cg_i32(cg, attr_int(&op->attrs, "pending", 0));
+		cg_intr(cg, "llvm.nvvm.cp.async.wait.group", NULL, 0, &n, 1);
+		cg_barrier(fn);
+		return true;
+	default:
+		cg_unsupported(cg, op, NULL);
+		return false;
+	}
+}

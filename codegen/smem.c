@@ -1,0 +1,557 @@
+/*
+ * smem.c: the shared-memory plan, scratch use and layout conversions.
+ *
+ * Plan.  Ops are numbered in program order.  Each user buffer
+ * (smem_alloc, mbar_alloc) lives from its op to its last use through any
+ * view, stretched over every loop that uses it (or contains it: a buffer
+ * keeps its contents across iterations).  Each op that converts an
+ * operand or needs scratch of its own (reduce across warps, dot operand
+ * staging) gets a scratch interval of one position.  Intervals are placed
+ * first-fit by decreasing size at 128-byte alignment; two never overlap
+ * in memory when they overlap in time.  The total is dynamic shared
+ * memory (the kernel's `extern .shared` array, launched with that many
+ * bytes) and must fit the target: 163 KB on sm_80, 227 KB on sm_90a and
+ * sm_100a.
+ *
+ * Scratch protocol: every use of scratch starts with a CTA barrier (so
+ * the previous user has finished reading) and has a barrier between its
+ * writes and its reads.
+ *
+ * Conversions go through a row-major copy of the tile with 16 bytes of
+ * padding after each row of at least 64 bytes (rows of an mma fragment
+ * then hit distinct banks); each thread writes and reads its registers
+ * in vectors of up to 16 bytes along the last dim; replicated lanes and
+ * warps do not write.  A conversion that only renames registers (same
+ * lanes and warps) moves no data at all.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "codegen/cg.h"
+
+typedef struct SmemEntry {
+	Op *op;
+	int64_t size, off, align;
+	uint32_t first, last;
+} SmemEntry;
+
+struct SmemPlan {
+	Vec(SmemEntry) e;
+	int64_t total;
+	Op *cur;
+	uint32_t pos;
+	Vec(uint32_t) loops;   /* start positions of the open loops */
+	int32_t *root;         /* value -> entry of its buffer, or -1 */
+};
+
+static int64_t
+limit(int sm)
+{
+	return sm >= 90 ? 232448 : 166912;
+}
+
+static int
+ebytes_of(Type *t)
+{
+	Type *e = ty_elem(t);
+
+	return e->kind == TY_PTR ? 8 : MAX(1, ty_bits(e) / 8);
+}
+
+static int64_t
+row_bytes(const Layout *l, int eb)
+{
+	int64_t rb = l->shape[l->rank - 1] * eb;
+
+	return l->rank >= 2 && rb >= 64 ? rb + 16 : rb;
+}
+
+static bool
+same_threads(const Layout *a, const Layout *b)
+{
+	uint32_t i, j;
+
+	if (a->rank != b->rank || a->nwarp != b->nwarp ||
+	    memcmp(a->shape, b->shape, sizeof a->shape) ||
+	    memcmp(a->lane, b->lane, sizeof a->lane) ||
+	    memcmp(a->warp, b->warp, sizeof a->warp))
+		return false;
+	for (i = 0; i < b->nreg; i++) {
+		if (!b->reg[i])
+			continue;
+		for (j = 0; j < a->nreg && a->reg[j] != b->reg[i]; j++)
+			;
+		if (j == a->nreg)
+			return false;
+	}
+	return true;
+}
+
+int64_t
+cg_tile_bytes(const Layout *l, int ebytes)
+{
+	int64_t rows = 1;
+
+	for (int d = 0; d + 1 < l->rank; d++)
+		rows *= l->shape[d];
+	return rows * row_bytes(l, ebytes);
+}
+
+int64_t
+cg_convert_bytes(const Layout *from, const Layout *to, int ebytes)
+{
+	int64_t rows;
+
+	if (from == to || same_threads(from, to))
+		return 0;
+	(void)rows;
+	return cg_tile_bytes(to, ebytes);
+}
+
+static int64_t
+conversions(CgFn *fn, Op *op)
+{
+	int64_t need = 0;
+	uint32_t i;
+
+	if (op->nres == 1 && cg_is_tile(fn, op->res[0]) &&
+	    fn->vals[op->res[0]].remat)
+		return 0;  /* rematerialized where it is used */
+	for (i = 0; i < op->nopnds; i++) {
+		Value v = op->opnds[i];
+		const Layout *want = cg_operand_layout(fn, op, i), *h;
+
+		if (!want || !cg_is_tile(fn, v) || fn->vals[v].remat)
+			continue;
+		h = fn->vals[v].home;
+		if (h && h != want)
+			need = MAX(need, cg_convert_bytes(h, want,
+				   ebytes_of(ir_type(fn->f, v))));
+	}
+	return need;
+}
+
+static int32_t
+add_entry(CgFn *fn, Op *op, int64_t size, int64_t align)
+{
+	SmemPlan *p = fn->plan;
+	SmemEntry e = { .op = op, .size = size, .align = align,
+			.first = p->pos, .last = p->pos };
+
+	vec_push(fn->a, &p->e, e);
+	return (int32_t)p->e.n - 1;
+}
+
+static void plan_block(CgFn *fn, Block *b);
+
+static void
+plan_op(CgFn *fn, Op *op)
+{
+	SmemPlan *p = fn->plan;
+	int64_t need;
+	uint32_t i, start;
+	int32_t r = -1;
+
+	p->pos++;
+	for (i = 0; i < op->nopnds; i++) {
+		int32_t k = p->root[op->opnds[i]];
+
+		if (k >= 0 && p->e.v[k].last < p->pos)
+			p->e.v[k].last = p->pos;
+		if (k >= 0 && (op->kind == OP_SMEM_INDEX ||
+			       op->kind == OP_SMEM_SLICE ||
+			       op->kind == OP_SMEM_TRANS ||
+			       op->kind == OP_MBAR_AT))
+			r = k;
+	}
+	if (op->kind == OP_SMEM_ALLOC || op->kind == OP_MBAR_ALLOC) {
+		Type *t = ir_type(fn->f, op->res[0]);
+
+		r = op->kind == OP_MBAR_ALLOC
+			    ? add_entry(fn, op, 8 * MAX(1, t->rank ? t->shape[0]
+							 : 1), 8)
+			    : add_entry(fn, op, ty_numel(t) * ebytes_of(t), 128);
+	}
+	if (op->nres == 1 && r >= 0)
+		p->root[op->res[0]] = r;
+	need = MAX(conversions(fn, op), cg_op_scratch(fn, op));
+	if (need > 0)
+		add_entry(fn, op, need, 128);
+	if (!op->nregions)
+		return;
+	start = p->pos;
+	for (i = 0; i < op->nregions; i++)
+		plan_block(fn, op->regions[i]);
+	if (op->kind != OP_FOR && op->kind != OP_WHILE)
+		return;
+	/* a loop: buffers used in it or made in it live through all of it */
+	for (i = 0; i < p->e.n; i++) {
+		SmemEntry *e = &p->e.v[i];
+
+		if (e->first == e->last && e->op->kind != OP_SMEM_ALLOC &&
+		    e->op->kind != OP_MBAR_ALLOC)
+			continue;
+		if (e->last >= start && e->last <= p->pos) {
+			e->first = MIN(e->first, start);
+			e->last = p->pos;
+		}
+	}
+}
+
+static void
+plan_block(CgFn *fn, Block *b)
+{
+	Op *op;
+
+	for (op = b->first; op; op = op->next)
+		plan_op(fn, op);
+}
+
+static int
+by_size(const void *x, const void *y)
+{
+	const SmemEntry *a = *(SmemEntry *const *)x, *b = *(SmemEntry *const *)y;
+
+	return a->size < b->size ? 1 : a->size > b->size ? -1 : 0;
+}
+
+static void
+place(SmemPlan *p)
+{
+	SmemEntry **order = malloc(p->e.n * sizeof *order);
+	uint32_t i, j, k;
+
+	for (i = 0; i < p->e.n; i++)
+		order[i] = &p->e.v[i];
+	qsort(order, p->e.n, sizeof *order, by_size);
+	for (i = 0; i < p->e.n; i++) {
+		SmemEntry *e = order[i];
+		int64_t off = 0;
+		bool moved = true;
+
+		while (moved) {
+			moved = false;
+			for (j = 0; j < i; j++) {
+				SmemEntry *o = order[j];
+
+				if (o->last < e->first || e->last < o->first)
+					continue;
+				if (off < o->off + o->size && o->off < off + e->size) {
+					off = o->off + o->size;
+					off = (off + e->align - 1) / e->align * e->align;
+					moved = true;
+				}
+			}
+		}
+		e->off = off;
+		p->total = MAX(p->total, off + e->size);
+	}
+	(void)k;
+	free(order);
+}
+
+bool
+cg_smem_plan(CgFn *fn)
+{
+	Cg *cg = fn->cg;
+	SmemPlan *p = arena_alloc(fn->a, sizeof *p);
+	uint32_t i;
+
+	fn->plan = p;
+	p->root = arena_alloc(fn->a, fn->f->vals.n * sizeof *p->root);
+	for (i = 0; i < fn->f->vals.n; i++)
+		p->root[i] = -1;
+	plan_block(fn, fn->f->body);
+	place(p);
+	if (p->total > limit(cg->o->sm)) {
+		SmemEntry *big = NULL;
+
+		for (i = 0; i < p->e.n; i++)
+			if (!big || p->e.v[i].size > big->size)
+				big = &p->e.v[i];
+		cg_error(cg, fn->f->loc, "kernel '%s' needs %lld bytes of "
+			 "shared memory; %s has %lld", fn->f->name,
+			 (long long)p->total, target_name(cg->o->sm),
+			 (long long)limit(cg->o->sm));
+		if (big)
+			diag_note(cg->d, range_at(big->op->loc), "'%s' uses %lld "
+				  "bytes", op_name(big->op->kind),
+				  (long long)big->size);
+		return false;
+	}
+	return true;
+}
+
+int64_t
+cg_smem_total(CgFn *fn)
+{
+	return fn->plan->total;
+}
+
+int64_t
+cg_smem_offset(CgFn *fn, Op *op)
+{
+	SmemPlan *p = fn->plan;
+	uint32_t i;
+
+	for (i = 0; i < p->e.n; i++)
+		if (p->e.v[i].op == op)
+			return p->e.v[i].off;
+	return -1;
+}
+
+void
+cg_set_cur_op(CgFn *fn, Op *op)
+{
+	fn->plan->cur = op;
+}
+
+int64_t
+cg_cur_scratch(CgFn *fn)
+{
+	SmemPlan *p = fn->plan;
+	uint32_t i;
+
+	for (i = p->e.n; i-- > 0;)
+		if (p->e.v[i].op == p->cur && p->e.v[i].op->kind != OP_SMEM_ALLOC &&
+		    p->e.v[i].op->kind != OP_MBAR_ALLOC)
+			return p->e.v[i].off;
+	tlx_bug("'%s' converts an operand without planned scratch",
+		op_name(p->cur->kind));
+}
+
+int64_t
+cg_op_scratch(CgFn *fn, Op *op)
+{
+	switch (op->kind) {
+	case OP_REDUCE: return cg_reduce_scratch(fn, op);
+	case OP_DOT: return cg_dot_scratch(fn, op);
+	case OP_ATOMIC: case OP_ATOMIC_CAS: return cg_atomic_scratch(fn, op);
+	default: return 0;
+	}
+}
+
+/* ---- scratch access ------------------------------------------------------ */
+
+static LLVMValueRef
+smem_base(CgFn *fn)
+{
+	Cg *cg = fn->cg;
+
+	if (!cg->smem) {
+		cg->smem = LLVMAddGlobalInAddressSpace(
+			cg->M, LLVMArrayType2(cg->t_i8, 0), "__tlx_smem",
+			AS_SHARED);
+		LLVMSetLinkage(cg->smem, LLVMExternalLinkage);
+		LLVMSetAlignment(cg->smem, 1024);
+	}
+	return cg->smem;
+}
+
+LLVMValueRef
+cg_smem_ptr(CgFn *fn, LLVMValueRef off)
+{
+	Cg *cg = fn->cg;
+
+	return LLVMBuildGEP2(cg->B, cg->t_i8, smem_base(fn), &off, 1, "");
+}
+
+void
+cg_barrier(CgFn *fn)
+{
+	LLVMValueRef id = cg_i32(fn->cg, 0);
+
+	cg_intr(fn->cg, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0,
+		&id, 1);
+}
+
+/* Stores (or loads) n elements of type et at byte offset `off` as one
+ * vector access of n * eb bytes. */
+LLVMValueRef
+cg_smem_store_vec(CgFn *fn, LLVMTypeRef et, LLVMValueRef *v, int n,
+		  LLVMValueRef off, int align)
+{
+	Cg *cg = fn->cg;
+	LLVMValueRef p = cg_smem_ptr(fn, off), x, st;
+	int i;
+
+	if (n == 1) {
+		x = v[0];
+	} else {
+		x = LLVMGetUndef(LLVMVectorType(et, (unsigned)n));
+		for (i = 0; i < n; i++)
+			x = LLVMBuildInsertElement(cg->B, x, v[i], cg_i32(cg, i), "");
+	}
+	st = LLVMBuildStore(cg->B, x, p);
+	LLVMSetAlignment(st, (unsigned)align);
+	return st;
+}
+
+void
+cg_smem_load_vec(CgFn *fn, LLVMTypeRef et, LLVMValueRef *out, int n,
+		 LLVMValueRef off, int align)
+{
+	Cg *cg = fn->cg;
+	LLVMTypeRef vt = n == 1 ? et : LLVMVectorType(et, (unsigned)n);
+	LLVMValueRef ld = LLVMBuildLoad2(cg->B, vt, cg_smem_ptr(fn, off), "");
+	int i;
+
+	LLVMSetAlignment(ld, (unsigned)align);
+	if (n == 1) {
+		out[0] = ld;
+		return;
+	}
+	for (i = 0; i < n; i++)
+		out[i] = LLVMBuildExtractElement(cg->B, ld, cg_i32(cg, i), "");
+}
+
+/* Byte offset of register group r's first element in the padded copy. */
+static LLVMValueRef
+conv_addr(CgFn *fn, const Layout *l, uint32_t r, int eb, int64_t base)
+{
+	Cg *cg = fn->cg;
+	int lb = ly_dim_bits(l, l->rank - 1);
+	int64_t rb = row_bytes(l, eb);
+	uint32_t f = ly_reg_flat(l, r);
+	int64_t c = base + (int64_t)(f >> lb) * rb +
+		    (int64_t)(f & ((1u << lb) - 1)) * eb;
+	LLVMValueRef t = cg_thread_flat(fn, l), row, col, x;
+
+	row = LLVMBuildLShr(cg->B, t, cg_i32(cg, lb), "");
+	col = LLVMBuildAnd(cg->B, t, cg_i32(cg, (1 << lb) - 1), "");
+	x = LLVMBuildAdd(cg->B, LLVMBuildMul(cg->B, row, cg_i32(cg, rb), ""),
+			 LLVMBuildMul(cg->B, col, cg_i32(cg, eb), ""), "");
+	return LLVMBuildAdd(cg->B, x, cg_i32(cg, c), "");
+}
+
+/* The predicate "this thread is the first copy" for a layout with
+ * replicated lanes or warps; NULL when nothing is replicated. */
+LLVMValueRef
+cg_first_copy(CgFn *fn, const Layout *l)
+{
+	Cg *cg = fn->cg;
+	uint32_t lm = ly_lane_dup(l), wm = ly_warp_dup(l);
+	LLVMValueRef p = NULL, x;
+
+	if (lm) {
+		x = LLVMBuildAnd(cg->B, fn->lane, cg_i32(cg, lm), "");
+		p = LLVMBuildICmp(cg->B, LLVMIntEQ, x, cg_i32(cg, 0), "");
+	}
+	if (wm) {
+		x = LLVMBuildAnd(cg->B, fn->warp, cg_i32(cg, wm), "");
+		x = LLVMBuildICmp(cg->B, LLVMIntEQ, x, cg_i32(cg, 0), "");
+		p = p ? LLVMBuildAnd(cg->B, p, x, "") : x;
+	}
+	return p;
+}
+
+/* The widest vector (elements) of contiguous registers, <= 16 bytes. */
+static int
+conv_vec(const Layout *l, int eb)
+{
+	int v = ly_contig_regs(l);
+
+	while (v * eb > 16)
+		v /= 2;
+	return v;
+}
+
+static void
+write_tile(CgFn *fn, LLVMTypeRef et, LLVMValueRef *r, const Layout *l,
+	   int eb, int64_t off)
+{
+	Cg *cg = fn->cg;
+	LLVMValueRef pred = cg_first_copy(fn, l);
+	LLVMBasicBlockRef wr = NULL, done = NULL;
+	uint32_t dup = ly_dup_mask(l), n = (uint32_t)ly_nregs(l), g;
+	int v = conv_vec(l, eb);
+
+	if (pred) {
+		wr = cg_new_block(fn, "cvt.write");
+		done = cg_new_block(fn, "cvt.written");
+		LLVMBuildCondBr(cg->B, pred, wr, done);
+		LLVMPositionBuilderAtEnd(cg->B, wr);
+	}
+	for (g = 0; g < n; g += (uint32_t)v) {
+		if (g & dup)
+			continue;
+		cg_smem_store_vec(fn, et, r + g, v, conv_addr(fn, l, g, eb, off),
+				  v * eb);
+	}
+	if (pred) {
+		LLVMBuildBr(cg->B, done);
+		LLVMPositionBuilderAtEnd(cg->B, done);
+	}
+}
+
+static LLVMValueRef *
+read_tile(CgFn *fn, LLVMTypeRef et, const Layout *l, int eb, int64_t off)
+{
+	LLVMValueRef *out = cg_regs(fn, l);
+	uint32_t dup = ly_dup_mask(l), n = (uint32_t)ly_nregs(l), g;
+	int v = conv_vec(l, eb);
+
+	for (g = 0; g < n; g += (uint32_t)v) {
+		if (g & dup)
+			continue;
+		cg_smem_load_vec(fn, et, out + g, v, conv_addr(fn, l, g, eb, off),
+				 v * eb);
+	}
+	for (g = 0; g < n; g++)
+		if (g & dup)
+			out[g] = out[g & ~dup];
+	return out;
+}
+
+LLVMValueRef *
+cg_convert(CgFn *fn, Type *ety, LLVMValueRef *r, const Layout *from,
+	   const Layout *to, int64_t off)
+{
+	Cg *cg = fn->cg;
+	bool is_bool = ty_elem(ety)->kind == TY_I1;
+	LLVMTypeRef et = is_bool ? cg->t_i8 : cg_type(cg, ety);
+	int eb = ebytes_of(ety);
+	LLVMValueRef *src = r, *out;
+	uint32_t i, n = (uint32_t)ly_nregs(from);
+
+	if (is_bool) {
+		src = cg_regs(fn, from);
+		for (i = 0; i < n; i++)
+			src[i] = LLVMBuildZExt(cg->B, r[i], cg->t_i8, "");
+	}
+	cg_barrier(fn);
+	write_tile(fn, et, src, from, eb, off);
+	cg_barrier(fn);
+	out = read_tile(fn, et, to, eb, off);
+	if (is_bool)
+		for (i = 0; i < (uint32_t)ly_nregs(to); i++)
+			out[i] = LLVMBuildTrunc(cg->B, out[i], cg->t_i1, "");
+	return out;
+}
+
+LLVMValueRef *
+cg_share_first(CgFn *fn, Type *ety, LLVMValueRef *r, const Layout *l,
+	       int64_t off)
+{
+	Cg *cg = fn->cg;
+	bool is_bool = ty_elem(ety)->kind == TY_I1;
+	LLVMTypeRef et = is_bool ? cg->t_i8 : cg_type(cg, ety);
+	int eb = ebytes_of(ety);
+	LLVMValueRef *src = r, *out;
+	uint32_t i, n = (uint32_t)ly_nregs(l);
+
+	if (is_bool) {
+		src = cg_regs(fn, l);
+		for (i = 0; i < n; i++)
+			src[i] = LLVMBuildZExt(cg->B, r[i], cg->t_i8, "");
+	}
+	cg_barrier(fn);
+	write_tile(fn, et, src, l, eb, off);
+	cg_barrier(fn);
+	out = read_tile(fn, et, l, eb, off);
+	if (is_bool)
+		for (i = 0; i < n; i++)
+			out[i] = LLVMBuildTrunc(cg->B, out[i], cg->t_i1, "");
+	return out;
+}
