@@ -1,5 +1,6 @@
 /* ir.c: building and changing the IR: modules, functions, values, ops,
  * blocks; walking, use counts and deep copies. */
+#include <stdarg.h>
 #include <string.h>
 
 #include "ir.h"
@@ -333,6 +334,7 @@ ir_clone_op(Func *dst, Func *src, Op *op, Value **map, uint32_t *mapn)
 	c = ir_op_new(dst, op->kind, op->nopnds, ops, op->nres, rt,
 		      op->nregions);
 	c->loc = op->loc;
+	c->tloc = op->tloc;
 	c->attrs.n = c->attrs.cap = op->attrs.n;
 	c->attrs.v = arena_dup(a, op->attrs.v, op->attrs.n * sizeof(Attr));
 	for (i = 0; i < op->nres; i++) {
@@ -343,4 +345,78 @@ ir_clone_op(Func *dst, Func *src, Op *op, Value **map, uint32_t *mapn)
 		clone_block_into(dst, src, op->regions[i], c->regions[i], map,
 				 mapn);
 	return c;
+}
+
+void
+ir_op_erase_operand(Op *op, uint32_t i)
+{
+	if (NEVER(i >= op->nopnds))
+		return;
+	memmove(op->opnds + i, op->opnds + i + 1,
+		(op->nopnds - i - 1) * sizeof *op->opnds);
+	op->nopnds--;
+}
+
+void
+ir_op_erase_result(Op *op, uint32_t i)
+{
+	Func *f;
+	uint32_t j;
+
+	if (NEVER(i >= op->nres))
+		return;
+	f = op->parent ? op->parent->fn : NULL;
+	if (f)
+		f->vals.v[op->res[i]].def = NULL;
+	memmove(op->res + i, op->res + i + 1, (op->nres - i - 1) * sizeof *op->res);
+	op->nres--;
+	for (j = i; f && j < op->nres; j++)
+		f->vals.v[op->res[j]].idx = j;
+}
+
+void
+ir_block_erase_arg(Block *b, uint32_t i)
+{
+	uint32_t j;
+
+	if (NEVER(i >= b->nargs))
+		return;
+	b->fn->vals.v[b->args[i]].blk = NULL;
+	memmove(b->args + i, b->args + i + 1, (b->nargs - i - 1) * sizeof *b->args);
+	b->nargs--;
+	for (j = i; j < b->nargs; j++)
+		b->fn->vals.v[b->args[j]].idx = j;
+}
+
+void
+ir_func_remove(Module *m, Func *f)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->funcs.n; i++) {
+		if (m->funcs.v[i] != f)
+			continue;
+		memmove(m->funcs.v + i, m->funcs.v + i + 1,
+			(m->funcs.n - i - 1) * sizeof *m->funcs.v);
+		m->funcs.n--;
+		return;
+	}
+}
+
+void
+ir_error(Diag *d, Func *f, Op *op, const char *fmt, ...)
+{
+	SrcLoc l = op ? (op->tloc.line > 0 ? op->tloc : op->loc)
+		      : (f->tloc.line > 0 ? f->tloc : f->loc);
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (l.line > 0) {
+		diag_report(d, DIAG_ERROR, range_at(l), true, fmt, ap);
+	} else {
+		char *msg = arena_vprintf(d->arena, fmt, ap);
+
+		diag_error_noloc(d, "in '@%s': %s", f->name, msg);
+	}
+	va_end(ap);
 }

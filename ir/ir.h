@@ -134,7 +134,8 @@ struct Op {
 	Block **regions;
 	uint32_t nregions;
 	AttrList attrs;
-	SrcLoc loc;
+	SrcLoc loc;   /* where it came from in the module's source (.tlx) */
+	SrcLoc tloc;  /* where ir_read found it in IR text; 0:0 when built */
 };
 
 struct Block {
@@ -164,6 +165,7 @@ struct Func {
 	uint32_t nrtypes;
 	AttrList attrs;
 	SrcLoc loc;
+	SrcLoc tloc;        /* as Op.tloc */
 	Vec(ValInfo) vals;  /* vals.v[0] is the null value */
 };
 
@@ -264,6 +266,20 @@ void ir_replace_uses(Func *f, Value from, Value to);
 /* Replaces each operand v by map[v] where map[v] != 0 (one walk). */
 void ir_remap_operands(Func *f, const Value *map);
 
+/* Structural edits that keep ValInfo.idx right.  The erased value
+ * itself stays in the table, unused. */
+void ir_op_erase_operand(Op *op, uint32_t i);
+void ir_op_erase_result(Op *op, uint32_t i);
+void ir_block_erase_arg(Block *b, uint32_t i);
+/* Unlinks a function from its module (its memory stays in the arena). */
+void ir_func_remove(Module *m, Func *f);
+
+/* A user error about `op` (or about `f` when op is NULL): reported at
+ * the op's IR-text location when it was read from text, else at its
+ * source location, else without one, naming the function. */
+void ir_error(Diag *d, Func *f, Op *op, const char *fmt, ...)
+	TLX_PRINTF(4, 5);
+
 /* Walks ops in pre-order (an op before the ops in its regions).
  * The callback may not remove the op it is given. */
 typedef void (*OpVisit)(Op *op, void *ud);
@@ -309,6 +325,49 @@ void ir_print_module(Buf *b, Module *m, const PrintOpts *o);
 void ir_print_func(Buf *b, Func *f, const PrintOpts *o);
 void ir_print_op(Buf *b, Func *f, Op *op, const PrintOpts *o);  /* one op, debug */
 void ir_dump_func(Func *f);  /* to stderr */
+
+/* ---- numeric.c: exact scalar semantics (shared with the simulator) -------- */
+
+/* A scalar constant: `i` for integer types, `f` for float types.  Integers
+ * are kept canonical: truncated to the type's width, then sign-extended
+ * for signed types and zero-extended for unsigned ones (u64 keeps its bit
+ * pattern); i1 is 0 or 1 and behaves as unsigned.  Floats hold a value
+ * exactly representable in the type. */
+typedef union Num {
+	int64_t i;
+	double f;
+} Num;
+
+/* Bit-exact conversions, rounding to nearest even.  f8e4m3 has no
+ * infinities: overflow and infinities saturate to +-448, NaN stays NaN.
+ * f8e5m2 is IEEE-like (overflow gives infinity). */
+uint16_t ir_f32_to_f16(float f);
+float ir_f16_to_f32(uint16_t h);
+uint16_t ir_f32_to_bf16(float f);
+float ir_bf16_to_f32(uint16_t h);
+uint8_t ir_f32_to_e4m3(float f);
+float ir_e4m3_to_f32(uint8_t b);
+uint8_t ir_f32_to_e5m2(float f);
+float ir_e5m2_to_f32(uint8_t b);
+/* The same for any float kind, from and to double (single rounding). */
+uint64_t ir_float_to_bits(TypeKind k, double v);
+double ir_float_from_bits(TypeKind k, uint64_t bits);
+double ir_float_round(TypeKind k, double v);  /* nearest value of kind k */
+
+/* Integer k's canonical form of the low bits of v. */
+int64_t ir_int_wrap(TypeKind k, uint64_t v);
+/* cvt between numeric kinds, as docs/il.md says (int->float rounds to
+ * nearest even, float->int truncates and saturates, NaN -> 0, any -> i1
+ * is != 0). */
+Num ir_num_cvt(TypeKind to, TypeKind from, Num v);
+/* Evaluates an elementwise op of kind k on canonical operands.  Returns
+ * false when the result is not defined at compile time (integer division
+ * by zero) or the op has no exact evaluation here (transcendental math). */
+bool ir_num_unary(OpKind op, TypeKind k, Num a, Num *r);
+bool ir_num_binary(OpKind op, TypeKind k, Num a, Num b, Num *r);
+bool ir_num_fma(TypeKind k, Num a, Num b, Num c, Num *r);
+/* cmp {pred}: pred is eq ne lt le gt ge; returns -1 for an unknown pred. */
+int ir_num_cmp(const char *pred, TypeKind k, Num a, Num b);
 
 /* ---- read.c: parse the printed form ---------------------------------------- */
 

@@ -31,12 +31,39 @@ typedef struct Printer {
 	uint32_t next;       /* next numeric name */
 } Printer;
 
+/* A hint as the reader accepts it: [A-Za-z0-9_.] only, never all digits
+ * (those are the numbered names), at most 200 bytes. */
+static const char *
+clean_hint(const char *hint, char *out, size_t cap)
+{
+	size_t i, n = 0;
+	bool digits = true;
+
+	if (!hint || !*hint)
+		return NULL;
+	for (i = 0; hint[i] && n + 2 < cap && i < 200; i++) {
+		char ch = hint[i];
+		bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			  (ch >= '0' && ch <= '9') || ch == '_' || ch == '.';
+
+		digits = digits && ch >= '0' && ch <= '9';
+		out[n++] = ok ? ch : '_';
+	}
+	out[n] = 0;
+	if (digits) {
+		memmove(out + 1, out, n + 1);
+		out[0] = 'v';
+	}
+	return out;
+}
+
 static const char *
 fresh_name(Printer *p, const char *hint)
 {
-	char tmp[256];
+	char tmp[256], clean[256];
 	int k;
 
+	hint = clean_hint(hint, clean, sizeof clean - 1);
 	for (k = 0;; k++) {
 		uint32_t before = p->used.n;
 		const char *s;
@@ -139,7 +166,7 @@ print_block(Printer *p, Block *b, int depth)
 	Op *op;
 	uint32_t i;
 
-	if (b->nargs) {
+	if (b->nargs && b->parent) {  /* a body's arguments are the parameters */
 		indent(p, depth - 1);
 		buf_puts(p->b, "^(");
 		for (i = 0; i < b->nargs; i++) {

@@ -7,6 +7,8 @@
 
 #include "ir/ir.h"
 
+typedef struct PassStats PassStats;
+
 typedef struct PassCtx {
 	Module *mod;
 	Diag *diag;      /* user errors found by a pass (e.g. smem too large) */
@@ -14,12 +16,14 @@ typedef struct PassCtx {
 	bool failed;     /* set by a pass that reported an error */
 	const char *pass_name;
 	int sm;          /* target */
+	PassStats *stats;  /* this run's counters (pass_stat); may be NULL */
 } PassCtx;
 
 typedef struct PipelineOpts {
 	bool verify_each;          /* run the verifier after every pass */
 	bool print_after_all;
 	bool print_after_change;   /* print only when the pass changed something */
+	bool print_after_failure;  /* print the IR when a pass fails */
 	const char *print_after;   /* comma-separated pass names, or NULL */
 	const char *print_before;
 	bool stats;
@@ -27,6 +31,7 @@ typedef struct PipelineOpts {
 	const char *reproducer;    /* on failure, write IR + pipeline here */
 	FILE *out;                 /* where prints go (stderr when NULL) */
 	int sm;
+	bool no_locs;              /* dumps without @line:col */
 } PipelineOpts;
 
 /* The default pipeline for an optimization level (0..3) as text. */
@@ -39,5 +44,46 @@ void pass_list(FILE *out);
  * when a pass reported a user error (in d) or an unknown pass was named. */
 bool pass_run_pipeline(Module *m, const char *pipeline,
 		       const PipelineOpts *o, Diag *d);
+
+/* Adds n to the counter `what` (a string literal) of the running pass;
+ * --stats prints them. */
+void pass_stat(PassCtx *pc, const char *what, uint64_t n);
+
+/* The passes: bool pass_<fn>(PassCtx *pc, Func *f), true when f changed. */
+#define PASS(fn, name, summary) bool pass_##fn(PassCtx *pc, Func *f);
+#include "passes/passes.def"
+#undef PASS
+
+/* ---- rewrite.c: helpers the passes share ---------------------------------- */
+
+/* A replacement map from values to values (old -> new), growing on demand.
+ * Passes that walk in definition order remap each op's operands through
+ * it before looking at the op, so one walk replaces all uses. */
+typedef struct ValueMap {
+	Value *v;
+	uint32_t n;
+	Arena *a;
+} ValueMap;
+
+void vmap_init(ValueMap *m, Arena *a, uint32_t n);
+void vmap_set(ValueMap *m, Value from, Value to);
+Value vmap_get(ValueMap *m, Value v);  /* follows chains; v when unmapped */
+/* Replaces op's operands by their mapped values; true when any changed. */
+bool vmap_apply(ValueMap *m, Op *op);
+
+/* The op defining v, or NULL for a block argument. */
+static inline Op *
+pass_def(Func *f, Value v)
+{
+	return f->vals.v[v].def;
+}
+/* The value of a `const` (canonical for its type), when v is one. */
+bool pass_const(Func *f, Value v, Num *out);
+/* True when v is a constant equal to the integer or float k. */
+bool pass_is_const(Func *f, Value v, int64_t ik, double fk);
+/* A new `const` of type t (scalar or splat tile) inserted before `at`. */
+Value pass_new_const(Func *f, Op *at, Type *t, Num n);
+/* True when the op is pure (no side effects) and has no regions. */
+bool pass_is_pure(Op *op);
 
 #endif

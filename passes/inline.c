@@ -1,0 +1,231 @@
+/*
+ * inline.c: inlining -- pass "inline".
+ *
+ * Replaces each `call` in the function by a copy of the callee's body (a
+ * `func` of the module): the parameters become the call's operands, the
+ * values of the callee's `return` replace the call's results.  The calls
+ * in the copy are inlined in turn, so no call is left.  A call that
+ * reaches a function already being inlined is recursion, which cannot be
+ * inlined: a user error "recursive call to 'f' cannot be inlined" at that
+ * call.  Then the `func`s that no kernel or grid function reaches through
+ * calls are removed from the module (a module with no kernel or grid
+ * function keeps its funcs).
+ * Limits (user errors): call chains deeper than 256; a function grown
+ * past 2^20 inlined ops.
+ * Requires: verified IR (callees exist; signatures match).
+ * Preserves: name hints and locations of the copied ops.
+ * Counters: calls, funcs-removed.
+ */
+#include "passes/passes.h"
+
+enum { MAX_CHAIN = 256 };
+#define MAX_GROWTH ((uint64_t)1 << 20)
+
+typedef struct Inliner {
+	PassCtx *pc;
+	Func *f;
+	Func *chain[MAX_CHAIN + 1];  /* the function, then the callees being inlined */
+	int depth;
+	uint64_t grown;
+	bool changed;
+} Inliner;
+
+static bool inline_range(Inliner *in, Op *op, Op *stop);
+
+static Func *
+callee_of(Module *m, Op *call)
+{
+	const char *name = attr_str(&call->attrs, "callee");
+	Func *g = name ? ir_func_find(m, name) : NULL;
+
+	return g && g->kind == FN_DEVICE ? g : NULL;
+}
+
+static bool
+check_call(Inliner *in, Op *call, Func *g)
+{
+	int i;
+
+	for (i = 0; i <= in->depth; i++) {
+		if (in->chain[i] == g) {
+			ir_error(in->pc->diag, in->f, call,
+				 "recursive call to '%s' cannot be inlined", g->name);
+			return false;
+		}
+	}
+	if (in->depth == MAX_CHAIN) {
+		ir_error(in->pc->diag, in->f, call, "calls nested more than %d deep "
+			 "cannot be inlined", MAX_CHAIN);
+		return false;
+	}
+	return true;
+}
+
+static void
+count_op(Op *op, void *ud)
+{
+	(void)op;
+	++*(uint64_t *)ud;
+}
+
+/* Copies g's body before `call` and wires it up; returns the first copy. */
+static Op *
+splice_body(Inliner *in, Op *call, Func *g)
+{
+	Func *f = in->f;
+	uint32_t mapn = g->vals.n, i;
+	Value *map = arena_alloc(in->pc->scratch, mapn * sizeof *map);
+	Op *op, *first = NULL, *ret = NULL;
+
+	for (i = 0; i < g->body->nargs && i < call->nopnds; i++)
+		map[g->body->args[i]] = call->opnds[i];
+	for (op = g->body->first; op; op = op->next) {
+		Op *c;
+
+		if (op->kind == OP_RETURN) {
+			ret = op;
+			break;
+		}
+		c = ir_clone_op(f, g, op, &map, &mapn);
+		ir_insert_before(call, c);
+		first = first ? first : c;
+	}
+	for (i = 0; ret && i < ret->nopnds && i < call->nres; i++) {
+		Value v = ret->opnds[i];
+
+		ir_replace_uses(f, call->res[i], v < mapn && map[v] ? map[v] : v);
+	}
+	return first;
+}
+
+static bool
+inline_call(Inliner *in, Op *call)
+{
+	Func *g = callee_of(in->pc->mod, call);
+	Op *first, *stop = call->next;
+	uint64_t size = 0;
+	bool ok;
+
+	if (!g)
+		return true;  /* the verifier rejects this; nothing to do */
+	if (!check_call(in, call, g))
+		return false;
+	ir_walk(g, count_op, &size);
+	in->grown += size;
+	if (in->grown > MAX_GROWTH) {
+		ir_error(in->pc->diag, in->f, call, "inlining into '%s' grows it past "
+			 "2^20 ops", in->f->name);
+		return false;
+	}
+	first = splice_body(in, call, g);
+	ir_remove(call);
+	pass_stat(in->pc, "calls", 1);
+	in->changed = true;
+	in->chain[++in->depth] = g;
+	ok = !first || inline_range(in, first, stop);
+	in->depth--;
+	return ok;
+}
+
+/* Inlines the calls from `op` up to `stop` (NULL: the block's end). */
+static bool
+inline_range(Inliner *in, Op *op, Op *stop)
+{
+	while (op && op != stop) {
+		Op *next = op->next;
+		uint32_t i;
+
+		for (i = 0; i < op->nregions; i++)
+			if (!inline_range(in, op->regions[i]->first, NULL))
+				return false;
+		if (op->kind == OP_CALL && !inline_call(in, op))
+			return false;
+		op = next;
+	}
+	return true;
+}
+
+/* ---- removing funcs nothing calls ------------------------------------------- */
+
+typedef struct Reach {
+	Module *m;
+	bool *seen;
+	Vec(uint32_t) work;
+	Arena *a;
+} Reach;
+
+static int
+func_index(Module *m, Func *g)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->funcs.n; i++)
+		if (m->funcs.v[i] == g)
+			return (int)i;
+	return -1;
+}
+
+static void
+mark(Reach *r, int i)
+{
+	if (i < 0 || r->seen[i])
+		return;
+	r->seen[i] = true;
+	vec_push(r->a, &r->work, (uint32_t)i);
+}
+
+static void
+mark_callee(Op *op, void *ud)
+{
+	Reach *r = ud;
+
+	if (op->kind == OP_CALL) {
+		const char *name = attr_str(&op->attrs, "callee");
+		Func *g = name ? ir_func_find(r->m, name) : NULL;
+
+		if (g)
+			mark(r, func_index(r->m, g));
+	}
+}
+
+static bool
+remove_unreached(PassCtx *pc)
+{
+	Module *m = pc->mod;
+	Reach r = { .m = m, .a = pc->scratch };
+	uint32_t i;
+	bool roots = false, changed = false;
+
+	r.seen = arena_alloc(pc->scratch, m->funcs.n + 1);
+	for (i = 0; i < m->funcs.n; i++) {
+		if (m->funcs.v[i]->kind != FN_DEVICE) {
+			mark(&r, (int)i);
+			roots = true;
+		}
+	}
+	if (!roots)
+		return false;
+	while (r.work.n)
+		ir_walk(m->funcs.v[r.work.v[--r.work.n]], mark_callee, &r);
+	for (i = m->funcs.n; i-- > 0;) {
+		if (r.seen[i])
+			continue;
+		ir_func_remove(m, m->funcs.v[i]);
+		pass_stat(pc, "funcs-removed", 1);
+		changed = true;
+	}
+	return changed;
+}
+
+bool
+pass_inline(PassCtx *pc, Func *f)
+{
+	Inliner in = { .pc = pc, .f = f };
+
+	in.chain[0] = f;
+	if (!inline_range(&in, f->body->first, NULL)) {
+		pc->failed = true;
+		return true;
+	}
+	return remove_unreached(pc) || in.changed;
+}
