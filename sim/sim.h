@@ -72,19 +72,14 @@ int sim_mem_fill(SimMem *m, uint64_t dst, int byte, uint64_t n);
  * 4096-byte allocation at 0x...". */
 void sim_mem_describe(SimMem *m, uint64_t addr, uint64_t n, Buf *out);
 
-/* ---- num.c: element formats and conversions ------------------------------ */
+/* ---- num.c: element formats (rounding: ir/numeric.c) ------------------------ */
+
+/* Exact decoders (fast paths of ir/numeric.c's). */
 
 float sim_f16_to_f32(uint16_t h);
 float sim_bf16_to_f32(uint16_t h);
 float sim_e4m3_to_f32(uint8_t x);
 float sim_e5m2_to_f32(uint8_t x);
-/* Round to nearest even from double (exact for every f32 input too). */
-uint16_t sim_f64_to_f16(double d);
-uint16_t sim_f64_to_bf16(double d);
-uint8_t sim_f64_to_e4m3(double d);   /* saturates to +-448, keeps NaN */
-uint8_t sim_f64_to_e5m2(double d);   /* overflows to +-inf */
-/* An integer rounded once into a narrow format. */
-uint64_t sim_int_to_narrow(TypeKind k, bool neg, uint64_t mag);
 
 /* Element access by kind, one element at a time (slow paths). */
 double sim_get_f(TypeKind k, const void *p);

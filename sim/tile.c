@@ -552,72 +552,20 @@ sim_op_select(SimLaunch *L, SimAct *act, Op *op)
 
 /* ---- conversions ------------------------------------------------------------ */
 
-/* Float to int: truncate toward zero, saturate, NaN -> 0. */
-static int64_t
-f2i(double d, TypeKind k)
-{
-	int bits = sim_kind_bytes(k) * 8;
-	double t;
-
-	if (isnan(d))
-		return 0;
-	t = trunc(d);
-	if (ty_is_unsigned_kind(k)) {
-		double max = ldexp(1.0, bits);
-
-		if (t <= 0)
-			return 0;
-		if (t >= max)
-			return bits == 64 ? (int64_t)UINT64_MAX
-					  : (int64_t)((1ull << bits) - 1);
-		return (int64_t)(uint64_t)t;
-	}
-	if (t >= ldexp(1.0, bits - 1))
-		return bits == 64 ? INT64_MAX : (int64_t)((1ll << (bits - 1)) - 1);
-	if (t < -ldexp(1.0, bits - 1))
-		return bits == 64 ? INT64_MIN : -(int64_t)(1ll << (bits - 1));
-	return (int64_t)t;
-}
-
 static void
 cvt_one(TypeKind sk, const uint8_t *s, TypeKind dk, uint8_t *d)
 {
-	if (ty_is_float_kind(sk)) {
-		double v = sim_get_f(sk, s);
+	Num v;
 
-		if (dk == TY_I1)
-			*d = v != 0;
-		else if (ty_is_int_kind(dk))
-			sim_put_i(dk, d, f2i(v, dk));
-		else
-			sim_put_f(dk, d, v);
-		return;
-	}
-	/* integer source */
-	{
-		int64_t v = sim_get_i(sk, s);
-		bool uns = ty_is_unsigned_kind(sk) || sk == TY_I1;
-
-		if (dk == TY_I1) {
-			*d = v != 0;
-		} else if (ty_is_int_kind(dk)) {
-			sim_put_i(dk, d, v);
-		} else if (dk == TY_F32) {
-			float f = uns ? (float)(uint64_t)v : (float)v;
-
-			memcpy(d, &f, 4);
-		} else if (dk == TY_F64) {
-			double f = uns ? (double)(uint64_t)v : (double)v;
-
-			memcpy(d, &f, 8);
-		} else {
-			bool neg = !uns && v < 0;
-			uint64_t mag = neg ? 0 - (uint64_t)v : (uint64_t)v;
-			uint64_t bits = sim_int_to_narrow(dk, neg, mag);
-
-			memcpy(d, &bits, (size_t)sim_kind_bytes(dk));
-		}
-	}
+	if (ty_is_float_kind(sk))
+		v.f = sim_get_f(sk, s);
+	else
+		v.i = sim_get_i(sk, s);
+	v = ir_num_cvt(dk, sk, v);
+	if (ty_is_float_kind(dk))
+		sim_put_f(dk, d, v.f);
+	else
+		sim_put_i(dk, d, v.i);
 }
 
 void
