@@ -1,5 +1,6 @@
 /* attr.c: attribute lists (small, ordered, names interned). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir.h"
@@ -169,6 +170,7 @@ static void
 print_float(Buf *b, double f)
 {
 	char tmp[64];
+	int prec;
 
 	if (isnan(f)) {
 		buf_puts(b, "nan");
@@ -178,7 +180,12 @@ print_float(Buf *b, double f)
 		buf_puts(b, f < 0 ? "-inf" : "inf");
 		return;
 	}
-	snprintf(tmp, sizeof tmp, "%.17g", f);
+	for (prec = 15; prec < 17; prec++) {  /* the shortest that reads back */
+		snprintf(tmp, sizeof tmp, "%.*g", prec, f);
+		if (strtod(tmp, NULL) == f)
+			break;
+	}
+	snprintf(tmp, sizeof tmp, "%.*g", prec, f);
 	if (!strpbrk(tmp, ".e"))
 		strcat(tmp, ".0");
 	buf_puts(b, tmp);

@@ -1421,12 +1421,14 @@ check_block(Verifier *v, Block *b, Op *owner, uint32_t ri, int depth)
 			    op_name(want));
 		check_one(v, op, depth);
 	}
-	if (!b->last || !op_has(b->last, F_TERM)) {
+	/* (an op with regions it should not have got its own error) */
+	if ((!b->last || !op_has(b->last, F_TERM)) &&
+	    (!owner || op_info[owner->kind].nregions == (int)owner->nregions)) {
 		if (owner)
-			err(v, b->last ? b->last : owner, "region %u of '%s' must end "
-			    "with '%s'", ri + 1, on(owner), op_name(want));
+			err(v, owner, "region %u of '%s' must end with '%s'", ri + 1,
+			    on(owner), op_name(want));
 		else
-			err(v, b->last, "the body of '@%s' must end with 'return'",
+			err(v, NULL, "the body of '@%s' must end with 'return'",
 			    v->f->name);
 	}
 }
