@@ -254,8 +254,9 @@ plan_op(Op *op, void *ud)
 	if (op->kind == OP_SMEM_ALLOC && op->nres == 1 && fn) {
 		ValInfo *vi = &fn->vals.v[op->res[0]];
 		Type *t = vi->ty;
-		SimSmemBuf b = { .op = op, .name = vi->name ? vi->name
-							   : "smem" };
+		const char *an = attr_str(&op->attrs, "name");
+		SimSmemBuf b = { .op = op,
+				 .name = an ? an : vi->name ? vi->name : "smem" };
 
 		if (t->kind != TY_SMEM)
 			return;
