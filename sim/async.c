@@ -69,8 +69,11 @@ sim_describe_wait(SimCo *co, Buf *b)
 	}
 	if (strcmp(w, "tasks") == 0)
 		buf_puts(b, "waits for its tasks to finish");
+	else if (strcmp(w, "cluster_sync") == 0)
+		buf_puts(b, "cluster_sync waits for the other CTAs of the "
+			 "cluster");
 	else
-		buf_printf(b, "%s waits for the other tasks", w);
+		buf_printf(b, "%s waits for the other tasks of the program", w);
 }
 
 static void
