@@ -626,6 +626,10 @@ pipe_create(SimLaunch *L, SimCta *cta, SimAct *act, Op *op)
 	p = arena_alloc(&cta->arena, sizeof *p);
 	p->op = op;
 	p->depth = (uint32_t)depth;
+	p->nbufs = op->nopnds;
+	p->bufs = arena_alloc(&cta->arena, (op->nopnds + 1) * sizeof *p->bufs);
+	for (i = 0; i < op->nopnds; i++)
+		p->bufs[i] = sim_view_of(act, op->opnds[i]);
 	p->name = name_of(act, op->res[0], "pipe");
 	p->full = new_bars(L, cta, op, p->depth, 1, p->name, "full");
 	p->empty = new_bars(L, cta, op, p->depth,
@@ -673,6 +677,53 @@ slot_operand(SimLaunch *L, SimAct *act, Op *op, SimPipe *p)
 	return (uint32_t)s;
 }
 
+static void
+view_range(const SimView *v, int64_t *lo, int64_t *hi)
+{
+	int d;
+
+	*lo = *hi = v->off;
+	for (d = 0; d < v->rank; d++)
+		*hi += (v->shape[d] - 1) * v->stride[d] * v->esize;
+	*hi += v->esize;
+}
+
+/* Releasing a slot whose buffers this task's dot_async still reads lets
+ * the producer overwrite them: a missing dot_wait. */
+static void
+check_release(SimLaunch *L, SimCo *co, SimPipe *p, uint32_t s, Op *op)
+{
+	SimAsync *a;
+	uint32_t i;
+
+	for (i = 0; i < p->nbufs; i++) {
+		SimView v = p->bufs[i];
+		int64_t lo, hi, alo, ahi;
+		int d;
+
+		v.off += (int64_t)s * v.stride[0] * v.esize;
+		for (d = 1; d < v.rank; d++) {
+			v.shape[d - 1] = v.shape[d];
+			v.stride[d - 1] = v.stride[d];
+		}
+		v.rank--;
+		view_range(&v, &lo, &hi);
+		for (a = L->inflight; a; a = a->next) {
+			if (a->co != co || a->kind != AS_DOT)
+				continue;
+			view_range(&a->view, &alo, &ahi);
+			if (!(alo < hi && lo < ahi) && a->view2.esize)
+				view_range(&a->view2, &alo, &ahi);
+			if (alo < hi && lo < ahi)
+				sim_fault(L, op, "pipe_release of slot %u of pipe "
+					  "'%s' while the dot_async at %s:%d:%d "
+					  "still reads it: a missing dot_wait?",
+					  s, p->name, L->mod->source,
+					  a->op->loc.line, a->op->loc.col);
+		}
+	}
+}
+
 static bool
 pipe_op(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 {
@@ -707,7 +758,9 @@ pipe_op(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 		arrive(L, &p->full[slot_operand(L, act, op, p)], 1, op);
 		return true;
 	case OP_PIPE_RELEASE:
-		arrive(L, &p->empty[slot_operand(L, act, op, p)], 1, op);
+		s = slot_operand(L, act, op, p);
+		check_release(L, co, p, s, op);
+		arrive(L, &p->empty[s], 1, op);
 		return true;
 	default: {  /* OP_PIPE_BAR */
 		SimVal *v;

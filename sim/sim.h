@@ -136,6 +136,8 @@ typedef struct SimPipe {
 	uint32_t depth;
 	SimBar *full, *empty;  /* depth each */
 	const char *name;
+	SimView *bufs;         /* the buffers; slot s is bufs[i][s] */
+	uint32_t nbufs;
 } SimPipe;
 
 typedef struct SimSched SimSched;
