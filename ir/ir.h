@@ -288,8 +288,9 @@ void ir_walk(Func *f, OpVisit fn, void *ud);
 /* Number of uses of every value, indexed by value id (scratch arena). */
 uint32_t *ir_count_uses(Func *f, Arena *scratch);
 /* Deep copy of an op (its regions too) into `dst`, mapping operands
- * through map[] (values not in the map stay; map may grow: size must be
- * dst->vals.n on entry and is updated).  Used by inlining and unrolling. */
+ * through map[] (indexed by src's values; 0 or past *mapn: not mapped, the
+ * value stays).  The copies' results and block arguments are added to the
+ * map, which grows in dst's arena when needed.  Used by inlining. */
 Op *ir_clone_op(Func *dst, Func *src, Op *op, Value **map, uint32_t *mapn);
 
 /* ---- builder.c ---------------------------------------------------------- */

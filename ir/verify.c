@@ -1496,22 +1496,48 @@ ir_verify_func(Func *f, Diag *d)
 	return v.errors == 0;
 }
 
+/* Interned names: equal names are one pointer; a set of them in a. */
+static bool
+seen_before(Arena *a, const char ***set, uint32_t *cap, uint32_t n, const char *name)
+{
+	uint32_t j;
+
+	if (2 * (n + 1) > *cap) {
+		const char **old = *set;
+		uint32_t ocap = *cap, i;
+
+		*cap = ocap ? ocap * 2 : 64;
+		*set = arena_alloc(a, *cap * sizeof **set);
+		for (i = 0; i < ocap; i++)
+			if (old[i])
+				seen_before(a, set, cap, 0, old[i]);
+	}
+	j = (uint32_t)(((uintptr_t)name >> 4) * 0x9e3779b1u) & (*cap - 1);
+	for (; (*set)[j]; j = (j + 1) & (*cap - 1))
+		if ((*set)[j] == name)
+			return true;
+	(*set)[j] = name;
+	return false;
+}
+
 bool
 ir_verify_module(Module *m, Diag *d)
 {
-	uint32_t i, j;
+	Arena a;
+	const char **set = NULL;
+	uint32_t cap = 0, i;
 	bool ok = true;
 
+	arena_init(&a, m->ctx->arena->alloc, m->ctx->arena->ud, NULL);
 	for (i = 0; i < m->funcs.n; i++) {
-		for (j = 0; j < i && m->funcs.n < 4096; j++) {
-			if (m->funcs.v[j]->name == m->funcs.v[i]->name) {
-				ir_error(d, m->funcs.v[i], NULL,
-					 "redefinition of function '@%s'",
-					 m->funcs.v[i]->name);
-				ok = false;
-			}
+		Func *f = m->funcs.v[i];
+
+		if (seen_before(&a, &set, &cap, i, f->name)) {
+			ir_error(d, f, NULL, "redefinition of function '@%s'", f->name);
+			ok = false;
 		}
-		ok &= ir_verify_func(m->funcs.v[i], d);
+		ok &= ir_verify_func(f, d);
 	}
+	arena_reset(&a);
 	return ok;
 }

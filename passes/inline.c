@@ -10,15 +10,15 @@
  * call.  Then the `func`s that no kernel or grid function reaches through
  * calls are removed from the module (a module with no kernel or grid
  * function keeps its funcs).
- * Limits (user errors): call chains deeper than 256; a function grown
- * past 2^20 inlined ops.
+ * Limits (user errors): call chains deeper than 256, regions nested more
+ * than 1024 deep after inlining, a function grown past 2^20 inlined ops.
  * Requires: verified IR (callees exist; signatures match).
  * Preserves: name hints and locations of the copied ops.
  * Counters: calls, funcs-removed.
  */
 #include "passes/passes.h"
 
-enum { MAX_CHAIN = 256 };
+enum { MAX_CHAIN = 256, MAX_NESTING = 1024 };
 #define MAX_GROWTH ((uint64_t)1 << 20)
 
 typedef struct Inliner {
@@ -30,7 +30,7 @@ typedef struct Inliner {
 	bool changed;
 } Inliner;
 
-static bool inline_range(Inliner *in, Op *op, Op *stop);
+static bool inline_range(Inliner *in, Op *op, Op *stop, int depth);
 
 static Func *
 callee_of(Module *m, Op *call)
@@ -99,7 +99,7 @@ splice_body(Inliner *in, Op *call, Func *g)
 }
 
 static bool
-inline_call(Inliner *in, Op *call)
+inline_call(Inliner *in, Op *call, int depth)
 {
 	Func *g = callee_of(in->pc->mod, call);
 	Op *first, *stop = call->next;
@@ -122,23 +122,29 @@ inline_call(Inliner *in, Op *call)
 	pass_stat(in->pc, "calls", 1);
 	in->changed = true;
 	in->chain[++in->depth] = g;
-	ok = !first || inline_range(in, first, stop);
+	ok = !first || inline_range(in, first, stop, depth);
 	in->depth--;
 	return ok;
 }
 
-/* Inlines the calls from `op` up to `stop` (NULL: the block's end). */
+/* Inlines the calls from `op` up to `stop` (NULL: the block's end); the
+ * ops are `depth` regions deep. */
 static bool
-inline_range(Inliner *in, Op *op, Op *stop)
+inline_range(Inliner *in, Op *op, Op *stop, int depth)
 {
+	if (op && depth > MAX_NESTING) {
+		ir_error(in->pc->diag, in->f, op, "inlining nests regions more than %d "
+			 "deep", MAX_NESTING);
+		return false;
+	}
 	while (op && op != stop) {
 		Op *next = op->next;
 		uint32_t i;
 
 		for (i = 0; i < op->nregions; i++)
-			if (!inline_range(in, op->regions[i]->first, NULL))
+			if (!inline_range(in, op->regions[i]->first, NULL, depth + 1))
 				return false;
-		if (op->kind == OP_CALL && !inline_call(in, op))
+		if (op->kind == OP_CALL && !inline_call(in, op, depth))
 			return false;
 		op = next;
 	}
@@ -223,9 +229,13 @@ pass_inline(PassCtx *pc, Func *f)
 	Inliner in = { .pc = pc, .f = f };
 
 	in.chain[0] = f;
-	if (!inline_range(&in, f->body->first, NULL)) {
+	if (!inline_range(&in, f->body->first, NULL, 0)) {
 		pc->failed = true;
 		return true;
 	}
+	/* Only a kernel or grid function losing its calls can strand funcs;
+	 * once every one has been inlined into, no func is left. */
+	if (f->kind == FN_DEVICE)
+		return in.changed;
 	return remove_unreached(pc) || in.changed;
 }

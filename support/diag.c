@@ -148,6 +148,7 @@ parse_expect(const char *p, int line, Expect *e)
 	e->kind = (DiagKind)k;
 	e->line = line;
 	e->col = 0;
+	e->seen = false;
 	p += strlen(names[k]);
 	if (*p == '@') {
 		int sign = 0;

@@ -43,7 +43,7 @@ usage(FILE *out)
 		"  --round-trip           check that print(read(print(IR))) == print(IR)\n"
 		"  --verify-diagnostics   check the errors against expected-error comments\n"
 		"  --split-input-file     treat each '// -----' section as its own input\n"
-		"  --no-verify            do not verify the input\n"
+		"  --no-verify            do not verify the input (without passes)\n"
 		"  --verify-each          verify after every pass (default in checking builds)\n"
 		"  --no-verify-each       do not\n"
 		"  --print-before=LIST    print the IR before these passes\n"
@@ -240,7 +240,8 @@ run_one(const Opts *o, const char *name, const char *text, size_t len, Buf *out)
 	src_init(&s, &a, name, text, len);
 	diag_init(&d, &a, &s, o->verify_diags ? NULL : stderr);
 	m = ir_read(&c, &d, &s);
-	if (m && o->verify && !ir_verify_module(m, &d))
+	/* passes need verified IR, --no-verify or not */
+	if (m && (o->verify || o->pipeline) && !ir_verify_module(m, &d))
 		m = NULL;
 	if (m && o->pipeline && !pass_run_pipeline(m, o->pipeline, &o->po, &d))
 		m = NULL;
