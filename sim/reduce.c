@@ -55,6 +55,13 @@ reduce_f(int kind, const double *x, int64_t len, int64_t st, bool f32,
 		}
 		*out = f32 ? facc : acc;
 		return;
+	case R_MAX:
+	case R_MIN:
+		acc = x[0];
+		for (j = 1; j < len; j++)
+			acc = sim_min_num(acc, x[j * st], kind == R_MAX);
+		*out = acc;
+		return;
 	default:
 		for (j = 1; j < len; j++) {
 			double v = x[j * st], b = x[best * st];

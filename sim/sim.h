@@ -28,6 +28,8 @@
 #ifndef TLX_SIM_H
 #define TLX_SIM_H
 
+#include <math.h>
+
 #include "ir/ir.h"
 
 /* The simulator stores elements little-endian in host order. */
@@ -86,6 +88,20 @@ double sim_get_f(TypeKind k, const void *p);
 void sim_put_f(TypeKind k, void *p, double v);  /* one rounding */
 int64_t sim_get_i(TypeKind k, const void *p);   /* sign/zero extended */
 void sim_put_i(TypeKind k, void *p, int64_t v); /* truncates (i1: & 1) */
+/* IEEE minNum/maxNum: a NaN operand is ignored unless both are; -0 < +0
+ * (as ir/numeric.c folds them). */
+static inline double
+sim_min_num(double a, double b, bool max)
+{
+	if (a != a)
+		return b;
+	if (b != b)
+		return a;
+	if (a == b)
+		return (signbit(a) != 0) == max ? b : a;
+	return (a < b) != max ? a : b;
+}
+
 /* Decode/encode n elements of a float kind to/from f32. */
 void sim_to_f32(TypeKind k, const void *src, float *dst, size_t n);
 void sim_from_f32(TypeKind k, const float *src, void *dst, size_t n);

@@ -134,8 +134,8 @@ bin_f32(OpKind k, const float *a, const float *b, float *r, size_t n)
 	case OP_MUL: for (i = 0; i < n; i++) r[i] = a[i] * b[i]; break;
 	case OP_DIV: for (i = 0; i < n; i++) r[i] = a[i] / b[i]; break;
 	case OP_REM: for (i = 0; i < n; i++) r[i] = fmodf(a[i], b[i]); break;
-	case OP_MIN: for (i = 0; i < n; i++) r[i] = fminf(a[i], b[i]); break;
-	case OP_MAX: for (i = 0; i < n; i++) r[i] = fmaxf(a[i], b[i]); break;
+	case OP_MIN: for (i = 0; i < n; i++) r[i] = (float)sim_min_num(a[i], b[i], false); break;
+	case OP_MAX: for (i = 0; i < n; i++) r[i] = (float)sim_min_num(a[i], b[i], true); break;
 	default: break;
 	}
 }
@@ -151,8 +151,8 @@ bin_f64(OpKind k, const double *a, const double *b, double *r, size_t n)
 	case OP_MUL: for (i = 0; i < n; i++) r[i] = a[i] * b[i]; break;
 	case OP_DIV: for (i = 0; i < n; i++) r[i] = a[i] / b[i]; break;
 	case OP_REM: for (i = 0; i < n; i++) r[i] = fmod(a[i], b[i]); break;
-	case OP_MIN: for (i = 0; i < n; i++) r[i] = fmin(a[i], b[i]); break;
-	case OP_MAX: for (i = 0; i < n; i++) r[i] = fmax(a[i], b[i]); break;
+	case OP_MIN: for (i = 0; i < n; i++) r[i] = sim_min_num(a[i], b[i], false); break;
+	case OP_MAX: for (i = 0; i < n; i++) r[i] = sim_min_num(a[i], b[i], true); break;
 	default: break;
 	}
 }
