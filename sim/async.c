@@ -300,24 +300,59 @@ box_of(SimLaunch *L, SimAct *act, Op *op, uint32_t extra)
 	return b;
 }
 
-/* The global address of box element i, or false when it lies outside the
- * tensor (zero fill on loads, skipped on stores). */
-static bool
-box_addr(Box *b, int64_t i, uint64_t *addr)
+/* Copies the box between the tensor and `data` (dense, row-major), one
+ * row of the innermost dimension at a time: elements outside the tensor
+ * are zero on loads and skipped on stores. */
+static void
+box_copy(SimLaunch *L, Box *b, Op *op, uint8_t *data, bool store)
 {
-	int64_t g[5];
-	int d;
+	int r = b->rank, d;
+	int64_t inner = b->view.shape[r - 1], row, nrows = b->n / inner;
+	int64_t lo = MAX(0, -b->c[r - 1]);
+	int64_t hi = MIN(inner, b->t->shape[r - 1] - b->c[r - 1]);
+	const char *what = store ? "tma_store" : "tma_load";
 
-	for (d = b->rank - 1; d >= 0; d--) {
-		g[d] = b->c[d] + i % b->view.shape[d];
-		i /= b->view.shape[d];
-		if (g[d] < 0 || g[d] >= b->t->shape[d])
-			return false;
+	for (row = 0; row < nrows; row++) {
+		uint8_t *row_data = data + row * inner * b->es;
+		int64_t rem = row, g;
+		uint64_t addr = b->t->base;
+		bool in = lo < hi;
+
+		for (d = r - 2; d >= 0; d--) {
+			g = b->c[d] + rem % b->view.shape[d];
+			rem /= b->view.shape[d];
+			if (g < 0 || g >= b->t->shape[d])
+				in = false;
+			addr += (uint64_t)(g * b->t->stride[d] * b->es);
+		}
+		if (!in)
+			continue;
+		if (b->t->stride[r - 1] == 1) {
+			uint8_t *p;
+
+			addr += (uint64_t)((b->c[r - 1] + lo) * b->es);
+			p = sim_grange(L, op, addr, (uint64_t)((hi - lo) * b->es),
+				       (uint64_t)b->es, store, what, NULL, 0);
+			if (store)
+				memcpy(p, row_data + lo * b->es,
+				       (size_t)((hi - lo) * b->es));
+			else
+				memcpy(row_data + lo * b->es, p,
+				       (size_t)((hi - lo) * b->es));
+			continue;
+		}
+		for (g = lo; g < hi; g++) {
+			uint64_t a = addr + (uint64_t)((b->c[r - 1] + g) *
+						       b->t->stride[r - 1] * b->es);
+			uint8_t *p = sim_gptr(L, op, a, (uint64_t)b->es, store,
+					      what, NULL, 0);
+
+			if (store)
+				memcpy(p, row_data + g * b->es, (size_t)b->es);
+			else
+				memcpy(row_data + g * b->es, p, (size_t)b->es);
+		}
 	}
-	*addr = b->t->base;
-	for (d = 0; d < b->rank; d++)
-		*addr += (uint64_t)(g[d] * b->t->stride[d] * b->es);
-	return true;
 }
 
 static uint64_t
@@ -351,7 +386,7 @@ tma_load(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 	Box b = box_of(L, act, op, 1);
 	SimBar *bar = bar_operand(L, act, op, 2 + (uint32_t)b.rank);
 	uint32_t mask = 1u << co->cta->rank, r;
-	int64_t i, bytes = b.n * b.es;
+	int64_t bytes = b.n * b.es;
 	SimAsync *a;
 
 	if (op->nopnds == 4u + (uint32_t)b.rank)
@@ -370,15 +405,7 @@ tma_load(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 	a->bar_op = bar->alloc;
 	a->bar_index = bar->index;
 	a->bar = mask == (1u << co->cta->rank) ? bar : NULL;
-	for (i = 0; i < b.n; i++) {
-		uint64_t addr;
-
-		if (box_addr(&b, i, &addr))
-			memcpy(a->data + i * b.es,
-			       sim_gptr(L, op, addr, (uint64_t)b.es, false,
-					"tma_load", NULL, 0),
-			       (size_t)b.es);
-	}
+	box_copy(L, &b, op, a->data, false);
 	for (r = 0; r < co->cta->cl->n; r++)
 		if (mask & (1u << r))
 			sim_smem_mark(L, co->cta->cl->ctas[r].sh_pw, &b.view, 1);
@@ -406,22 +433,14 @@ static void
 land_tma_store(SimLaunch *L, SimAsync *a)
 {
 	Box b = { .t = &a->tensor, .rank = a->tensor.rank, .view = a->view,
-		  .es = a->view.esize };
-	int64_t i, n = 1;
+		  .es = a->view.esize, .n = 1 };
 	int d;
 
 	memcpy(b.c, a->coord, sizeof b.c);
 	for (d = 0; d < b.rank; d++)
-		n *= b.view.shape[d];
+		b.n *= b.view.shape[d];
 	sim_smem_mark(L, a->cta->sh_pr, &a->view, -1);
-	for (i = 0; i < n; i++) {
-		uint64_t addr;
-
-		if (box_addr(&b, i, &addr))
-			memcpy(sim_gptr(L, a->op, addr, (uint64_t)b.es, true,
-					"tma_store", NULL, 0),
-			       a->data + i * b.es, (size_t)b.es);
-	}
+	box_copy(L, &b, a->op, a->data, true);
 }
 
 static void

@@ -725,6 +725,7 @@ teardown(SimLaunch *L)
 		free(L->tmp[i].data);
 	free(L->tmp);
 	free(L->offs);
+	free(L->runs);
 	free(L->args);
 	arena_reset(&L->arena);
 }

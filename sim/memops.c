@@ -33,9 +33,16 @@ elem_at(char *out, size_t n, Type *t, int64_t i)
 	return out;
 }
 
+/* Every byte of [p, p+n) equals v. */
+static bool
+all_eq(const uint8_t *p, size_t n, uint8_t v)
+{
+	return n == 0 || (p[0] == v && memcmp(p, p + 1, n - 1) == 0);
+}
+
 uint8_t *
-sim_gptr(SimLaunch *L, Op *op, uint64_t addr, uint64_t n, bool write,
-	 const char *what, Type *t, int64_t elem)
+sim_grange(SimLaunch *L, Op *op, uint64_t addr, uint64_t n, uint64_t align,
+	   bool write, const char *what, Type *t, int64_t elem)
 {
 	SimAlloc *a = sim_mem_find(L->mem, addr, n);
 	char at[96];
@@ -53,28 +60,34 @@ sim_gptr(SimLaunch *L, Op *op, uint64_t addr, uint64_t n, bool write,
 			  (unsigned long long)addr, (unsigned long long)n,
 			  desc);
 	}
-	if (n && addr % n)
+	if (align && addr % align)
 		sim_fault(L, op, "misaligned %s%s: address 0x%llx is not a "
 			  "multiple of %llu", what,
 			  elem_at(at, sizeof at, t, elem),
-			  (unsigned long long)addr, (unsigned long long)n);
+			  (unsigned long long)addr, (unsigned long long)align);
 	off = addr - a->base;
 	if (write) {
 		memset(a->shadow + off, 1, n);
-	} else {
-		for (i = 0; i < n; i++)
-			if (!a->shadow[off + i])
-				sim_fault(L, op, "%s of unwritten memory%s: "
-					  "address 0x%llx (offset %llu of the "
-					  "%llu-byte allocation at 0x%llx) was "
-					  "never written", what,
-					  elem_at(at, sizeof at, t, elem),
-					  (unsigned long long)(addr + i),
-					  (unsigned long long)(off + i),
-					  (unsigned long long)a->size,
-					  (unsigned long long)a->base);
+	} else if (!all_eq(a->shadow + off, n, 1)) {
+		for (i = 0; a->shadow[off + i]; i++)
+			;
+		sim_fault(L, op, "%s of unwritten memory%s: address 0x%llx "
+			  "(offset %llu of the %llu-byte allocation at 0x%llx) "
+			  "was never written", what,
+			  elem_at(at, sizeof at, t, elem),
+			  (unsigned long long)(addr + i),
+			  (unsigned long long)(off + i),
+			  (unsigned long long)a->size,
+			  (unsigned long long)a->base);
 	}
 	return a->data + off;
+}
+
+uint8_t *
+sim_gptr(SimLaunch *L, Op *op, uint64_t addr, uint64_t n, bool write,
+	 const char *what, Type *t, int64_t elem)
+{
+	return sim_grange(L, op, addr, n, n, write, what, t, elem);
 }
 
 void
@@ -407,6 +420,39 @@ sim_view_offsets(SimLaunch *L, const SimView *v, size_t *n)
 	return L->offs;
 }
 
+SimRun *
+sim_view_runs(SimLaunch *L, const SimView *v, size_t *n)
+{
+	int64_t sh[4] = { 1, 1, 1, 1 }, st[4] = { 0, 0, 0, 0 }, len;
+	int64_t i0, i1, i2, i3, total = 1, inner;
+	size_t k = 0;
+	int d, off = 4 - v->rank;
+
+	for (d = 0; d < v->rank; d++) {
+		sh[off + d] = v->shape[d];
+		st[off + d] = v->stride[d] * v->esize;
+		total *= v->shape[d];
+	}
+	/* a row of unit stride is one run */
+	inner = st[3] == v->esize ? 1 : sh[3];
+	len = st[3] == v->esize ? sh[3] * v->esize : v->esize;
+	if ((size_t)total > L->nruns) {
+		L->runs = sim_xrealloc(L, L->runs, (size_t)total * sizeof *L->runs);
+		L->nruns = (size_t)total;
+	}
+	for (i0 = 0; i0 < sh[0]; i0++)
+		for (i1 = 0; i1 < sh[1]; i1++)
+			for (i2 = 0; i2 < sh[2]; i2++)
+				for (i3 = 0; i3 < inner; i3++) {
+					L->runs[k].off = v->off + i0 * st[0] +
+							 i1 * st[1] +
+							 i2 * st[2] + i3 * st[3];
+					L->runs[k++].len = len;
+				}
+	*n = k;
+	return L->runs;
+}
+
 SimView
 sim_view_of(SimAct *act, Value v)
 {
@@ -417,12 +463,12 @@ void
 sim_smem_mark(SimLaunch *L, uint8_t *map, const SimView *v, int d)
 {
 	size_t n, i;
-	int64_t *o = sim_view_offsets(L, v, &n);
-	int b;
+	SimRun *r = sim_view_runs(L, v, &n);
+	int64_t b;
 
 	for (i = 0; i < n; i++)
-		for (b = 0; b < v->esize; b++)
-			map[o[i] + b] = (uint8_t)(map[o[i] + b] + d);
+		for (b = 0; b < r[i].len; b++)
+			map[r[i].off + b] = (uint8_t)(map[r[i].off + b] + d);
 }
 
 /* The async op in flight that touches byte `off` of cta's shared memory
@@ -468,16 +514,30 @@ issued_at(SimLaunch *L, SimAsync *a, char *out, size_t n)
 }
 
 static void
-smem_bounds(SimLaunch *L, SimCta *cta, Op *op, const SimView *v, int64_t *o,
-	    size_t n)
+smem_bounds(SimLaunch *L, SimCta *cta, Op *op, SimRun *r, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (o[i] < 0 || o[i] + v->esize > cta->smem_size)
+		if (r[i].off < 0 || r[i].off + r[i].len > cta->smem_size)
 			sim_fault(L, op, "shared memory access out of bounds "
 				  "(offset %lld of %lld bytes)",
-				  (long long)o[i], (long long)cta->smem_size);
+				  (long long)r[i].off, (long long)cta->smem_size);
+}
+
+/* The first byte of [off, off+len) where map[b] != 0 (want_zero) or
+ * map[b] != 1, or -1. */
+static int64_t
+first_bad(const uint8_t *map, int64_t off, int64_t len, uint8_t want)
+{
+	int64_t b;
+
+	if (all_eq(map + off, (size_t)len, want))
+		return -1;
+	for (b = off; b < off + len; b++)
+		if (map[b] != want)
+			return b;
+	return -1;
 }
 
 void
@@ -485,38 +545,33 @@ sim_smem_read(SimLaunch *L, SimCta *cta, Op *op, const SimView *v,
 	      uint8_t *dst, bool async_proxy, const char *what)
 {
 	size_t n, i;
-	int64_t *o = sim_view_offsets(L, v, &n);
-	int es = v->esize, b;
+	SimRun *r = sim_view_runs(L, v, &n);
+	int64_t at, d = 0;
 	char buf[160];
 
-	smem_bounds(L, cta, op, v, o, n);
+	smem_bounds(L, cta, op, r, n);
 	for (i = 0; i < n; i++) {
-		for (b = 0; b < es; b++) {
-			int64_t at = o[i] + b;
+		if ((at = first_bad(cta->sh_pw, r[i].off, r[i].len, 0)) >= 0) {
+			SimAsync *a = inflight_at(L, cta, at, true);
 
-			if (cta->sh_pw[at]) {
-				SimAsync *a = inflight_at(L, cta, at, true);
-
-				issued_at(L, a, buf, sizeof buf);
-				sim_fault(L, op, "%s reads shared memory of "
-					  "buffer '%s' (offset %lld) that %s "
-					  "is still writing: a missing wait?",
-					  what, sim_smem_name(L, at),
-					  (long long)at, buf);
-			}
-			if (!cta->sh_written[at])
-				sim_fault(L, op, "%s reads shared memory of "
-					  "buffer '%s' (offset %lld) that was "
-					  "never written", what,
-					  sim_smem_name(L, at), (long long)at);
-			if (async_proxy && cta->sh_dirty[at])
-				sim_fault(L, op, "%s reads shared memory of "
-					  "buffer '%s' (offset %lld) written by "
-					  "smem_store with no fence_async_shared "
-					  "in between", what,
-					  sim_smem_name(L, at), (long long)at);
+			issued_at(L, a, buf, sizeof buf);
+			sim_fault(L, op, "%s reads shared memory of buffer '%s' "
+				  "(offset %lld) that %s is still writing: a "
+				  "missing wait?", what, sim_smem_name(L, at),
+				  (long long)at, buf);
 		}
-		memcpy(dst + i * (size_t)es, cta->smem + o[i], (size_t)es);
+		if ((at = first_bad(cta->sh_written, r[i].off, r[i].len, 1)) >= 0)
+			sim_fault(L, op, "%s reads shared memory of buffer '%s' "
+				  "(offset %lld) that was never written", what,
+				  sim_smem_name(L, at), (long long)at);
+		if (async_proxy &&
+		    (at = first_bad(cta->sh_dirty, r[i].off, r[i].len, 0)) >= 0)
+			sim_fault(L, op, "%s reads shared memory of buffer '%s' "
+				  "(offset %lld) written by smem_store with no "
+				  "fence_async_shared in between", what,
+				  sim_smem_name(L, at), (long long)at);
+		memcpy(dst + d, cta->smem + r[i].off, (size_t)r[i].len);
+		d += r[i].len;
 	}
 }
 
@@ -525,36 +580,31 @@ sim_smem_write(SimLaunch *L, SimCta *cta, Op *op, const SimView *v,
 	       const uint8_t *src, bool generic, const char *what)
 {
 	size_t n, i;
-	int64_t *o = sim_view_offsets(L, v, &n);
-	int es = v->esize, b;
+	SimRun *r = sim_view_runs(L, v, &n);
+	int64_t at, d = 0;
 	char buf[160];
 
-	smem_bounds(L, cta, op, v, o, n);
+	smem_bounds(L, cta, op, r, n);
 	for (i = 0; i < n; i++) {
-		for (b = 0; b < es; b++) {
-			int64_t at = o[i] + b;
+		if ((at = first_bad(cta->sh_pr, r[i].off, r[i].len, 0)) >= 0) {
+			SimAsync *a = inflight_at(L, cta, at, false);
 
-			if (cta->sh_pr[at]) {
-				SimAsync *a = inflight_at(L, cta, at, false);
-
-				issued_at(L, a, buf, sizeof buf);
-				sim_fault(L, op, "%s overwrites shared memory "
-					  "of buffer '%s' (offset %lld) that %s "
-					  "still reads: a missing %s?", what,
-					  sim_smem_name(L, at), (long long)at,
-					  buf,
-					  a && a->kind == AS_DOT
-						  ? "dot_wait"
-						  : "tma_store_wait");
-			}
-			cta->sh_written[at] = 1;
-			if (generic && L->o.check_fences) {
-				cta->sh_dirty[at] = 1;
-				cta->dirty_lo = MIN(cta->dirty_lo, at);
-				cta->dirty_hi = MAX(cta->dirty_hi, at + 1);
-			}
+			issued_at(L, a, buf, sizeof buf);
+			sim_fault(L, op, "%s overwrites shared memory of buffer "
+				  "'%s' (offset %lld) that %s still reads: a "
+				  "missing %s?", what, sim_smem_name(L, at),
+				  (long long)at, buf,
+				  a && a->kind == AS_DOT ? "dot_wait"
+							 : "tma_store_wait");
 		}
-		memcpy(cta->smem + o[i], src + i * (size_t)es, (size_t)es);
+		memset(cta->sh_written + r[i].off, 1, (size_t)r[i].len);
+		if (generic && L->o.check_fences) {
+			memset(cta->sh_dirty + r[i].off, 1, (size_t)r[i].len);
+			cta->dirty_lo = MIN(cta->dirty_lo, r[i].off);
+			cta->dirty_hi = MAX(cta->dirty_hi, r[i].off + r[i].len);
+		}
+		memcpy(cta->smem + r[i].off, src + d, (size_t)r[i].len);
+		d += r[i].len;
 	}
 }
 

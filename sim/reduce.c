@@ -170,6 +170,66 @@ sim_op_reduce(SimLaunch *L, SimAct *act, Op *op)
 
 /* ---- dot ----------------------------------------------------------------- */
 
+/* c[i][j] = fma chain over k of x[i][k] * yt[j][k], in k order.  Built
+ * twice where the compiler can: with the FMA instruction (chosen at run
+ * time when the CPU has it) and portably; both round identically. */
+#define MM_BODY                                                                \
+	{                                                                      \
+		int64_t i, j, kk;                                              \
+		for (i = 0; i < m; i++) {                                      \
+			const float *xr = x + i * k;                           \
+			float *cr = c + i * n;                                 \
+			for (j = 0; j + 4 <= n; j += 4) {                      \
+				const float *y0 = yt + j * k, *y1 = y0 + k;    \
+				const float *y2 = y1 + k, *y3 = y2 + k;        \
+				float s0 = cr[j], s1 = cr[j + 1];              \
+				float s2 = cr[j + 2], s3 = cr[j + 3];          \
+				for (kk = 0; kk < k; kk++) {                   \
+					s0 = fmaf(xr[kk], y0[kk], s0);         \
+					s1 = fmaf(xr[kk], y1[kk], s1);         \
+					s2 = fmaf(xr[kk], y2[kk], s2);         \
+					s3 = fmaf(xr[kk], y3[kk], s3);         \
+				}                                              \
+				cr[j] = s0;                                    \
+				cr[j + 1] = s1;                                \
+				cr[j + 2] = s2;                                \
+				cr[j + 3] = s3;                                \
+			}                                                      \
+			for (; j < n; j++) {                                   \
+				const float *yr = yt + j * k;                  \
+				float s = cr[j];                               \
+				for (kk = 0; kk < k; kk++)                     \
+					s = fmaf(xr[kk], yr[kk], s);           \
+				cr[j] = s;                                     \
+			}                                                      \
+		}                                                              \
+	}
+
+static void
+mm_portable(const float *x, const float *yt, float *c, int64_t m, int64_t n,
+	    int64_t k)
+MM_BODY
+
+#if defined(__GNUC__) && defined(__x86_64__)
+__attribute__((target("fma"))) static void
+mm_fma(const float *x, const float *yt, float *c, int64_t m, int64_t n,
+       int64_t k)
+MM_BODY
+#endif
+
+static void
+mm_f32(const float *x, const float *yt, float *c, int64_t m, int64_t n,
+       int64_t k)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+	if (__builtin_cpu_supports("fma")) {
+		mm_fma(x, yt, c, m, n, k);
+		return;
+	}
+#endif
+	mm_portable(x, yt, c, m, n, k);
+}
+
 void
 sim_matmul(SimLaunch *L, TypeKind ek, const uint8_t *a, const uint8_t *b,
 	   void *acc, int64_t m, int64_t n, int64_t k)
@@ -202,15 +262,7 @@ sim_matmul(SimLaunch *L, TypeKind ek, const uint8_t *a, const uint8_t *b,
 		for (kk = 0; kk < k; kk++)
 			for (j = 0; j < n; j++)
 				yt[j * k + kk] = y[kk * n + j];
-		for (i = 0; i < m; i++)
-			for (j = 0; j < n; j++) {
-				const float *xr = x + i * k, *yr = yt + j * k;
-				float s = c[i * n + j];
-
-				for (kk = 0; kk < k; kk++)
-					s = fmaf(xr[kk], yr[kk], s);
-				c[i * n + j] = s;
-			}
+		mm_f32(x, yt, c, m, n, k);
 	}
 }
 

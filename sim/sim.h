@@ -424,6 +424,8 @@ struct SimLaunch {
 	uint32_t ntmp;
 	int64_t *offs;       /* sim_view_offsets */
 	size_t noffs;
+	struct SimRun *runs; /* sim_view_runs */
+	size_t nruns;
 	uint32_t *ret_out;   /* grid functions: the three results */
 	uint32_t nret_out;
 };
@@ -500,7 +502,14 @@ void sim_op_store(SimLaunch *L, SimAct *act, Op *op);
 void sim_op_atomic(SimLaunch *L, SimAct *act, Op *op);
 void sim_op_atomic_cas(SimLaunch *L, SimAct *act, Op *op);
 void sim_op_smem(SimLaunch *L, SimCta *cta, SimAct *act, Op *op);
-/* Checked access to global memory: the host bytes of [addr, addr+n). */
+/* Checked access to global memory: the host bytes of [addr, addr+n),
+ * which must lie in one allocation, start at a multiple of align, and
+ * (reads) be written; writes mark them written.  t and elem name the
+ * element in messages (t NULL: none).  sim_gptr: one element of n
+ * bytes. */
+uint8_t *sim_grange(SimLaunch *L, Op *op, uint64_t addr, uint64_t n,
+		    uint64_t align, bool write, const char *what, Type *t,
+		    int64_t elem);
 uint8_t *sim_gptr(SimLaunch *L, Op *op, uint64_t addr, uint64_t n,
 		  bool write, const char *what, Type *t, int64_t elem);
 /* Shared memory through a view: checks and copies (dense row-major). */
@@ -511,6 +520,12 @@ void sim_smem_write(SimLaunch *L, SimCta *cta, Op *op, const SimView *v,
 /* Byte offsets of the view's elements, row-major (valid until the next
  * call); *n gets the count. */
 int64_t *sim_view_offsets(SimLaunch *L, const SimView *v, size_t *n);
+/* The view as contiguous byte runs in row-major order (a row of unit
+ * stride is one run); valid until the next call. */
+typedef struct SimRun {
+	int64_t off, len;
+} SimRun;
+SimRun *sim_view_runs(SimLaunch *L, const SimView *v, size_t *n);
 /* Adds d (+1/-1) to a pending map over the view's bytes. */
 void sim_smem_mark(SimLaunch *L, uint8_t *map, const SimView *v, int d);
 SimView sim_view_of(SimAct *act, Value v);
