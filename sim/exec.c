@@ -93,6 +93,16 @@ sim_act_new(SimLaunch *L, SimCta *cta, Func *fn)
 			a->next_free = NULL;
 			return a;
 		}
+	/* one a retired CTA left (its value buffers are reused) */
+	for (pp = &L->spare; *pp; pp = &(*pp)->next_all)
+		if ((*pp)->fn == fn) {
+			a = *pp;
+			*pp = a->next_all;
+			a->next_free = NULL;
+			a->next_all = cta->acts;
+			cta->acts = a;
+			return a;
+		}
 	a = sim_xalloc(L, sizeof *a);
 	a->fn = fn;
 	a->next_all = cta->acts;

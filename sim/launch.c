@@ -421,15 +421,21 @@ cta_init(SimLaunch *L, SimCluster *cl, SimCta *cta, uint32_t rank)
 	sim_push_frame(L, co, f);
 }
 
+/* Frees a CTA; its activations go to the launch's spares when `keep`. */
 static void
-cta_free(SimCta *cta)
+cta_free(SimCta *cta, bool keep)
 {
 	SimAct *a, *next;
 	uint32_t i;
 
 	for (a = cta->acts; a; a = next) {
 		next = a->next_all;
-		sim_act_free(a);
+		if (keep && a->vals) {
+			a->next_all = cta->L->spare;
+			cta->L->spare = a;
+		} else {
+			sim_act_free(a);
+		}
 	}
 	for (i = 0; i < cta->ncos; i++)
 		co_free(cta->cos[i]);
@@ -459,13 +465,13 @@ start_cluster(SimLaunch *L, uint64_t id)
 }
 
 static void
-cluster_free(SimCluster *cl)
+cluster_free(SimCluster *cl, bool keep)
 {
 	uint32_t i;
 
 	if (cl->ctas)
 		for (i = 0; i < cl->n; i++)
-			cta_free(&cl->ctas[i]);
+			cta_free(&cl->ctas[i], keep);
 	free(cl->ctas);
 	arena_reset(&cl->arena);
 	free(cl);
@@ -591,7 +597,7 @@ retire(SimLaunch *L, uint32_t r)
 				ty_elem(co->ret_ty[i])->kind, &co->ret[i].u.bits);
 		L->nret_out = co->nret;
 	}
-	cluster_free(cl);
+	cluster_free(cl, true);
 	L->res[r] = L->res[--L->nres];
 }
 
@@ -716,7 +722,13 @@ teardown(SimLaunch *L)
 		async_free(a);
 	}
 	for (i = 0; i < L->nres; i++)
-		cluster_free(L->res[i]);
+		cluster_free(L->res[i], false);
+	while (L->spare) {
+		SimAct *act = L->spare;
+
+		L->spare = act->next_all;
+		sim_act_free(act);
+	}
 	free(L->res);
 	free(L->queue);
 	for (i = 0; i < 6; i++)

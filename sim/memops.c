@@ -162,7 +162,7 @@ one_alloc(SimLaunch *L, Access *x)
 
 		if (x->mask && !(x->mask[i] & 1))
 			continue;
-		if (p % (uint64_t)x->es)
+		if (p & (uint64_t)(x->es - 1))  /* es is 1, 2, 4 or 8 */
 			return NULL;
 		lo = p < lo ? p : lo;
 		hi = p > hi ? p : hi;
@@ -214,11 +214,20 @@ sim_op_load(SimLaunch *L, SimAct *act, Op *op)
 	r = sim_data(sim_def(L, act, op->res[0]), rt);
 	a = one_alloc(L, &x);
 	if (a && all_written(a, &x)) {
-		for (i = 0; i < x.n; i++) {
-			if (x.mask && !(x.mask[i] & 1))
+		int64_t j;
+
+		/* runs of active lanes at consecutive addresses: one copy */
+		for (i = 0; i < x.n; i = j) {
+			if (x.mask && !(x.mask[i] & 1)) {
+				j = i + 1;
 				continue;
+			}
+			for (j = i + 1; j < x.n && (!x.mask || (x.mask[j] & 1)) &&
+					x.ptr[j] == x.ptr[j - 1] + (uint64_t)es;
+			     j++)
+				;
 			memcpy(r + i * es, a->data + (x.ptr[i] - a->base),
-			       (size_t)es);
+			       (size_t)((j - i) * es));
 		}
 	} else {
 		for (i = 0; i < x.n; i++) {
@@ -262,20 +271,32 @@ sim_op_store(SimLaunch *L, SimAct *act, Op *op)
 			  "its pointers");
 	v = sim_data(&act->vals[op->opnds[1]], vt);
 	a = one_alloc(L, &x);
-	for (i = 0; i < x.n; i++) {
-		uint8_t *dst;
+	if (a) {
+		int64_t j;
 
-		if (x.mask && !(x.mask[i] & 1))
-			continue;
-		if (a) {
-			dst = a->data + (x.ptr[i] - a->base);
-			memset(a->shadow + (x.ptr[i] - a->base), 1, (size_t)es);
-		} else {
-			dst = sim_gptr(L, op, x.ptr[i], (uint64_t)es, true,
-				       "store", x.t, i);
+		/* runs of active lanes at consecutive addresses: one copy;
+		 * lanes that hit one address store in lane order */
+		for (i = 0; i < x.n; i = j) {
+			uint64_t off = x.ptr[i] - a->base;
+
+			if (x.mask && !(x.mask[i] & 1)) {
+				j = i + 1;
+				continue;
+			}
+			for (j = i + 1; j < x.n && (!x.mask || (x.mask[j] & 1)) &&
+					x.ptr[j] == x.ptr[j - 1] + (uint64_t)es;
+			     j++)
+				;
+			memcpy(a->data + off, v + i * es, (size_t)((j - i) * es));
+			memset(a->shadow + off, 1, (size_t)((j - i) * es));
 		}
-		memcpy(dst, v + i * es, (size_t)es);
+		return;
 	}
+	for (i = 0; i < x.n; i++)
+		if (!x.mask || (x.mask[i] & 1))
+			memcpy(sim_gptr(L, op, x.ptr[i], (uint64_t)es, true,
+					"store", x.t, i),
+			       v + i * es, (size_t)es);
 }
 
 enum { A_ADD, A_MAX, A_MIN, A_XCHG, A_AND, A_OR, A_XOR };

@@ -420,6 +420,7 @@ struct SimLaunch {
 	Arena arena;         /* launch-lifetime storage */
 	void *scratch[6];    /* conversion buffers */
 	size_t scratch_n[6];
+	SimAct *spare;       /* activations of retired CTAs, for reuse */
 	SimVal *tmp;         /* parallel copies */
 	uint32_t ntmp;
 	int64_t *offs;       /* sim_view_offsets */

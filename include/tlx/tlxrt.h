@@ -138,8 +138,9 @@ TLXRT_API int tlxrt_device_open_errmsg(const char *name, tlxrt_device **out,
 /*
  * Close a device.  DESTRUCTOR.
  * Waits for outstanding work, then releases the device and its backend
- * resources.  Modules, streams, events and allocations made from it must
- * have been released (leftover allocations are freed).  Accepts NULL.
+ * resources; allocations still held are freed with it.  Accepts NULL.
+ * Errors: TLXRT_MISUSE while modules, streams or events made from the
+ * device are alive (the device then stays open: release them first).
  */
 TLXRT_API int tlxrt_device_close(tlxrt_device *dev);
 
