@@ -117,7 +117,9 @@ gemm(const char *file, int M, int N, int K)
 	tlxrt_module *m;
 	tlxrt_kernel *kern;
 	tlxrt_arg args[6];
+	tlxrt_event *e0, *e1;
 	double maxerr = 0;
+	float ms = 0;
 
 	for (i = 0; i < M * lda; i++)
 		a[i] = to_bf16((float)urand());
@@ -134,8 +136,15 @@ gemm(const char *file, int M, int N, int K)
 	args[3] = tlxrt_arg_i32(M);
 	args[4] = tlxrt_arg_i32(N);
 	args[5] = tlxrt_arg_i32(K);
+	TRY(tlxrt_event_create(dev, &e0));
+	TRY(tlxrt_event_create(dev, &e1));
+	TRY(tlxrt_event_record(e0, NULL));
 	TRY(tlxrt_launch(kern, NULL, args, 6));
-	TRY(tlxrt_device_synchronize(dev));
+	TRY(tlxrt_event_record(e1, NULL));
+	TRY(tlxrt_event_synchronize(e1));
+	TRY(tlxrt_event_elapsed_ms(e0, e1, &ms));
+	tlxrt_event_destroy(e0);
+	tlxrt_event_destroy(e1);
 	TRY(tlxrt_memcpy_dtoh(dev, c, dc, (size_t)M * N * 4));
 	for (i = 0; i < M; i++)
 		for (j = 0; j < N; j++) {
@@ -157,8 +166,9 @@ gemm(const char *file, int M, int N, int K)
 			if (err > maxerr)
 				maxerr = err;
 		}
-	printf("%s: gemm %dx%dx%d: %s (max error %.3g)\n",
-	       bad ? "FAIL" : "ok", M, N, K, bad ? "wrong" : "right", maxerr);
+	printf("%s: gemm %dx%dx%d: %s (max error %.3g, %.1f ms)\n",
+	       bad ? "FAIL" : "ok", M, N, K, bad ? "wrong" : "right", maxerr,
+	       ms);
 	tlxrt_free(dev, da);
 	tlxrt_free(dev, db);
 	tlxrt_free(dev, dc);
