@@ -31,6 +31,7 @@ config.substitutions.append(("%tlx-opt", tool("tlx-opt")))
 config.substitutions.append(("%tlx-sim", tool("tlx-sim")))
 config.substitutions.append(("%tlx-run", tool("tlx-run")))
 config.substitutions.append(("%unit", os.path.join(config.tlx_obj_root, "testsuite", "unit")))
+config.substitutions.append(("%rtbin", os.path.join(config.tlx_obj_root, "testsuite", "runtime")))
 config.substitutions.append(("%examples", os.path.join(config.tlx_src_root, "examples")))
 config.substitutions.append(("%srcroot", config.tlx_src_root))
 
