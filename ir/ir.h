@@ -389,6 +389,7 @@ const char *target_name(int sm);        /* 90 -> "sm_90a" */
 int target_from_name(const char *s);    /* "sm_90a" -> 90; 0 if unknown */
 int target_ptx(int sm);                 /* PTX ISA version x10: 86; 0 */
 int target_min_sm(Func *f, Op *op);     /* the oldest sm that has `op` */
+int64_t target_smem_limit(int sm);      /* shared memory per program */
 /* Reports every op the target lacks; false if there was one. */
 bool target_check_module(Module *m, Diag *d, int sm);
 

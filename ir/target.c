@@ -104,6 +104,57 @@ check_op(Op *op, void *ud)
 		   need == 89 ? "sm_89" : target_name(need), target_name(c->sm));
 }
 
+int64_t
+target_smem_limit(int sm)
+{
+	return sm >= 90 ? 232448 : 166912;  /* 227 KiB; 163 KiB on sm_80 */
+}
+
+typedef struct Smem {
+	int64_t total, biggest;
+	Op *big;
+	Func *f;
+} Smem;
+
+static void
+add_smem(Op *op, void *ud)
+{
+	Smem *s = ud;
+	Type *t;
+	int64_t bytes;
+
+	if (op->kind != OP_SMEM_ALLOC)
+		return;
+	t = ir_type(s->f, op->res[0]);
+	bytes = ty_numel(t) * ty_bytes(t->elem);
+	s->total += bytes;
+	if (bytes > s->biggest) {
+		s->biggest = bytes;
+		s->big = op;
+	}
+}
+
+/* Each smem_alloc op is one buffer per program: their sum is a lower
+ * bound of what the kernel needs (codegen adds its scratch later). */
+static bool
+check_smem(Func *f, Diag *d, int sm)
+{
+	Smem s = { .f = f };
+
+	if (f->kind != FN_KERNEL)
+		return true;
+	ir_walk(f, add_smem, &s);
+	if (s.total <= target_smem_limit(sm))
+		return true;
+	diag_error(d, range_at(f->loc), "kernel '%s' allocates %lld bytes of "
+		   "shared memory; %s has %lld per program", f->name,
+		   (long long)s.total, target_name(sm),
+		   (long long)target_smem_limit(sm));
+	diag_note(d, range_at(s.big->loc), "the largest buffer, %lld bytes, is "
+		  "allocated here", (long long)s.biggest);
+	return false;
+}
+
 bool
 target_check_module(Module *m, Diag *d, int sm)
 {
@@ -113,6 +164,7 @@ target_check_module(Module *m, Diag *d, int sm)
 	for (i = 0; i < m->funcs.n; i++) {
 		c.f = m->funcs.v[i];
 		ir_walk(c.f, check_op, &c);
+		c.ok = check_smem(c.f, d, sm) && c.ok;
 	}
 	return c.ok;
 }

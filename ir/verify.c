@@ -442,7 +442,7 @@ check_const(Verifier *v, Op *op)
 	Attr *a = attr_find(&op->attrs, "value");
 	int bits;
 
-	if (!is_data(t) || !(class_of(t) & (C_INT | C_FLOAT))) {
+	if (!is_data(t) || !(class_of(t) & (C_INT | C_FLOAT | C_F8))) {
 		err(v, op, "'const' must have an integer or float type, got %s", tn(v, t));
 		return;
 	}
@@ -513,7 +513,7 @@ check_select(Verifier *v, Op *op)
 		    tn(v, t), tn(v, OPT(op, 2)));
 		return;
 	}
-	if (!want_class(v, op, t, C_INT | C_FLOAT | C_PTR))
+	if (!want_class(v, op, t, C_INT | C_FLOAT | C_F8 | C_PTR))
 		return;
 	if (want_type(v, op, "condition", OPT(op, 0), ty_like(c, t, ty_scalar(c, TY_I1))))
 		want_type(v, op, "result", RT(op, 0), t);
@@ -562,7 +562,7 @@ check_ptr_add(Verifier *v, Op *op)
 	want_type(v, op, "result", RT(op, 0), p);
 }
 
-/* ---- shapes ---- */
+/* ---- shapes: data movement, fp8 included ---- */
 
 static bool
 want_tile(Verifier *v, Op *op, const char *what, Type *t)
@@ -576,7 +576,7 @@ want_tile(Verifier *v, Op *op, const char *what, Type *t)
 static bool
 want_storable(Verifier *v, Op *op, Type *t)
 {
-	if (is_data(t) && !(class_of(t) & C_F8))
+	if (is_data(t))
 		return true;
 	err(v, op, "'%s' needs an integer, float or pointer element, got %s",
 	    on(op), tn(v, t));

@@ -133,6 +133,7 @@ cache_read(const char *dir, CacheKey k, CacheEntry *e)
 	bool ok = false;
 
 	memset(e, 0, sizeof *e);
+	e->key = k;
 	if (!path)
 		return false;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -146,7 +147,6 @@ cache_read(const char *dir, CacheKey k, CacheEntry *e)
 	    h.ir_size > (1ull << 32) ||
 	    (uint64_t)st.st_size != sizeof h + h.image_size + h.ir_size)
 		goto out;
-	e->key = k;
 	e->kind = (int)h.kind;
 	e->image_size = h.image_size;
 	e->ir_size = h.ir_size;

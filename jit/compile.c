@@ -10,24 +10,21 @@
 #include "codegen/codegen.h"
 #include "jit/jit.h"
 
-/* Without an assembler a cubin cannot be made: fall back to PTX, which
- * the driver assembles itself at load time. */
-static bool
-can_assemble(void)
-{
-	return cg_can_assemble();
-}
+const char *const emit_names[5] = { "ast", "ir", "llvm", "ptx", "cubin" };
 
 static bool
 codegen(Job *j, Module *m)
 {
 	CgOpts o = { .sm = j->sm, .olevel = j->olevel, .lineinfo = j->lineinfo,
-		     .debug = j->debug };
+		     .debug = j->debug, .fast_math = j->fast_math,
+		     .use_ptxas = j->ptxas != NULL, .ptxas = j->ptxas };
 	CgResult r;
 
 	o.emit = j->emit == EMIT_LLVM ? CG_EMIT_LLVM
 		 : j->emit == EMIT_PTX ? CG_EMIT_PTX : CG_EMIT_CUBIN;
-	if (o.emit == CG_EMIT_CUBIN && !can_assemble()) {
+	/* Without an assembler a cubin cannot be made: PTX instead, which
+	 * the driver assembles at load time. */
+	if (o.emit == CG_EMIT_CUBIN && !j->ptxas && !cg_can_assemble()) {
 		o.emit = CG_EMIT_PTX;
 		j->ptx_fallback = true;
 	}
@@ -38,37 +35,59 @@ codegen(Job *j, Module *m)
 	return true;
 }
 
+/* The IR of a program: sema and IR generation, then (checking builds)
+ * the verifier, whose complaints are our bugs. */
+static Module *
+front(Job *j, Ast *file)
+{
+	FrontOpts fo = { j->defs, j->ndefs, j->sm };
+	Module *m = front_lower(&j->ir, &j->diag, file, &fo);
+
+#ifdef TLX_CHECKING
+	if (m && !ir_verify_module(m, &j->diag)) {
+		PrintOpts pr = { .locs = true };
+		Buf b = { 0 };
+
+		ir_print_module(&b, m, &pr);
+		fputs(b.s, stderr);
+		tlx_bug("the front end produced IR that does not verify");
+	}
+#endif
+	return m;
+}
+
 bool
 compile_run(Job *j)
 {
-	FrontOpts fo = { j->defs, j->ndefs, j->sm };
 	PrintOpts pr = { .locs = true };
 	PipelineOpts po = j->popts;
-	Module *m;
-	Ast *file;
+	Module *m = NULL;
+	Ast *file = NULL;
 	Buf ir = { 0 };
 
 	src_init(&j->src, j->arena, j->name, j->text, j->len);
 	diag_init(&j->diag, j->arena, &j->src, j->diag_out);
 	j->diag.werror = j->werror;
 	ir_ctx_init(&j->ir, j->arena);
-	file = parse_file(j->arena, &j->ir.strs, &j->diag, &j->src);
-	if (!file || j->diag.nerrors)
-		return false;
-	if (j->emit == EMIT_AST) {
-		ast_print(&j->out, file);
-		return true;
+	if (j->tir) {  /* IR text: read and verify it (user errors) */
+		m = ir_read(&j->ir, &j->diag, &j->src);
+		if (!m || j->diag.nerrors || !ir_verify_module(m, &j->diag))
+			return false;
+		j->parsed = true;
+	} else {
+		file = parse_file(j->arena, &j->ir.strs, &j->diag, &j->src);
+		if (!file || j->diag.nerrors)
+			return false;
+		j->parsed = true;
+		if (j->emit == EMIT_AST) {
+			ast_print(&j->out, file);
+			return true;
+		}
+		if (!(m = front(j, file)))
+			return false;
 	}
-	if (!(m = front_lower(&j->ir, &j->diag, file, &fo)))
-		return false;
 #ifdef TLX_CHECKING
-	/* the front end's output must verify: anything else is our bug */
 	po.verify_each = true;
-	if (!ir_verify_module(m, &j->diag)) {
-		ir_print_module(&ir, m, &pr);
-		fputs(ir.s, stderr);
-		tlx_bug("the front end produced IR that does not verify");
-	}
 #endif
 	po.sm = j->sm;
 	if (!po.out)

@@ -11,6 +11,8 @@
 
 typedef enum Emit { EMIT_AST, EMIT_IR, EMIT_LLVM, EMIT_PTX, EMIT_CUBIN } Emit;
 
+extern const char *const emit_names[5];  /* "ast", "ir", ... */
+
 /* One compilation.  The caller fills the inputs; compile_run fills out,
  * diag and the rest, all in `arena`. */
 typedef struct Job {
@@ -26,6 +28,9 @@ typedef struct Job {
 	const char *passes;        /* NULL: the -O pipeline */
 	PipelineOpts popts;
 	bool lineinfo, debug;
+	bool fast_math;            /* approximate math in codegen */
+	const char *ptxas;         /* assemble with this ptxas, not nvJitLink */
+	bool tir;                  /* the text is tile IR, not a program */
 	bool werror;
 	FILE *diag_out;            /* where diagnostics go as they come; NULL: kept */
 	/* outputs */
@@ -36,6 +41,7 @@ typedef struct Job {
 	Buf out;                   /* the emitted text or binary (caller frees) */
 	bool binary;               /* out is a cubin */
 	bool ptx_fallback;         /* cubin asked, PTX given: no assembler */
+	bool parsed;               /* the input parsed (a tree or a module) */
 	const char *ir_text;       /* the module's IR (for libtlx), in arena */
 } Job;
 

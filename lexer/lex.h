@@ -19,6 +19,7 @@
 typedef struct Lexer {
 	const char *cur;         /* YYCURSOR */
 	const char *mar;         /* YYMARKER */
+	const char *ctx;         /* YYCTXMARKER (trailing context) */
 	const char *tok;         /* start of the token being scanned */
 	const char *lim;         /* the terminating NUL (text + len) */
 	const char *line_start;  /* first byte of the current line */

@@ -26,6 +26,7 @@ enum { SKIP = -1000 };  /* whitespace or a comment: scan again */
 	re2c:define:YYCTYPE = "unsigned char";
 	re2c:define:YYCURSOR = "lx->cur";
 	re2c:define:YYMARKER = "lx->mar";
+	re2c:define:YYCTXMARKER = "lx->ctx";
 	re2c:yyfill:enable = 0;
 	re2c:indent:string = "\t";
 
@@ -108,8 +109,12 @@ line_comment(Lexer *lx)
 	/*!re2c
 		[^\n\x00]+ { continue; }
 		"\n"       { lx->cur--; return; }
-		"\x00"     { if (at_end(lx)) return;
-			     bad_char(lx, lx->cur - 1); continue; }
+		"\x00"     {
+			if (at_end(lx))
+				return;
+			bad_char(lx, lx->cur - 1);
+			continue;
+		}
 		*          { bad_char(lx, lx->cur - 1); continue; }
 	*/
 	}
@@ -129,9 +134,14 @@ block_comment(Lexer *lx)
 		"\n"          { newline(lx); continue; }
 		[^/*\n\x00]+  { continue; }
 		[/*]          { continue; }
-		"\x00"        { if (!at_end(lx)) { bad_char(lx, lx->cur - 1); continue; }
-				diag_error(lx->diag, open, "unterminated comment");
-				return; }
+		"\x00"        {
+			if (!at_end(lx)) {
+				bad_char(lx, lx->cur - 1);
+				continue;
+			}
+			diag_error(lx->diag, open, "unterminated comment");
+			return;
+		}
 		*             { bad_char(lx, lx->cur - 1); continue; }
 	*/
 	}
@@ -163,15 +173,23 @@ string_lit(Lexer *lx, LexVal *v)
 		"\\t"         { vec_push(lx->arena, &s, '\t'); continue; }
 		"\\\\"        { vec_push(lx->arena, &s, '\\'); continue; }
 		"\\\""        { vec_push(lx->arena, &s, '"'); continue; }
-		"\\" [\x20-\x7e] { diag_error(lx->diag, span(lx, p, lx->cur),
-					      "unknown escape sequence '\\%c'", p[1]);
-				   continue; }
-		"\\" [^\n\x00\x20-\x7e] { diag_error(lx->diag, span(lx, p, lx->cur),
-						     "unknown escape sequence");
-					  continue; }
+		"\\" [\x20-\x7e] {
+			diag_error(lx->diag, span(lx, p, lx->cur),
+				   "unknown escape sequence '\\%c'", p[1]);
+			continue;
+		}
+		"\\" [^\n\x00\x20-\x7e] {
+			diag_error(lx->diag, span(lx, p, lx->cur),
+				   "unknown escape sequence");
+			continue;
+		}
 		"\n"          { lx->cur--; goto unterminated; }
-		"\x00"        { if (at_end(lx)) goto unterminated;
-				bad_char(lx, lx->cur - 1); continue; }
+		"\x00"        {
+			if (at_end(lx))
+				goto unterminated;
+			bad_char(lx, lx->cur - 1);
+			continue;
+		}
 		*             { continue; }  /* a backslash before a newline */
 	*/
 	}
@@ -363,8 +381,12 @@ scan(Lexer *lx, LexVal *v)
 {
 	lx->tok = lx->cur;
 	/*!re2c
-	"\x00"          { if (at_end(lx)) return TOK_YYEOF;
-			  bad_char(lx, lx->tok); return SKIP; }
+	"\x00"          {
+		if (at_end(lx))
+			return TOK_YYEOF;
+		bad_char(lx, lx->tok);
+		return SKIP;
+	}
 	[ \t\r\v\f]+    { return SKIP; }
 	"\n"            { newline(lx); return SKIP; }
 	"//"            { line_comment(lx); return SKIP; }
@@ -389,6 +411,13 @@ scan(Lexer *lx, LexVal *v)
 	"None"          { return TOK_NONE; }
 	"shared"        { return TOK_SHARED; }
 	"barrier"       { return TOK_BARRIER; }
+	/* a keyword in label position, as in tma_load(..., barrier: b),
+	 * is a plain name */
+	"barrier" / [ \t]* ":" {
+		v->str = strtab_intern(lx->strs, lx->tok,
+				       (size_t)(lx->cur - lx->tok));
+		return TOK_IDENT;
+	}
 	"pipe"          { return TOK_PIPE; }
 	"tasks"         { return TOK_TASKS; }
 	"task"          { return TOK_TASK; }
@@ -411,9 +440,11 @@ scan(Lexer *lx, LexVal *v)
 	"f8e4m3"        { return scalar(v, TY_F8E4M3); }
 	"f8e5m2"        { return scalar(v, TY_F8E5M2); }
 
-	ident           { v->str = strtab_intern(lx->strs, lx->tok,
-							 (size_t)(lx->cur - lx->tok));
-			  return TOK_IDENT; }
+	ident           {
+		v->str = strtab_intern(lx->strs, lx->tok,
+				       (size_t)(lx->cur - lx->tok));
+		return TOK_IDENT;
+	}
 
 	dec isuf?                  { return int_lit(lx, v); }
 	(hex | oct | bin) isuf?    { return int_lit(lx, v); }

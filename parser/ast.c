@@ -279,6 +279,8 @@ put_leaf(Buf *b, const Ast *n)
 static void
 put_head(Buf *b, const Ast *n)
 {
+	uint32_t i;
+
 	switch (n->kind) {
 	case AST_UNARY:
 	case AST_BINARY:
@@ -301,7 +303,7 @@ put_head(Buf *b, const Ast *n)
 	}
 	if (n->kind == AST_LET && !n->name) {
 		buf_puts(b, " (");
-		for (uint32_t i = 0; i < n->list.n; i++)
+		for (i = 0; i < n->list.n; i++)
 			buf_printf(b, "%s%s", i ? " " : "", n->list.v[i]->name);
 		buf_putc(b, ')');
 	} else if (n->name && n->kind != AST_METHOD && n->kind != AST_FIELD) {

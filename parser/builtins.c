@@ -712,7 +712,8 @@ bi_fma(Sema *s, Ast *call, const char *name)
 		return sv_error();
 	x = sema_convert(s, x, e1, call->loc);
 	y = sema_convert(s, y, e1, call->loc);
-	if (!(elem = sema_promote(s, &x, &z, call->loc)))
+	if (!(elem = sema_promote(s, &x, &z, call->loc)) ||
+	    !sema_computable(s, elem, call->loc))
 		return sv_error();
 	if (!ty_is_float_kind(elem->kind))
 		elem = ty_of_scalar(s, TY_F32);
@@ -847,7 +848,8 @@ bi_minmax(Sema *s, Ast *call, const char *name)
 		return sv_error();
 	}
 	y = value_arg(s, a.pos[1], name, "the second argument");
-	if (y.kind == SV_ERROR || !(elem = sema_promote(s, &x, &y, call->loc)))
+	if (y.kind == SV_ERROR || !(elem = sema_promote(s, &x, &y, call->loc)) ||
+	    !sema_computable(s, elem, call->loc))
 		return sv_error();
 	x = sema_convert(s, x, elem, call->loc);
 	y = sema_convert(s, y, elem, call->loc);

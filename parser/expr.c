@@ -237,6 +237,17 @@ wider(TypeKind a, TypeKind b)
 	return ty_bits(&ta) >= ty_bits(&tb) ? a : b;
 }
 
+/* fp8 values move and convert but do not compute. */
+bool
+sema_computable(Sema *s, Type *elem, SrcRange loc)
+{
+	if (elem->kind != TY_F8E4M3 && elem->kind != TY_F8E5M2)
+		return true;
+	diag_error(s->diag, loc, "no arithmetic on 8-bit floats: convert with "
+		   ".to(f16), .to(bf16) or .to(f32) first");
+	return false;
+}
+
 Type *
 sema_promote(Sema *s, SVal *a, SVal *b, SrcRange loc)
 {
@@ -245,10 +256,11 @@ sema_promote(Sema *s, SVal *a, SVal *b, SrcRange loc)
 
 	if (ty_elem(a->ty)->kind == TY_PTR || ty_elem(b->ty)->kind == TY_PTR)
 		return NULL;
-	if (x == TY_F8E4M3 || x == TY_F8E5M2 || y == TY_F8E4M3 ||
-	    y == TY_F8E5M2) {
-		diag_error(s->diag, loc, "no arithmetic on 8-bit floats: "
-			   "convert with .to(f16), .to(bf16) or .to(f32) first");
+	if ((x == TY_F8E4M3 || x == TY_F8E5M2 || y == TY_F8E4M3 ||
+	     y == TY_F8E5M2) && x != y && !(a->weak && fy) && !(b->weak && fx)) {
+		diag_error(s->diag, loc, "8-bit floats only combine with the same "
+			   "type: convert with .to(f16), .to(bf16) or .to(f32) "
+			   "first");
 		return NULL;
 	}
 	if (a->weak && b->weak)
@@ -516,7 +528,8 @@ sema_binary(Sema *s, AstOp op, SVal a, SVal b, SrcRange loc)
 		return pointer_binary(s, op, a, b, loc);
 	if (!(elem = sema_promote(s, &a, &b, loc)))
 		return sv_error();
-	if (!check_operands(s, op, &a, &b, elem, loc))
+	if (!sema_computable(s, elem, loc) ||
+	    !check_operands(s, op, &a, &b, elem, loc))
 		return sv_error();
 	a = sema_convert(s, a, elem, loc);
 	b = sema_convert(s, b, elem, loc);

@@ -1,16 +1,24 @@
 /*
  * parse.y: the grammar of tlx (bison 3.8).  docs/language.md carries the
  * same grammar for users; the AST each rule builds is listed in ast.h.
+ * Actions only build nodes.
  *
- * Actions only build nodes.  Errors recover at three levels -- a
- * statement (`error ';'`), a block or brace list (`error '}'`) and a
- * top-level item -- so one run reports many errors, up to the Diag's cap.
- * The scanner wrapper (tlx_yylex) counts open brackets: nesting deeper
- * than TLX_MAX_NESTING stops the parse, as does the Diag's cap; after
- * either, the wrapper only returns the end of file and nothing more is
- * reported.  A tree deeper than MAX_TREE_DEPTH (a long operator chain,
- * an else-if ladder) is rejected after the parse, so that the recursive
- * walkers of later phases never run out of stack.
+ * Syntax errors read "unexpected X, expected Y or Z" (yyreport_syntax_error
+ * folds the expected tokens into "expression", "type" or "statement").
+ * Recovery resumes after the bad statement (`error ';'`), block or brace
+ * list (`error '}'`) or top-level item, so one run reports many errors, up
+ * to the Diag's cap.  While bison recovers, the scanner wrapper hides the
+ * bracket groups opened after the error, so that bison never resumes at a
+ * ';' or '}' inside code it is skipping; the end of a hidden brace group
+ * reads as ';' (a bad statement may end with a block).  The error rules
+ * end the recovery (RECOVERED) and the next error is reported at once.
+ *
+ * The wrapper also counts open brackets: nesting deeper than
+ * TLX_MAX_NESTING stops the parse, as does the Diag's cap; after either
+ * it returns only the end of file and nothing more is reported.  A tree
+ * deeper than MAX_TREE_DEPTH (a very long operator chain or else-if
+ * ladder) is rejected after the parse, so that the recursive walkers of
+ * later phases cannot run out of stack.
  */
 
 %define api.pure full
@@ -47,11 +55,16 @@ struct Parser {
 	Diag *diag;
 	const Source *src;
 	Ast *file;
-	bool fatal;  /* stop: report nothing more, read no more tokens */
-	int depth;   /* open brackets, and where each one is */
-	SrcRange open[TLX_MAX_NESTING + 1];
-	char open_ch[TLX_MAX_NESTING + 1];
+	bool fatal;       /* stop: report nothing more, read no more tokens */
+	bool recovering;  /* after a syntax error, until an error rule ends */
+	int rdepth;       /* the nesting level that recovery resumes at */
+	int depth;        /* open brackets, and where and which each one is */
+	SrcRange open[TLX_MAX_NESTING];
+	char open_ch[TLX_MAX_NESTING];
 };
+
+/* In an error rule's action: recovery is over, report the next error. */
+#define RECOVERED() (p->recovering = false, yyerrok)
 
 static int tlx_yylex(TLX_YYSTYPE *val, SrcRange *loc, Parser *p);
 static void tlx_yyerror(SrcRange *loc, Parser *p, const char *msg);
@@ -116,22 +129,18 @@ static Ast *param_node(Parser *p, SrcRange loc, bool is_const, LexVal name,
 
 file
 	: %empty
-	| file item         { if ($2) ast_push(p->arena, &p->file->list, $2); }
-	| file error RBRACE
-	| file error SEMI
+	| file item         { ast_push(p->arena, &p->file->list, $2); }
+	| file error RBRACE { RECOVERED(); }
+	| file error SEMI   { RECOVERED(); }
 	;
 
 item
 	: KERNEL IDENT LPAREN params RPAREN kattrs block
 		{ $$ = node(p, AST_KERNEL, @$, $2.str, NULL, NULL);
 		  $$->list = $4; $$->list2 = $6; $$->d = $7; }
-	| KERNEL IDENT LPAREN error RPAREN kattrs block
-		{ $$ = NULL; }
 	| FN IDENT LPAREN params RPAREN optret block
 		{ $$ = with_cd(listed(node(p, AST_FN, @$, $2.str, $6, NULL), $4),
 			       NULL, $7); }
-	| FN IDENT LPAREN error RPAREN optret block
-		{ $$ = NULL; }
 	| CONST IDENT opttype ASSIGN expr SEMI
 		{ $$ = node(p, AST_CONSTDECL, @$, $2.str, $3, $5); }
 	;
@@ -188,7 +197,8 @@ type
 
 block
 	: LBRACE stmts RBRACE        { $$ = listed(node(p, AST_BLOCK, @$, NULL, NULL, NULL), $2); }
-	| LBRACE stmts error RBRACE  { $$ = listed(node(p, AST_BLOCK, @$, NULL, NULL, NULL), $2); }
+	| LBRACE stmts error RBRACE
+		{ RECOVERED(); $$ = listed(node(p, AST_BLOCK, @$, NULL, NULL, NULL), $2); }
 	;
 
 stmts
@@ -226,11 +236,11 @@ stmt
 	| PIPE IDENT LPAREN expr RPAREN LBRACE pipefields COMMA RBRACE
 		{ $$ = listed(node(p, AST_PIPE, @$, $2.str, $4, NULL), $7); }
 	| PIPE IDENT LPAREN expr RPAREN LBRACE error RBRACE
-		{ $$ = NULL; }
+		{ RECOVERED(); $$ = NULL; }
 	| TASKS LBRACE tasklist RBRACE
 		{ $$ = listed(node(p, AST_TASKS, @$, NULL, NULL, NULL), $3); }
 	| TASKS LBRACE tasklist error RBRACE
-		{ $$ = listed(node(p, AST_TASKS, @$, NULL, NULL, NULL), $3); }
+		{ RECOVERED(); $$ = listed(node(p, AST_TASKS, @$, NULL, NULL, NULL), $3); }
 	| STATIC_ASSERT LPAREN expr RPAREN SEMI
 		{ $$ = node(p, AST_STATIC_ASSERT, @$, NULL, $3, NULL); }
 	| STATIC_ASSERT LPAREN expr COMMA STRING RPAREN SEMI
@@ -238,7 +248,7 @@ stmt
 			    node(p, AST_STRING, @5, $5.str, NULL, NULL)); }
 	| block
 	| SEMI                       { $$ = NULL; }
-	| error SEMI                 { $$ = NULL; }
+	| error SEMI                 { RECOVERED(); $$ = NULL; }
 	;
 
 assignop
@@ -385,7 +395,6 @@ arglist
 arg
 	: expr
 	| IDENT COLON expr           { $$ = node(p, AST_ARG, @$, $1.str, $3, NULL); }
-	| BARRIER COLON expr         { $$ = node(p, AST_ARG, @$, strtab_cstr(p->lx.strs, "barrier"), $3, NULL); }
 	;
 
 idxitems
@@ -486,8 +495,18 @@ param_node(Parser *p, SrcRange loc, bool is_const, LexVal name, Ast *type,
 
 /* ---- the scanner as bison sees it ---------------------------------------- */
 
+static bool
+closes(int t, char open)
+{
+	return (t == TOK_RPAREN && open == '(') ||
+	       (t == TOK_RBRACK && open == '[') ||
+	       (t == TOK_RBRACE && open == '{');
+}
+
+/* The next token, with the bracket nesting it leaves; the end of file
+ * once the parse must stop. */
 static int
-tlx_yylex(TLX_YYSTYPE *val, SrcRange *loc, Parser *p)
+next_token(Parser *p, TLX_YYSTYPE *val, SrcRange *loc)
 {
 	int t;
 
@@ -496,6 +515,11 @@ tlx_yylex(TLX_YYSTYPE *val, SrcRange *loc, Parser *p)
 		return TOK_YYEOF;
 	}
 	t = lex_scan(&p->lx, &val->tok, loc);
+	/* No parenthesis or bracket holds a ';' or a brace: those still open
+	 * were left open by mistake, and the statement is over anyway. */
+	if (t == TOK_SEMI || t == TOK_LBRACE || t == TOK_RBRACE)
+		while (p->depth > 0 && p->open_ch[p->depth - 1] != '{')
+			p->depth--;
 	if (t == TOK_LPAREN || t == TOK_LBRACK || t == TOK_LBRACE) {
 		if (p->depth == TLX_MAX_NESTING) {
 			diag_error(p->diag, *loc, "nesting is too deep (limit %d)",
@@ -506,11 +530,33 @@ tlx_yylex(TLX_YYSTYPE *val, SrcRange *loc, Parser *p)
 		p->open[p->depth] = *loc;
 		p->open_ch[p->depth++] = t == TOK_LPAREN ? '(' :
 					 t == TOK_LBRACK ? '[' : '{';
-	} else if (t == TOK_RPAREN || t == TOK_RBRACK || t == TOK_RBRACE) {
-		if (p->depth > 0)
-			p->depth--;
+	} else if (p->depth > 0 && closes(t, p->open_ch[p->depth - 1])) {
+		p->depth--;  /* a closer that does not match stays unmatched */
 	}
 	return t;
+}
+
+/* While recovering, the groups opened after the error are hidden (see
+ * the header comment): only tokens at the recovery level, and closers
+ * that leave it (lowering it), reach bison. */
+static int
+tlx_yylex(TLX_YYSTYPE *val, SrcRange *loc, Parser *p)
+{
+	for (;;) {
+		int before = p->depth;
+		int t = next_token(p, val, loc);
+
+		if (!p->recovering || t == TOK_YYEOF)
+			return t;
+		if (p->depth < p->rdepth) {
+			p->rdepth = p->depth;
+			return t;
+		}
+		if (p->depth == p->rdepth && before == p->rdepth)
+			return t;
+		if (t == TOK_RBRACE && p->depth == p->rdepth)
+			return TOK_SEMI;
+	}
 }
 
 /* Bison calls this only when its stacks would grow past YYMAXDEPTH. */
@@ -592,11 +638,13 @@ static const yysymbol_kind_t type_start[] = {
 	YYSYMBOL_SCALARTYPE, YYSYMBOL_STAR, YYSYMBOL_TMA,
 };
 /* What may follow an operand: binary and postfix operators. */
-static const yysymbol_kind_t operators[] = {
+static const yysymbol_kind_t binary_ops[] = {
 	YYSYMBOL_OROR, YYSYMBOL_ANDAND, YYSYMBOL_BAR, YYSYMBOL_CARET,
 	YYSYMBOL_AMP, YYSYMBOL_EQ, YYSYMBOL_NE, YYSYMBOL_LT, YYSYMBOL_LE,
 	YYSYMBOL_GT, YYSYMBOL_GE, YYSYMBOL_SHL, YYSYMBOL_SHR, YYSYMBOL_PLUS,
 	YYSYMBOL_MINUS, YYSYMBOL_STAR, YYSYMBOL_SLASH, YYSYMBOL_PERCENT,
+};
+static const yysymbol_kind_t postfix_ops[] = {
 	YYSYMBOL_LPAREN, YYSYMBOL_LBRACK, YYSYMBOL_DOT,
 };
 static const yysymbol_kind_t compound_assign[] = {
@@ -630,7 +678,9 @@ fold_expected(bool *set, const char **groups)
 		groups[ng++] = "expression";
 	}
 	if (set[YYSYMBOL_OROR])
-		clear(set, operators, countof(operators));
+		clear(set, binary_ops, countof(binary_ops));
+	if (set[YYSYMBOL_DOT])
+		clear(set, postfix_ops, countof(postfix_ops));
 	if (set[YYSYMBOL_ADDEQ])
 		clear(set, compound_assign, countof(compound_assign));
 	if (set[YYSYMBOL_SCALARTYPE] && set[YYSYMBOL_STAR] && set[YYSYMBOL_TMA]) {
@@ -671,6 +721,24 @@ put_expected(Msg *m, const yypcontext_t *ctx)
 	}
 }
 
+/* Every error rule syncs on a ';' or '}', which only appear directly in
+ * braces: recovery resumes at the innermost open brace, hiding the rest
+ * of any parentheses and brackets (and of a group the unexpected token
+ * opened: bison drops that token). */
+static void
+start_recovery(Parser *p, yysymbol_kind_t tok)
+{
+	int n = p->depth;
+
+	if (tok == YYSYMBOL_LPAREN || tok == YYSYMBOL_LBRACK ||
+	    tok == YYSYMBOL_LBRACE)
+		n--;
+	while (n > 0 && p->open_ch[n - 1] != '{')
+		n--;
+	p->recovering = true;
+	p->rdepth = n;
+}
+
 static int
 yyreport_syntax_error(const yypcontext_t *ctx, Parser *p)
 {
@@ -678,6 +746,7 @@ yyreport_syntax_error(const yypcontext_t *ctx, Parser *p)
 	SrcRange r = *yypcontext_location(ctx);
 	Msg m = { .n = 0 };
 
+	start_recovery(p, tok);
 	if (p->fatal)
 		return 0;
 	if (tok == YYSYMBOL_YYEMPTY) {

@@ -171,6 +171,8 @@ SVal sema_convert(Sema *s, SVal v, Type *elem, SrcRange loc);
 SVal sema_broadcast(Sema *s, SVal v, Type *shape, SrcRange loc);
 /* The common element type of a and b, or NULL after an error. */
 Type *sema_promote(Sema *s, SVal *a, SVal *b, SrcRange loc);
+/* False (with an error) for fp8, which is for storage and dot only. */
+bool sema_computable(Sema *s, Type *elem, SrcRange loc);
 /* The NumPy broadcast shape of a and b as a type with element `elem`. */
 Type *sema_broadcast_shape(Sema *s, Type *a, Type *b, Type *elem, SrcRange loc);
 Value sema_materialize(Sema *s, SVal *v);  /* emit a const if needed */

@@ -23,10 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parser/ast.h"
-#include "parser/sema.h"
-#include "passes/passes.h"
-#include "codegen/codegen.h"
+#include "jit/jit.h"
 
 enum {
 	EXIT_OK = 0,       /* success */
@@ -37,9 +34,6 @@ enum {
 	CONTINUE = -1,     /* options parsed: go on and compile */
 };
 
-typedef enum Emit { EMIT_AST, EMIT_IR, EMIT_LLVM, EMIT_PTX, EMIT_CUBIN } Emit;
-
-static const char *const emit_names[] = { "ast", "ir", "llvm", "ptx", "cubin" };
 
 typedef struct Target {
 	const char *name;
@@ -422,70 +416,6 @@ write_output(const char *path, const Buf *b)
 
 /* ---- the compilation -------------------------------------------------- */
 
-typedef struct Compile {
-	const Options *o;
-	Arena *arena;
-	IrCtx ir;
-	Source src;
-	Diag diag;
-	Buf out;      /* what --emit produces */
-} Compile;
-
-/* The IR (--emit=ir) or generated code of the module, into c->out. */
-static void
-emit(Compile *c, Module *m)
-{
-	const Options *o = c->o;
-	PrintOpts pr = { .locs = true };
-	CgOpts co = { .sm = o->sm, .olevel = o->olevel, .lineinfo = o->lineinfo,
-		      .debug = o->debug_info, .fast_math = o->fast_math,
-		      .use_ptxas = o->ptxas != NULL, .ptxas = o->ptxas };
-	CgResult r;
-
-	if (o->emit == EMIT_IR) {
-		ir_print_module(&c->out, m, &pr);
-		return;
-	}
-	co.emit = o->emit == EMIT_LLVM ? CG_EMIT_LLVM
-		  : o->emit == EMIT_PTX ? CG_EMIT_PTX : CG_EMIT_CUBIN;
-	if (cg_compile(m, &co, &c->diag, &r))
-		buf_put(&c->out, r.data, r.size);
-}
-
-/* Sema, lowering and the pass pipeline; then emit().  m is the module when
- * it comes from IR text. */
-static void
-lower(Compile *c, Ast *file, Module *m)
-{
-	const Options *o = c->o;
-	FrontOpts fo = { o->defs.v, o->defs.n, o->sm };
-	PipelineOpts po = o->popts;
-	PrintOpts pr = { .locs = true };
-
-	if (!m && !(m = front_lower(&c->ir, &c->diag, file, &fo)))
-		return;
-	if (file == NULL && !ir_verify_module(m, &c->diag))
-		return;
-#ifdef TLX_CHECKING
-	/* the front end's output must verify: anything else is our bug */
-	po.verify_each = true;
-	if (!ir_verify_module(m, &c->diag)) {
-		Buf b = { 0 };
-
-		ir_print_module(&b, m, &pr);
-		fputs(b.s, stderr);
-		tlx_bug("the front end produced IR that does not verify");
-	}
-#endif
-	po.sm = o->sm;
-	po.out = stderr;
-	if (!pass_run_pipeline(m, o->passes ? o->passes
-					   : pass_default_pipeline(o->olevel),
-			       &po, &c->diag))
-		return;
-	emit(c, m);
-}
-
 static bool
 is_tir(const char *path)
 {
@@ -496,57 +426,49 @@ is_tir(const char *path)
 
 /* -o, else INPUT.cubin for a cubin of a named input, else stdout. */
 static const char *
-output_path(Compile *c)
+output_path(const Options *o, Arena *a)
 {
-	const Options *o = c->o;
 	const char *in = o->input, *dot = strrchr(in, '.');
 	size_t n = dot && !strchr(dot, '/') ? (size_t)(dot - in) : strlen(in);
 
 	if (o->output || o->emit != EMIT_CUBIN || strcmp(in, "-") == 0)
 		return o->output;
-	return arena_printf(c->arena, "%.*s.cubin", (int)n, in);
+	return arena_printf(a, "%.*s.cubin", (int)n, in);
 }
 
-/* Reads, parses and emits; returns the exit code. */
+/* Reads the input, runs the shared pipeline (jit/compile.c) and writes
+ * the output; returns the exit code. */
 static int
-run(Compile *c)
+run(const Options *o, Job *j, Buf *text)
 {
-	const Options *o = c->o;
-	bool is_stdin = strcmp(o->input, "-") == 0;
-	Buf text = { 0 };
-	Ast *file;
 	int rc;
 
-	if ((rc = read_input(o->input, &text)) != EXIT_OK) {
-		buf_free(&text);
+	if ((rc = read_input(o->input, text)) != EXIT_OK)
 		return rc;
-	}
-	src_init(&c->src, c->arena, is_stdin ? "<stdin>" : o->input, text.s,
-		 text.n);
-	buf_free(&text);
-	diag_init(&c->diag, c->arena, &c->src, o->verify_diags ? NULL : stderr);
-	c->diag.werror = o->werror;
-	ir_ctx_init(&c->ir, c->arena);
-	if (is_tir(o->input)) {
-		Module *m = ir_read(&c->ir, &c->diag, &c->src);
-
-		file = NULL;
-		if (m && c->diag.nerrors == 0)
-			lower(c, NULL, m);
-	} else if ((file = parse_file(c->arena, &c->ir.strs, &c->diag,
-				      &c->src)) && c->diag.nerrors == 0) {
-		if (o->emit == EMIT_AST)
-			ast_print(&c->out, file);
-		else
-			lower(c, file, NULL);
-	}
+	j->name = strcmp(o->input, "-") == 0 ? "<stdin>" : o->input;
+	j->text = text->s ? text->s : "";
+	j->len = text->n;
+	j->defs = o->defs.v;
+	j->ndefs = o->defs.n;
+	j->sm = o->sm;
+	j->olevel = o->olevel;
+	j->emit = o->emit;
+	j->passes = o->passes;
+	j->popts = o->popts;
+	j->lineinfo = o->lineinfo;
+	j->debug = o->debug_info;
+	j->fast_math = o->fast_math;
+	j->ptxas = o->ptxas;
+	j->tir = is_tir(o->input);
+	j->werror = o->werror;
+	j->diag_out = o->verify_diags ? NULL : stderr;
+	compile_run(j);
 	if (o->verify_diags)
-		rc = diag_verify(&c->diag, stderr) ? EXIT_OK : EXIT_INPUT;
+		rc = diag_verify(&j->diag, stderr) ? EXIT_OK : EXIT_INPUT;
 	else
-		rc = c->diag.nerrors || (!file && !is_tir(o->input)) ? EXIT_INPUT
-								       : EXIT_OK;
-	if (rc == EXIT_OK && c->diag.nerrors == 0)
-		rc = write_output(output_path(c), &c->out);
+		rc = j->diag.nerrors || !j->parsed ? EXIT_INPUT : EXIT_OK;
+	if (rc == EXIT_OK && j->diag.nerrors == 0)
+		rc = write_output(output_path(o, j->arena), &j->out);
 	return rc;
 }
 
@@ -555,21 +477,23 @@ static int
 compile(const Options *o, Arena *arena)
 {
 	jmp_buf oom;
-	Compile *c = arena_alloc(arena, sizeof *c);
+	Job *j = arena_alloc(arena, sizeof *j);
+	Buf text = { 0 };
 	int rc;
 
-	c->o = o;
-	c->arena = arena;
+	j->arena = arena;
 	if (setjmp(oom)) {
 		arena->oom = NULL;
-		buf_free(&c->out);
+		buf_free(&j->out);
+		buf_free(&text);
 		fputs("tlxc: error: out of memory\n", stderr);
 		return EXIT_ENV;
 	}
 	arena->oom = &oom;
-	rc = run(c);
+	rc = run(o, j, &text);
 	arena->oom = NULL;
-	buf_free(&c->out);
+	buf_free(&j->out);
+	buf_free(&text);
 	return rc;
 }
 

@@ -1,0 +1,184 @@
+/*
+ * bench_kernels: times tlx kernels on a GPU through libtlxrt (the cuda
+ * backend): random inputs, a warm-up, then the median (and minimum) of
+ * REPS launches timed with events.  One JSON object per line on stdout;
+ * bench/run.py runs it beside the torch, cuBLAS and Triton baselines.
+ *
+ *   bench_kernels vadd|copy MODULE N [REPS]
+ *   bench_kernels softmax|layernorm MODULE ROWS COLS [REPS]
+ *   bench_kernels matmul MODULE M N K [REPS]
+ *
+ * Bytes count every input read once and every output written once;
+ * flops count 2*M*N*K for a GEMM.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tlx/tlxrt.h"
+
+static tlxrt_device *dev;
+
+static void
+check(int rc, const char *what)
+{
+	if (rc == TLXRT_OK)
+		return;
+	fprintf(stderr, "bench_kernels: %s: %s: %s\n", what, tlxrt_errstr(rc),
+		tlxrt_errmsg(dev));
+	exit(1);
+}
+
+/* A device buffer of random values in [-1, 1): f32 or bf16. */
+static tlxrt_ptr
+random_buffer(size_t n, int bf16)
+{
+	size_t esz = bf16 ? 2 : 4, i;
+	unsigned char *h = malloc(n * esz);
+	uint64_t s = 0x2545f4914f6cdd1dull ^ n;
+	tlxrt_ptr p;
+
+	if (!h) {
+		fprintf(stderr, "bench_kernels: out of host memory\n");
+		exit(1);
+	}
+	for (i = 0; i < n; i++) {
+		float f;
+		uint32_t u;
+
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		f = (float)((double)(s >> 11) / 4503599627370496.0 - 1);
+		memcpy(&u, &f, 4);
+		if (bf16) {
+			uint16_t b = (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+
+			memcpy(h + i * 2, &b, 2);
+		} else {
+			memcpy(h + i * 4, &f, 4);
+		}
+	}
+	check(tlxrt_malloc(dev, n * esz, &p), "malloc");
+	check(tlxrt_memcpy_htod(dev, p, h, n * esz), "upload");
+	free(h);
+	return p;
+}
+
+static int
+cmp_float(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void
+bench(const char *name, const char *size, tlxrt_kernel *k,
+      const tlxrt_arg *args, int nargs, int reps, double bytes, double flops)
+{
+	float *ms = calloc((size_t)reps, sizeof *ms);
+	tlxrt_event *a, *b;
+	int i;
+
+	check(tlxrt_event_create(dev, &a), "event");
+	check(tlxrt_event_create(dev, &b), "event");
+	for (i = 0; i < 10; i++)  /* warm-up */
+		check(tlxrt_launch(k, NULL, args, nargs), "launch");
+	for (i = 0; i < reps; i++) {
+		check(tlxrt_event_record(a, NULL), "record");
+		check(tlxrt_launch(k, NULL, args, nargs), "launch");
+		check(tlxrt_event_record(b, NULL), "record");
+		check(tlxrt_event_synchronize(b), "synchronize");
+		check(tlxrt_event_elapsed_ms(a, b, &ms[i]), "elapsed");
+	}
+	qsort(ms, (size_t)reps, sizeof *ms, cmp_float);
+	printf("{\"kernel\": \"%s\", \"size\": \"%s\", \"ms\": %.5f, "
+	       "\"ms_min\": %.5f, \"TBps\": %.4f, \"TFLOPs\": %.2f}\n", name,
+	       size, ms[reps / 2], ms[0], bytes / ms[reps / 2] / 1e9,
+	       flops / ms[reps / 2] / 1e9);
+	fflush(stdout);
+	tlxrt_event_destroy(a);
+	tlxrt_event_destroy(b);
+	free(ms);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "";
+	tlxrt_module *m;
+	tlxrt_kernel *k;
+	tlxrt_arg a[12];
+	char size[64];
+	int reps;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: bench_kernels KERNEL MODULE SIZES... [REPS]\n");
+		return 2;
+	}
+	check(tlxrt_device_open(NULL, &dev), "opening the device");
+	check(tlxrt_module_load_file(dev, argv[2], &m), "loading the module");
+	if (!strcmp(what, "vadd") || !strcmp(what, "copy")) {
+		int n = atoi(argv[3]), copy = !strcmp(what, "copy"), na = 0;
+
+		reps = argc > 4 ? atoi(argv[4]) : 50;
+		check(tlxrt_kernel_get(m, what, &k), "kernel");
+		a[na++] = tlxrt_arg_ptr(random_buffer((size_t)n, 0));
+		if (!copy)
+			a[na++] = tlxrt_arg_ptr(random_buffer((size_t)n, 0));
+		a[na++] = tlxrt_arg_ptr(random_buffer((size_t)n, 0));
+		a[na++] = tlxrt_arg_i32(n);
+		snprintf(size, sizeof size, "%d", n);
+		bench(what, size, k, a, na, reps, (copy ? 2.0 : 3.0) * 4 * n, 0);
+	} else if (!strcmp(what, "softmax") || !strcmp(what, "layernorm")) {
+		int r = atoi(argv[3]), c = argc > 4 ? atoi(argv[4]) : 0, ln;
+		size_t n = (size_t)r * c;
+
+		ln = !strcmp(what, "layernorm");
+		reps = argc > 5 ? atoi(argv[5]) : 50;
+		check(tlxrt_kernel_get(m, what, &k), "kernel");
+		a[0] = tlxrt_arg_ptr(random_buffer(n, 1));
+		if (ln) {
+			a[1] = tlxrt_arg_ptr(random_buffer((size_t)c, 1));
+			a[2] = tlxrt_arg_ptr(random_buffer((size_t)c, 1));
+		}
+		a[ln ? 3 : 1] = tlxrt_arg_ptr(random_buffer(n, 1));
+		a[ln ? 4 : 2] = tlxrt_arg_i32(r);
+		a[ln ? 5 : 3] = tlxrt_arg_i32(c);
+		a[ln ? 6 : 4] = tlxrt_arg_i32(c);
+		if (ln)
+			a[7] = tlxrt_arg_f32(1e-5f);
+		snprintf(size, sizeof size, "%dx%d", r, c);
+		bench(what, size, k, a, ln ? 8 : 5, reps, 2.0 * 2 * (double)n, 0);
+	} else if (!strcmp(what, "matmul")) {
+		int M = atoi(argv[3]), N = argc > 4 ? atoi(argv[4]) : 0,
+		    K = argc > 5 ? atoi(argv[5]) : 0;
+
+		reps = argc > 6 ? atoi(argv[6]) : 20;
+		check(tlxrt_kernel_get(m, "matmul", &k), "kernel");
+		a[0] = tlxrt_arg_ptr(random_buffer((size_t)M * K, 1));
+		a[1] = tlxrt_arg_ptr(random_buffer((size_t)K * N, 1));
+		a[2] = tlxrt_arg_ptr(random_buffer((size_t)M * N, 1));
+		a[3] = tlxrt_arg_i32(M);
+		a[4] = tlxrt_arg_i32(N);
+		a[5] = tlxrt_arg_i32(K);
+		a[6] = tlxrt_arg_i32(K);
+		a[7] = tlxrt_arg_i32(1);
+		a[8] = tlxrt_arg_i32(N);
+		a[9] = tlxrt_arg_i32(1);
+		a[10] = tlxrt_arg_i32(N);
+		a[11] = tlxrt_arg_i32(1);
+		snprintf(size, sizeof size, "%dx%dx%d", M, N, K);
+		bench("matmul", size, k, a, 12, reps,
+		      2.0 * ((double)M * K + (double)K * N + (double)M * N),
+		      2.0 * M * N * K);
+	} else {
+		fprintf(stderr, "bench_kernels: unknown kernel '%s'\n", what);
+		return 2;
+	}
+	tlxrt_module_unload(m);
+	tlxrt_device_close(dev);
+	return 0;
+}

@@ -1,0 +1,181 @@
+# bench/run.py: tlx kernels against torch, cuBLAS and Triton on the H200,
+# all measured in the same run.  Runs on the GPU machine from the folder
+# that testsuite/gpu/build.sh fills (bench_kernels, cubin/, tlxc, examples/).
+#
+#   python3 run.py [OUT_JSON]
+#
+# Times: medians of CUDA-event timings after a warm-up (triton.testing.do_bench
+# for the baselines; bench_kernels does the same for tlx).  Bandwidth counts
+# each input read once and each output written once.
+import json, os, statistics, subprocess, sys, tempfile, time
+
+os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp())
+import torch, triton, triton.language as tl
+from triton.testing import do_bench
+
+here = os.path.dirname(os.path.abspath(__file__))
+dev = "cuda"
+res = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+       "triton": triton.__version__, "date": time.strftime("%Y-%m-%d"), "rows": []}
+
+
+def med(fn, ms=300):
+    return do_bench(fn, warmup=50, rep=ms, return_mode="median")
+
+
+def row(what, size, ours=None, base=None, base_name="", unit="TB/s", note=""):
+    r = {"what": what, "size": size, "tlx": ours, "baseline": base, "baseline_name": base_name,
+         "unit": unit, "ratio": (ours / base if ours and base else None), "note": note}
+    res["rows"].append(r)
+    print(json.dumps(r), flush=True)
+
+
+def ours(*args):
+    p = subprocess.run([os.path.join(here, "bench_kernels"), *map(str, args)],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        print("bench_kernels failed:", args, p.stderr.strip()[:500], flush=True)
+        return None
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def cubin(name):
+    return os.path.join(here, "cubin", name)
+
+
+# ---- memory-bound: copy and vadd at 1 GiB per operand ----
+n = 2**28
+x = torch.empty(n, dtype=torch.float32, device=dev).normal_()
+y = torch.empty_like(x).normal_()
+z = torch.empty_like(x)
+copy_bw = 2 * n * 4 / med(lambda: z.copy_(x)) / 1e9
+add_bw = 3 * n * 4 / med(lambda: torch.add(x, y, out=z)) / 1e9
+res["copy_TBps"] = copy_bw
+del x, y, z
+torch.cuda.empty_cache()
+o = ours("copy", cubin("copy.cubin"), n)
+row("copy f32", "2^28", o and o["TBps"], copy_bw, "torch copy_")
+o = ours("vadd", cubin("vadd.cubin"), n)
+row("vadd f32", "2^28", o and o["TBps"], add_bw, "torch.add", note=f"copy bandwidth {copy_bw:.2f} TB/s")
+if o:
+    row("vadd f32 vs copy bandwidth", "2^28", o["TBps"], copy_bw, "torch copy_ bandwidth")
+
+# ---- softmax and layernorm rows, bf16 ----
+for (M, N, mod_sm, mod_ln) in [(32768, 4096, "softmax4k.cubin", "layernorm4k.cubin"),
+                              (8192, 32768, "softmax32k.cubin", "layernorm32k.cubin")]:
+    xx = torch.randn(M, N, device=dev, dtype=torch.bfloat16)
+    w = torch.randn(N, device=dev, dtype=torch.bfloat16)
+    t_sm = med(lambda: torch.softmax(xx, -1))
+    t_ln = med(lambda: torch.nn.functional.layer_norm(xx, (N,), w, w))
+    bw = 2 * xx.numel() * 2
+    del xx
+    torch.cuda.empty_cache()
+    o = ours("softmax", cubin(mod_sm), M, N)
+    row("softmax bf16", f"{M}x{N}", o and o["TBps"], bw / t_sm / 1e9, "torch.softmax")
+    o = ours("layernorm", cubin(mod_ln), M, N)
+    row("layernorm bf16", f"{M}x{N}", o and o["TBps"], bw / t_ln / 1e9, "torch layer_norm")
+
+# ---- GEMM: the tiled dot kernel (mma.sync) against cuBLAS ----
+for s in (4096, 8192):
+    a = torch.randn(s, s, device=dev, dtype=torch.bfloat16)
+    b = torch.randn(s, s, device=dev, dtype=torch.bfloat16)
+    cub = 2 * s**3 / med(lambda: a @ b) / 1e9
+    del a, b
+    torch.cuda.empty_cache()
+    o = ours("matmul", cubin("matmul.cubin"), s, s, s)
+    row("matmul bf16 (mma.sync)", f"{s}^3", o and o["TFLOPs"], cub, "cuBLAS (torch.matmul)", unit="TFLOP/s")
+
+
+# ---- compile time: tlxc source -> cubin against Triton compiling the same kernel ----
+@triton.jit
+def t_vadd(x, y, out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)
+
+
+@triton.jit
+def t_softmax(x, y, cols, stride, BLOCK: tl.constexpr):
+    row_ = tl.program_id(0)
+    c = tl.arange(0, BLOCK)
+    v = tl.load(x + row_ * stride + c, mask=c < cols, other=-float("inf")).to(tl.float32)
+    e = tl.exp(v - tl.max(v, 0))
+    tl.store(y + row_ * stride + c, (e / tl.sum(e, 0)).to(tl.bfloat16), mask=c < cols)
+
+
+@triton.jit
+def t_layernorm(x, w, b, y, cols, stride, eps, BLOCK: tl.constexpr):
+    row_ = tl.program_id(0)
+    c = tl.arange(0, BLOCK)
+    m = c < cols
+    v = tl.load(x + row_ * stride + c, mask=m, other=0.0).to(tl.float32)
+    mean = tl.sum(v, 0) / cols
+    d = tl.where(m, v - mean, 0.0)
+    rstd = 1 / tl.sqrt(tl.sum(d * d, 0) / cols + eps)
+    g = tl.load(w + c, mask=m, other=0.0).to(tl.float32)
+    bb = tl.load(b + c, mask=m, other=0.0).to(tl.float32)
+    tl.store(y + row_ * stride + c, (d * rstd * g + bb).to(tl.bfloat16), mask=m)
+
+
+@triton.jit
+def t_matmul(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, G: tl.constexpr):
+    pid = tl.program_id(0)
+    npm = tl.cdiv(M, BM); npn = tl.cdiv(N, BN)
+    gid = pid // (G * npn); fm = gid * G; gs = min(npm - fm, G)
+    pm = fm + (pid % gs); pn = (pid % (G * npn)) // gs
+    rm = pm * BM + tl.arange(0, BM); rn = pn * BN + tl.arange(0, BN); rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        kk = k * BK + rk
+        ta = tl.load(a + rm[:, None] * K + kk[None, :], mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
+        tb = tl.load(b + kk[:, None] * N + rn[None, :], mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(ta, tb, acc)
+    tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.bfloat16), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def triton_compile_s(launch):
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    launch()
+    torch.cuda.synchronize()
+    return time.perf_counter() - t0
+
+
+def tlxc_compile_ms(example, defines=()):
+    exe = os.path.join(here, "tlxc")
+    if not os.path.exists(exe):
+        return None
+    ts = []
+    for _ in range(7):
+        t0 = time.perf_counter()
+        p = subprocess.run([exe, *defines, os.path.join(here, "examples", example), "-o",
+                            os.path.join(tempfile.gettempdir(), "tlx-bench.cubin")], capture_output=True)
+        ts.append((time.perf_counter() - t0) * 1e3)
+        if p.returncode != 0:
+            print("tlxc failed:", example, p.stderr.decode()[:300], flush=True)
+            return None
+    return statistics.median(ts)
+
+
+xs = torch.randn(1 << 20, device=dev)
+bf = torch.randn(64, 4096, device=dev, dtype=torch.bfloat16)
+w1 = torch.randn(4096, device=dev, dtype=torch.bfloat16)
+ma = torch.randn(512, 512, device=dev, dtype=torch.bfloat16)
+compiles = [
+    ("vadd", "vadd.tlx", (), lambda: t_vadd[(1024,)](xs, xs, xs, xs.numel(), BLOCK=1024)),
+    ("softmax", "softmax.tlx", (), lambda: t_softmax[(64,)](bf, bf, 4096, 4096, BLOCK=4096, num_warps=8)),
+    ("layernorm", "layernorm.tlx", (), lambda: t_layernorm[(64,)](bf, w1, w1, bf, 4096, 4096, 1e-5, BLOCK=4096, num_warps=8)),
+    ("matmul", "matmul.tlx", (), lambda: t_matmul[(16,)](ma, ma, ma, 512, 512, 512, BM=128, BN=128, BK=32, G=8)),
+]
+for name, ex, defs, launch in compiles:
+    tri = triton_compile_s(launch) * 1e3
+    mine = tlxc_compile_ms(ex, defs)
+    row(f"compile {name}", "source to cubin", mine, tri, "Triton first launch (compile)", unit="ms")
+
+print("\n%-34s %-16s %12s %12s %8s  %s" % ("what", "size", "tlx", "baseline", "ratio", "baseline"))
+for r in res["rows"]:
+    f = lambda v: "-" if v is None else f"{v:.3f}"
+    print("%-34s %-16s %12s %12s %8s  %s (%s)" % (r["what"], r["size"], f(r["tlx"]), f(r["baseline"]),
+                                                 f(r["ratio"]), r["baseline_name"], r["unit"]))
+if len(sys.argv) > 1:
+    open(sys.argv[1], "w").write(json.dumps(res, indent=1))

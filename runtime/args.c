@@ -1,0 +1,355 @@
+/*
+ * args.c: launch arguments checked against the kernel's metadata before
+ * anything runs, and turned into values of the parameters' own types.
+ * Every complaint names the argument: "argument 2 ('y'): expected a
+ * pointer to f32, got i32".  Tensors are checked as cuTensorMapEncodeTiled
+ * would check them, so a bad descriptor fails the same way on both
+ * backends.  The grid, when not given, comes from the kernel's grid
+ * function, evaluated by the simulator's interpreter on the arguments.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+static const char *
+arg_kind_name(int kind)
+{
+	static const char *names[] = { "?", "i32", "i64", "u32", "u64", "f32",
+				       "f64", "a pointer", "a tensor" };
+
+	return kind >= TLXRT_ARG_I32 && kind <= TLXRT_ARG_TENSOR ? names[kind]
+								 : "?";
+}
+
+static void
+param_want(Buf *b, RtParam *p)
+{
+	const char *t = p->type ? tlxrt_type_name(p->type) : "a pointer";
+
+	switch (p->kind) {
+	case TLXRT_PARAM_SCALAR:
+		buf_puts(b, t);
+		break;
+	case TLXRT_PARAM_POINTER:
+		buf_printf(b, "a pointer to %s", t);
+		break;
+	default:
+		buf_printf(b, "a rank-%d tensor of %s", p->rank, t);
+		break;
+	}
+}
+
+static int
+arg_error(tlxrt_device *dev, int i, RtParam *p, const char *fmt, ...)
+	TLX_PRINTF(4, 5);
+
+static int
+arg_error(tlxrt_device *dev, int i, RtParam *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	dev->err.n = 0;
+	buf_printf(&dev->err, "argument %d ('%s'): ", i + 1, p->name);
+	va_start(ap, fmt);
+	buf_vprintf(&dev->err, fmt, ap);
+	va_end(ap);
+	return TLXRT_INVALID_ARG;
+}
+
+static int
+wrong_kind(tlxrt_device *dev, int i, RtParam *p, const tlxrt_arg *a)
+{
+	Buf want = { 0 };
+	int rc;
+
+	param_want(&want, p);
+	rc = arg_error(dev, i, p, "expected %s, got %s", want.s,
+		       arg_kind_name(a->kind));
+	buf_free(&want);
+	return rc;
+}
+
+static int
+check_scalar(tlxrt_device *dev, int i, RtParam *p, const tlxrt_arg *a,
+	     RtArg *out)
+{
+	TypeKind k = (TypeKind)p->type;
+	int64_t v;
+
+	out->kind = TLXRT_PARAM_SCALAR;
+	out->ty = k;
+	switch (k) {
+	case TY_I32:
+	case TY_I64:
+	case TY_U32:
+	case TY_U64:
+		if (a->kind != (k == TY_I32   ? TLXRT_ARG_I32
+				: k == TY_I64 ? TLXRT_ARG_I64
+				: k == TY_U32 ? TLXRT_ARG_U32
+					      : TLXRT_ARG_U64))
+			return wrong_kind(dev, i, p, a);
+		v = a->kind == TLXRT_ARG_I32   ? a->v.i32
+		    : a->kind == TLXRT_ARG_U32 ? (int64_t)a->v.u32
+					       : a->v.i64;
+		sim_put_i(k, &out->bits, v);
+		return TLXRT_OK;
+	case TY_I1: case TY_I8: case TY_I16: case TY_U8: case TY_U16: {
+		int bits = k == TY_I1 ? 1 : sim_kind_bytes(k) * 8;
+		bool uns = k != TY_I8 && k != TY_I16;
+		int64_t lo = uns ? 0 : -(1ll << (bits - 1));
+		int64_t hi = uns ? (1ll << bits) - 1 : (1ll << (bits - 1)) - 1;
+
+		if (a->kind != TLXRT_ARG_I32 && a->kind != TLXRT_ARG_U32)
+			return wrong_kind(dev, i, p, a);
+		v = a->kind == TLXRT_ARG_I32 ? a->v.i32 : (int64_t)a->v.u32;
+		if (v < lo || v > hi)
+			return arg_error(dev, i, p, "%lld does not fit in %s",
+					 (long long)v, tlxrt_type_name(k));
+		sim_put_i(k, &out->bits, v);
+		return TLXRT_OK;
+	}
+	case TY_F64:
+		if (a->kind != TLXRT_ARG_F64)
+			return wrong_kind(dev, i, p, a);
+		sim_put_f(k, &out->bits, a->v.f64);
+		return TLXRT_OK;
+	default:  /* f32 and the narrow floats take an f32 */
+		if (a->kind != TLXRT_ARG_F32)
+			return wrong_kind(dev, i, p, a);
+		sim_put_f(k, &out->bits, a->v.f32);
+		return TLXRT_OK;
+	}
+}
+
+static int
+check_pointer(tlxrt_device *dev, int i, RtParam *p, const tlxrt_arg *a,
+	      RtArg *out)
+{
+	int align = p->type ? sim_kind_bytes((TypeKind)p->type) : 8;
+
+	if (a->kind != TLXRT_ARG_PTR)
+		return wrong_kind(dev, i, p, a);
+	if (!a->v.ptr)
+		return arg_error(dev, i, p, "null pointer");
+	if (a->v.ptr % (uint64_t)align)
+		return arg_error(dev, i, p, "pointer 0x%llx is not aligned to "
+				 "%d bytes (%s)", (unsigned long long)a->v.ptr,
+				 align, p->type ? tlxrt_type_name(p->type)
+						: "a pointer");
+	out->kind = TLXRT_PARAM_POINTER;
+	out->ty = TY_PTR;
+	out->bits = a->v.ptr;
+	return TLXRT_OK;
+}
+
+static int
+check_tensor(tlxrt_device *dev, int i, RtParam *p, const tlxrt_arg *a,
+	     RtArg *out)
+{
+	const tlxrt_tensor *t = &a->v.tensor;
+	int d, es = tlxrt_type_size(p->type);
+
+	if (a->kind != TLXRT_ARG_TENSOR)
+		return wrong_kind(dev, i, p, a);
+	if (t->type != p->type)
+		return arg_error(dev, i, p, "expected a tensor of %s, got a "
+				 "tensor of %s", tlxrt_type_name(p->type),
+				 tlxrt_type_name(t->type));
+	if (t->rank < 1 || t->rank > 5)
+		return arg_error(dev, i, p, "tensor rank %d is not 1 to 5",
+				 t->rank);
+	if (t->rank != p->rank)
+		return arg_error(dev, i, p, "expected a rank-%d tensor, got "
+				 "rank %d", p->rank, t->rank);
+	if (!t->ptr)
+		return arg_error(dev, i, p, "null tensor base");
+	if (t->ptr % 16)
+		return arg_error(dev, i, p, "tensor base 0x%llx is not 16-byte "
+				 "aligned", (unsigned long long)t->ptr);
+	for (d = 0; d < t->rank; d++)
+		if (t->shape[d] < 1 || t->shape[d] > (1ll << 32))
+			return arg_error(dev, i, p, "dimension %d has size "
+					 "%lld (must be 1 to 2^32)", d,
+					 (long long)t->shape[d]);
+	if (t->strides[t->rank - 1] != 1)
+		return arg_error(dev, i, p, "the innermost stride is %lld "
+				 "elements (must be 1)",
+				 (long long)t->strides[t->rank - 1]);
+	for (d = 0; d < t->rank - 1; d++) {
+		int64_t s = t->strides[d];
+
+		if (s < 1 || s > (1ll << 40) / es)
+			return arg_error(dev, i, p, "the stride of dimension %d "
+					 "is %lld elements (must be 1 to 2^40 "
+					 "bytes)", d, (long long)s);
+		if ((s * es) % 16)
+			return arg_error(dev, i, p, "the stride of dimension %d "
+					 "is %lld bytes, not a multiple of 16",
+					 d, (long long)(s * es));
+	}
+	if (p->box[0]) {
+		for (d = 0; d < p->rank; d++)
+			if (p->box[d] > 256)
+				return arg_error(dev, i, p, "box dimension %d "
+						 "is %lld (at most 256)", d,
+						 (long long)p->box[d]);
+		if ((p->box[p->rank - 1] * es) % 16)
+			return arg_error(dev, i, p, "the box's inner dimension "
+					 "is %lld bytes, not a multiple of 16",
+					 (long long)(p->box[p->rank - 1] * es));
+	}
+	out->kind = TLXRT_PARAM_TENSOR;
+	out->ty = (TypeKind)p->type;
+	out->tensor = *t;
+	return TLXRT_OK;
+}
+
+void
+rt_args_to_sim(tlxrt_kernel *k, const RtArg *args, SimArg *out)
+{
+	int i, d;
+
+	for (i = 0; i < k->nparams; i++) {
+		memset(&out[i], 0, sizeof out[i]);
+		out[i].bits = args[i].bits;
+		if (args[i].kind != TLXRT_PARAM_TENSOR)
+			continue;
+		out[i].tensor.base = args[i].tensor.ptr;
+		out[i].tensor.elem = args[i].ty;
+		out[i].tensor.rank = args[i].tensor.rank;
+		for (d = 0; d < args[i].tensor.rank; d++) {
+			out[i].tensor.shape[d] = args[i].tensor.shape[d];
+			out[i].tensor.stride[d] = args[i].tensor.strides[d];
+		}
+	}
+}
+
+static int
+eval_grid(tlxrt_kernel *k, const RtArg *args, uint32_t grid[3])
+{
+	tlxrt_device *dev = k->mod->dev;
+	SimArg *sa;
+	SimMem mem;
+	Buf err = { 0 };
+	int rc;
+
+	if (!k->grid)
+		return rt_error(dev, TLXRT_INVALID_ARG, "kernel '%s' has no grid "
+				"function: give the grid in the launch config",
+				k->fn->name);
+	if (k->grid->body->nargs != (uint32_t)k->nparams)
+		return rt_error(dev, TLXRT_INVALID_ARG, "grid function '%s' does "
+				"not take the kernel's parameters",
+				k->grid->name);
+	if (!(sa = calloc((size_t)k->nparams + 1, sizeof *sa)))
+		return rt_error(dev, TLXRT_NOMEM, "out of memory");
+	rt_args_to_sim(k, args, sa);
+	sim_mem_init(&mem, 0);
+	rc = sim_eval_grid(&mem, k->mod->ir, k->grid, sa, grid, &err);
+	sim_mem_fini(&mem);
+	free(sa);
+	if (rc != SIM_OK) {
+		rc = rt_error(dev, rc == SIM_NOMEM ? TLXRT_NOMEM
+						   : TLXRT_INVALID_ARG,
+			      "grid function '%s': %s", k->grid->name,
+			      err.s ? err.s : "failed");
+		buf_free(&err);
+		return rc;
+	}
+	buf_free(&err);
+	return TLXRT_OK;
+}
+
+static int
+check_shape(tlxrt_kernel *k, uint32_t grid[3], uint32_t cluster[3],
+	    const char *src)
+{
+	tlxrt_device *dev = k->mod->dev;
+	uint32_t d, size = 1;
+
+	for (d = 0; d < 3; d++)
+		if (!grid[d])
+			return rt_error(dev, TLXRT_INVALID_ARG, "grid (%u, %u, %u)"
+					"%s has a zero dimension", grid[0],
+					grid[1], grid[2], src);
+	if (grid[0] > 0x7fffffffu || grid[1] > 65535 || grid[2] > 65535)
+		return rt_error(dev, TLXRT_INVALID_ARG, "grid (%u, %u, %u)%s is "
+				"too large (at most 2^31-1 x 65535 x 65535)",
+				grid[0], grid[1], grid[2], src);
+	for (d = 0; d < 3; d++) {
+		if (!cluster[d])
+			return rt_error(dev, TLXRT_INVALID_ARG, "cluster (%u, %u, "
+					"%u) has a zero dimension", cluster[0],
+					cluster[1], cluster[2]);
+		size *= cluster[d];
+	}
+	if (size > (uint32_t)dev->props.max_cluster_size)
+		return rt_error(dev, TLXRT_INVALID_ARG, "a cluster of %u CTAs is "
+				"more than the device's %d", size,
+				dev->props.max_cluster_size);
+	for (d = 0; d < 3; d++)
+		if (grid[d] % cluster[d])
+			return rt_error(dev, TLXRT_INVALID_ARG, "grid (%u, %u, %u)"
+					"%s is not a multiple of the cluster "
+					"(%u, %u, %u)", grid[0], grid[1],
+					grid[2], src, cluster[0], cluster[1],
+					cluster[2]);
+	if (k->smem > dev->props.max_smem_per_block)
+		return rt_error(dev, TLXRT_INVALID_ARG, "kernel '%s' needs %lld "
+				"bytes of shared memory, more than the "
+				"device's limit of %d", k->fn->name,
+				(long long)k->smem, dev->props.max_smem_per_block);
+	return TLXRT_OK;
+}
+
+int
+rt_args_check(tlxrt_kernel *k, const tlxrt_launch_config *cfg,
+	      const tlxrt_arg *args, int nargs, RtArg *out, uint32_t grid[3],
+	      uint32_t cluster[3])
+{
+	tlxrt_device *dev = k->mod->dev;
+	const char *src = "";
+	int i, rc, d;
+
+	if (nargs != k->nparams)
+		return rt_error(dev, TLXRT_INVALID_ARG, "kernel '%s' takes %d "
+				"argument%s, got %d", k->fn->name, k->nparams,
+				k->nparams == 1 ? "" : "s", nargs);
+	if (nargs && !args)
+		return rt_error(dev, TLXRT_MISUSE, "no arguments (args is NULL)");
+	for (i = 0; i < nargs; i++) {
+		RtParam *p = &k->params[i];
+
+		switch (p->kind) {
+		case TLXRT_PARAM_SCALAR:
+			rc = check_scalar(dev, i, p, &args[i], &out[i]);
+			break;
+		case TLXRT_PARAM_POINTER:
+			rc = check_pointer(dev, i, p, &args[i], &out[i]);
+			break;
+		case TLXRT_PARAM_TENSOR:
+			rc = check_tensor(dev, i, p, &args[i], &out[i]);
+			break;
+		default:
+			rc = arg_error(dev, i, p, "the kernel's parameter type "
+				       "cannot be passed from the host");
+			break;
+		}
+		if (rc != TLXRT_OK)
+			return rc;
+	}
+	for (d = 0; d < 3; d++) {
+		grid[d] = cfg ? cfg->grid[d] : 0;
+		cluster[d] = cfg ? cfg->cluster[d] : 0;
+	}
+	if (!grid[0] && !grid[1] && !grid[2]) {
+		if ((rc = eval_grid(k, out, grid)) != TLXRT_OK)
+			return rc;
+		src = " from the grid function";
+	}
+	if (!cluster[0] && !cluster[1] && !cluster[2])
+		for (d = 0; d < 3; d++)
+			cluster[d] = (uint32_t)k->cluster[d];
+	return check_shape(k, grid, cluster, src);
+}

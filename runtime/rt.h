@@ -1,0 +1,157 @@
+/*
+ * rt.h: libtlxrt's internal header -- the handles behind tlx/tlxrt.h and
+ * the backend interface, with a section per .c file.
+ *
+ *   runtime.c      devices, errors, memory, streams, events, launches
+ *   module.c       loading a module, the kernels' metadata from the IR
+ *   image.c        finding the IR (__tlx_ir) inside PTX text or an ELF
+ *   args.c         checking and marshalling launch arguments
+ *   sim_backend.c  the simulator backend
+ *   cuda.c         the CUDA backend (the only file that knows CUDA)
+ *
+ * A backend is a table of functions (RtBackend, like QBE's Target); the
+ * public functions check their arguments, then call through it.
+ */
+#ifndef TLX_RT_H
+#define TLX_RT_H
+
+#include "tlx/tlxrt.h"
+#include "ir/ir.h"
+#include "sim/sim.h"
+
+_Static_assert((int)TLXRT_I1 == (int)TY_I1 && (int)TLXRT_F64 == (int)TY_F64 &&
+		       (int)TLXRT_BF16 == (int)TY_BF16 &&
+		       (int)TLXRT_F8E4M3 == (int)TY_F8E4M3,
+	       "tlxrt types mirror the IR's scalar kinds");
+
+typedef struct RtBackend RtBackend;
+
+struct tlxrt_device {
+	const RtBackend *be;
+	void *impl;               /* the backend's state */
+	Buf err;                  /* tlxrt_errmsg */
+	tlxrt_device_props props;
+	SimOpts sim;              /* simulator options (sim backend) */
+	int nobjects;             /* modules, streams, events alive */
+};
+
+/* A parameter of a kernel, from the IR. */
+typedef struct RtParam {
+	const char *name;
+	int kind;        /* TLXRT_PARAM_*; 0: a type no host can pass */
+	Type *ty;
+	int type;        /* TLXRT_* element */
+	int rank;
+	int64_t box[5];
+} RtParam;
+
+struct tlxrt_kernel {
+	tlxrt_module *mod;
+	Func *fn;
+	Func *grid;      /* the grid function, or NULL */
+	RtParam *params;
+	int nparams;
+	tlxrt_const_info *consts;
+	int nconsts;
+	int warps, total_warps;
+	int cluster[3];
+	int64_t smem;
+	void *impl;      /* backend: the CUfunction */
+	bool smem_set;   /* backend: the dynamic smem attribute is set */
+};
+
+struct tlxrt_module {
+	tlxrt_device *dev;
+	Arena arena;     /* the IR and the metadata */
+	IrCtx ctx;
+	Module *ir;
+	tlxrt_kernel *kernels;
+	int nkernels;
+	void *impl;      /* backend: the CUmodule */
+};
+
+struct tlxrt_stream {
+	tlxrt_device *dev;
+	void *impl;
+};
+
+struct tlxrt_event {
+	tlxrt_device *dev;
+	void *impl;
+	bool recorded;
+	double host_ms;  /* sim: host clock at record */
+};
+
+/* A checked argument in the parameter's own type. */
+typedef struct RtArg {
+	int kind;        /* TLXRT_PARAM_* */
+	TypeKind ty;     /* scalar kind or element */
+	uint64_t bits;   /* scalars (in their width) and pointers */
+	tlxrt_tensor tensor;
+} RtArg;
+
+struct RtBackend {
+	const char *name;
+	/* arg: what followed "name:" (GPU ordinal), or NULL.  Fills props.
+	 * On failure leaves a message in dev->err. */
+	int (*open)(tlxrt_device *dev, const char *arg);
+	void (*close)(tlxrt_device *dev);
+	int (*sync)(tlxrt_device *dev);
+	int (*malloc)(tlxrt_device *dev, size_t n, tlxrt_ptr *out);
+	int (*free)(tlxrt_device *dev, tlxrt_ptr p);
+	int (*htod)(tlxrt_device *dev, tlxrt_ptr dst, const void *src,
+		    size_t n);
+	int (*dtoh)(tlxrt_device *dev, void *dst, tlxrt_ptr src, size_t n);
+	int (*dtod)(tlxrt_device *dev, tlxrt_ptr dst, tlxrt_ptr src, size_t n);
+	int (*memset)(tlxrt_device *dev, tlxrt_ptr dst, int v, size_t n);
+	/* Loads the image and returns the module's IR text (malloc'd, owned
+	 * by the caller). */
+	int (*module_load)(tlxrt_module *m, const void *image, size_t n,
+			   char **ir, size_t *irlen);
+	void (*module_unload)(tlxrt_module *m);
+	int (*kernel_prepare)(tlxrt_kernel *k);
+	int (*launch)(tlxrt_kernel *k, const uint32_t grid[3],
+		      const uint32_t cluster[3], tlxrt_stream *s,
+		      const RtArg *args);
+	int (*stream_create)(tlxrt_stream *s);
+	void (*stream_destroy)(tlxrt_stream *s);
+	int (*stream_sync)(tlxrt_stream *s);
+	int (*event_create)(tlxrt_event *e);
+	void (*event_destroy)(tlxrt_event *e);
+	int (*event_record)(tlxrt_event *e, tlxrt_stream *s);
+	int (*event_sync)(tlxrt_event *e);
+	int (*event_elapsed)(tlxrt_event *a, tlxrt_event *b, float *ms);
+};
+
+extern const RtBackend rt_sim_backend;
+extern const RtBackend rt_cuda_backend;
+
+/* runtime.c */
+/* Sets the device's message and returns rc. */
+int rt_error(tlxrt_device *dev, int rc, const char *fmt, ...)
+	TLX_PRINTF(3, 4);
+void rt_clear(tlxrt_device *dev);
+double rt_now_ms(void);
+
+/* module.c */
+int rt_module_build(tlxrt_module *m, const char *text, size_t len,
+		    const char *srcname);
+
+/* image.c: the IR inside an image.  Sets *ir and *len to a malloc'd copy
+ * of the bytes of __tlx_ir (without a trailing NUL); 0 on success, else
+ * an error with a message in *why (static text). */
+enum { RT_IMG_TEXT, RT_IMG_PTX, RT_IMG_ELF };
+int rt_image_kind(const void *image, size_t n);
+int rt_image_ptx_ir(const char *ptx, size_t n, char **ir, size_t *len,
+		    const char **why);
+int rt_image_elf_ir(const uint8_t *elf, size_t n, char **ir, size_t *len,
+		    const char **why);
+
+/* args.c: checks args against k's metadata and cfg, resolves the grid and
+ * the cluster; out has k->nparams entries. */
+int rt_args_check(tlxrt_kernel *k, const tlxrt_launch_config *cfg,
+		  const tlxrt_arg *args, int nargs, RtArg *out,
+		  uint32_t grid[3], uint32_t cluster[3]);
+void rt_args_to_sim(tlxrt_kernel *k, const RtArg *args, SimArg *out);
+
+#endif

@@ -1,0 +1,466 @@
+/*
+ * runtime.c: the public entry points for devices, errors, memory, streams,
+ * events and launches.  Each checks its handles and arguments, clears the
+ * device's message, and calls the backend.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rt.h"
+
+int
+tlxrt_libversion_number(void)
+{
+	return TLXRT_VERSION_NUMBER;
+}
+
+const char *
+tlxrt_errstr(int rc)
+{
+	switch (rc & 0xff) {
+	case TLXRT_OK: return "not an error";
+	case TLXRT_ERROR: return "error";
+	case TLXRT_NOMEM: return "out of memory";
+	case TLXRT_MISUSE: return "library used incorrectly";
+	case TLXRT_INVALID_ARG: return "invalid argument";
+	case TLXRT_NOT_FOUND: return "not found";
+	case TLXRT_LAUNCH: return "kernel failed";
+	case TLXRT_CUDA: return "CUDA driver error";
+	case TLXRT_NODEVICE: return "no such device";
+	case TLXRT_UNSUPPORTED: return "not supported";
+	default: return "unknown error";
+	}
+}
+
+int
+rt_error(tlxrt_device *dev, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	dev->err.n = 0;
+	va_start(ap, fmt);
+	buf_vprintf(&dev->err, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+void
+rt_clear(tlxrt_device *dev)
+{
+	dev->err.n = 0;
+	if (dev->err.s)
+		dev->err.s[0] = 0;
+}
+
+double
+rt_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+const char *
+tlxrt_errmsg(tlxrt_device *dev)
+{
+	if (!dev)
+		return "no device";
+	return dev->err.s ? dev->err.s : "";
+}
+
+/* ---- devices ------------------------------------------------------------ */
+
+static int
+open_one(const char *name, tlxrt_device **out, Buf *why)
+{
+	const RtBackend *be = NULL;
+	const char *arg = NULL;
+	tlxrt_device *dev;
+	int rc;
+
+	if (strcmp(name, "sim") == 0) {
+		be = &rt_sim_backend;
+	} else if (strcmp(name, "cuda") == 0) {
+		be = &rt_cuda_backend;
+	} else if (strncmp(name, "cuda:", 5) == 0) {
+		be = &rt_cuda_backend;
+		arg = name + 5;
+	} else {
+		why->n = 0;
+		buf_printf(why, "unknown device '%s' (use sim, cuda or cuda:N)",
+			   name);
+		return TLXRT_NODEVICE;
+	}
+	dev = calloc(1, sizeof *dev);
+	if (!dev) {
+		why->n = 0;
+		buf_puts(why, "out of memory");
+		return TLXRT_NOMEM;
+	}
+	dev->be = be;
+	sim_opts_default(&dev->sim);
+	rc = be->open(dev, arg);
+	if (rc != TLXRT_OK) {
+		why->n = 0;
+		buf_puts(why, dev->err.s ? dev->err.s : "cannot open the device");
+		buf_free(&dev->err);
+		free(dev);
+		return rc;
+	}
+	rt_clear(dev);
+	*out = dev;
+	return TLXRT_OK;
+}
+
+int
+tlxrt_device_open_errmsg(const char *name, tlxrt_device **out, char *msg,
+			 size_t msgsize)
+{
+	Buf why = { 0 };
+	const char *env;
+	int rc;
+
+	if (msg && msgsize)
+		msg[0] = 0;
+	if (!out)
+		return TLXRT_MISUSE;
+	*out = NULL;
+	env = getenv("TLXRT_DEVICE");
+	if (!name && env && *env)
+		name = env;
+	if (name) {
+		rc = open_one(name, out, &why);
+	} else {
+		rc = open_one("cuda", out, &why);
+		if (rc != TLXRT_OK)
+			rc = open_one("sim", out, &why);
+	}
+	if (rc != TLXRT_OK && msg && msgsize)
+		snprintf(msg, msgsize, "%s", why.s ? why.s : "");
+	buf_free(&why);
+	return rc;
+}
+
+int
+tlxrt_device_open(const char *name, tlxrt_device **out)
+{
+	return tlxrt_device_open_errmsg(name, out, NULL, 0);
+}
+
+int
+tlxrt_device_close(tlxrt_device *dev)
+{
+	if (!dev)
+		return TLXRT_OK;
+	if (dev->nobjects)
+		return rt_error(dev, TLXRT_MISUSE, "the device still has %d "
+				"modules, streams or events: release them first",
+				dev->nobjects);
+	dev->be->sync(dev);
+	dev->be->close(dev);
+	buf_free(&dev->err);
+	free(dev);
+	return TLXRT_OK;
+}
+
+int
+tlxrt_device_get_props(tlxrt_device *dev, tlxrt_device_props *out)
+{
+	if (!dev || !out)
+		return TLXRT_MISUSE;
+	rt_clear(dev);
+	*out = dev->props;
+	return TLXRT_OK;
+}
+
+int
+tlxrt_device_set_option(tlxrt_device *dev, int opt, int64_t value)
+{
+	SimOpts *o;
+
+	if (!dev)
+		return TLXRT_MISUSE;
+	rt_clear(dev);
+	if (dev->be != &rt_sim_backend)
+		return rt_error(dev, TLXRT_UNSUPPORTED, "simulator options "
+				"need the sim backend, not %s", dev->be->name);
+	o = &dev->sim;
+	switch (opt) {
+	case TLXRT_SIM_SHUFFLE:
+		if (value < -1)
+			break;
+		o->seed = value;
+		return TLXRT_OK;
+	case TLXRT_SIM_MAX_STEPS:
+		if (value < 1)
+			break;
+		o->max_steps = (uint64_t)value;
+		return TLXRT_OK;
+	case TLXRT_SIM_ASYNC_DELAY:
+		if (value < 1 || value > 1000000)
+			break;
+		o->async_delay = (uint32_t)value;
+		return TLXRT_OK;
+	case TLXRT_SIM_SM:
+		if (value != 90 && value != 100)
+			break;
+		o->sm = (int)value;
+		dev->props.sm = (int)value;
+		snprintf(dev->props.name, sizeof dev->props.name,
+			 "tlx simulator (sm_%d)", (int)value);
+		return TLXRT_OK;
+	case TLXRT_SIM_RESIDENT:
+		if (value < 1 || value > 1024)
+			break;
+		o->resident = (uint32_t)value;
+		return TLXRT_OK;
+	case TLXRT_SIM_CHECK_FENCES:
+		if (value != 0 && value != 1)
+			break;
+		o->check_fences = value != 0;
+		return TLXRT_OK;
+	default:
+		return rt_error(dev, TLXRT_INVALID_ARG, "unknown option %d", opt);
+	}
+	return rt_error(dev, TLXRT_INVALID_ARG, "option %d: value %lld is out "
+			"of range", opt, (long long)value);
+}
+
+int
+tlxrt_device_synchronize(tlxrt_device *dev)
+{
+	if (!dev)
+		return TLXRT_MISUSE;
+	rt_clear(dev);
+	return dev->be->sync(dev);
+}
+
+/* ---- memory -------------------------------------------------------------- */
+
+int
+tlxrt_malloc(tlxrt_device *dev, size_t size, tlxrt_ptr *out)
+{
+	if (!dev || !out)
+		return TLXRT_MISUSE;
+	rt_clear(dev);
+	*out = 0;
+	if (size == 0)
+		return rt_error(dev, TLXRT_INVALID_ARG, "tlxrt_malloc of 0 bytes");
+	return dev->be->malloc(dev, size, out);
+}
+
+int
+tlxrt_free(tlxrt_device *dev, tlxrt_ptr p)
+{
+	if (!dev)
+		return TLXRT_MISUSE;
+	rt_clear(dev);
+	if (!p)
+		return TLXRT_OK;
+	return dev->be->free(dev, p);
+}
+
+int
+tlxrt_memcpy_htod(tlxrt_device *dev, tlxrt_ptr dst, const void *src, size_t n)
+{
+	if (!dev)
+		return TLXRT_MISUSE;
+	rt_clear(dev);
+	if (!n)
+		return TLXRT_OK;
+	if (!src)
+		return rt_error(dev, TLXRT_INVALID_ARG, "tlxrt_memcpy_htod: NULL "
+				"host source");
+	return dev->be->htod(dev, dst, src, n);
+}
+
+int
+tlxrt_memcpy_dtoh(tlxrt_device *dev, void *dst, tlxrt_ptr src, size_t n)
+{
+	if (!dev)
+		return TLXRT_MISUSE;
+	rt_clear(dev);
+	if (!n)
+		return TLXRT_OK;
+	if (!dst)
+		return rt_error(dev, TLXRT_INVALID_ARG, "tlxrt_memcpy_dtoh: NULL "
+				"host destination");
+	return dev->be->dtoh(dev, dst, src, n);
+}
+
+int
+tlxrt_memcpy_dtod(tlxrt_device *dev, tlxrt_ptr dst, tlxrt_ptr src, size_t n)
+{
+	if (!dev)
+		return TLXRT_MISUSE;
+	rt_clear(dev);
+	if (!n)
+		return TLXRT_OK;
+	return dev->be->dtod(dev, dst, src, n);
+}
+
+int
+tlxrt_memset(tlxrt_device *dev, tlxrt_ptr dst, int value, size_t n)
+{
+	if (!dev)
+		return TLXRT_MISUSE;
+	rt_clear(dev);
+	if (!n)
+		return TLXRT_OK;
+	return dev->be->memset(dev, dst, value, n);
+}
+
+/* ---- launches -------------------------------------------------------------- */
+
+int
+tlxrt_launch(tlxrt_kernel *k, const tlxrt_launch_config *cfg,
+	     const tlxrt_arg *args, int nargs)
+{
+	tlxrt_device *dev;
+	uint32_t grid[3], cluster[3];
+	RtArg *ra;
+	int rc;
+
+	if (!k)
+		return TLXRT_MISUSE;
+	dev = k->mod->dev;
+	rt_clear(dev);
+	if (cfg && cfg->stream && cfg->stream->dev != dev)
+		return rt_error(dev, TLXRT_MISUSE, "the stream belongs to "
+				"another device");
+	ra = calloc((size_t)(k->nparams ? k->nparams : 1), sizeof *ra);
+	if (!ra)
+		return rt_error(dev, TLXRT_NOMEM, "out of memory");
+	rc = rt_args_check(k, cfg, args, nargs, ra, grid, cluster);
+	if (rc == TLXRT_OK)
+		rc = dev->be->launch(k, grid, cluster, cfg ? cfg->stream : NULL,
+				     ra);
+	free(ra);
+	return rc;
+}
+
+/* ---- streams and events ---------------------------------------------------- */
+
+int
+tlxrt_stream_create(tlxrt_device *dev, tlxrt_stream **out)
+{
+	tlxrt_stream *s;
+	int rc;
+
+	if (!dev || !out)
+		return TLXRT_MISUSE;
+	rt_clear(dev);
+	*out = NULL;
+	if (!(s = calloc(1, sizeof *s)))
+		return rt_error(dev, TLXRT_NOMEM, "out of memory");
+	s->dev = dev;
+	if ((rc = dev->be->stream_create(s)) != TLXRT_OK) {
+		free(s);
+		return rc;
+	}
+	dev->nobjects++;
+	*out = s;
+	return TLXRT_OK;
+}
+
+int
+tlxrt_stream_destroy(tlxrt_stream *s)
+{
+	if (!s)
+		return TLXRT_OK;
+	rt_clear(s->dev);
+	s->dev->be->stream_sync(s);
+	s->dev->be->stream_destroy(s);
+	s->dev->nobjects--;
+	free(s);
+	return TLXRT_OK;
+}
+
+int
+tlxrt_stream_synchronize(tlxrt_stream *s)
+{
+	if (!s)
+		return TLXRT_MISUSE;
+	rt_clear(s->dev);
+	return s->dev->be->stream_sync(s);
+}
+
+int
+tlxrt_event_create(tlxrt_device *dev, tlxrt_event **out)
+{
+	tlxrt_event *e;
+	int rc;
+
+	if (!dev || !out)
+		return TLXRT_MISUSE;
+	rt_clear(dev);
+	*out = NULL;
+	if (!(e = calloc(1, sizeof *e)))
+		return rt_error(dev, TLXRT_NOMEM, "out of memory");
+	e->dev = dev;
+	if ((rc = dev->be->event_create(e)) != TLXRT_OK) {
+		free(e);
+		return rc;
+	}
+	dev->nobjects++;
+	*out = e;
+	return TLXRT_OK;
+}
+
+int
+tlxrt_event_destroy(tlxrt_event *e)
+{
+	if (!e)
+		return TLXRT_OK;
+	rt_clear(e->dev);
+	e->dev->be->event_destroy(e);
+	e->dev->nobjects--;
+	free(e);
+	return TLXRT_OK;
+}
+
+int
+tlxrt_event_record(tlxrt_event *e, tlxrt_stream *s)
+{
+	int rc;
+
+	if (!e)
+		return TLXRT_MISUSE;
+	rt_clear(e->dev);
+	if (s && s->dev != e->dev)
+		return rt_error(e->dev, TLXRT_MISUSE, "the event and the stream "
+				"belong to different devices");
+	if ((rc = e->dev->be->event_record(e, s)) == TLXRT_OK)
+		e->recorded = true;
+	return rc;
+}
+
+int
+tlxrt_event_synchronize(tlxrt_event *e)
+{
+	if (!e)
+		return TLXRT_MISUSE;
+	rt_clear(e->dev);
+	if (!e->recorded)
+		return rt_error(e->dev, TLXRT_MISUSE, "the event was never "
+				"recorded");
+	return e->dev->be->event_sync(e);
+}
+
+int
+tlxrt_event_elapsed_ms(tlxrt_event *start, tlxrt_event *end, float *ms)
+{
+	if (!start || !end || !ms)
+		return TLXRT_MISUSE;
+	rt_clear(start->dev);
+	if (start->dev != end->dev)
+		return rt_error(start->dev, TLXRT_MISUSE, "the events belong to "
+				"different devices");
+	if (!start->recorded || !end->recorded)
+		return rt_error(start->dev, TLXRT_MISUSE, "both events must be "
+				"recorded");
+	return start->dev->be->event_elapsed(start, end, ms);
+}

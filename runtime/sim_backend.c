@@ -1,0 +1,324 @@
+/*
+ * sim_backend.c: the simulator as a device.  Memory is the simulator's
+ * address space (SimMem); launches run to completion, in order, before
+ * tlxrt_launch returns, so streams are trivially ordered and an event
+ * records the host clock.  Options come from the environment when the
+ * device opens (TLXRT_SIM_*) and from tlxrt_device_set_option.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+static SimMem *
+mem_of(tlxrt_device *dev)
+{
+	return dev->impl;
+}
+
+static int
+env_int(const char *name, int64_t lo, int64_t hi, int64_t *out)
+{
+	const char *s = getenv(name);
+	char *end;
+	long long v;
+
+	if (!s || !*s)
+		return 0;
+	v = strtoll(s, &end, 10);
+	if (*end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 1;
+}
+
+static int
+sim_open(tlxrt_device *dev, const char *arg)
+{
+	static const struct {
+		const char *env;
+		int opt;
+		int64_t lo, hi;
+	} envs[] = {
+		{ "TLXRT_SIM_SHUFFLE", TLXRT_SIM_SHUFFLE, -1, INT64_MAX },
+		{ "TLXRT_SIM_MAX_STEPS", TLXRT_SIM_MAX_STEPS, 1, INT64_MAX },
+		{ "TLXRT_SIM_ASYNC_DELAY", TLXRT_SIM_ASYNC_DELAY, 1, 1000000 },
+		{ "TLXRT_SIM_SM", TLXRT_SIM_SM, 90, 100 },
+		{ "TLXRT_SIM_RESIDENT", TLXRT_SIM_RESIDENT, 1, 1024 },
+		{ "TLXRT_SIM_CHECK_FENCES", TLXRT_SIM_CHECK_FENCES, 0, 1 },
+	};
+	SimMem *m;
+	size_t i;
+
+	(void)arg;
+	if (!(m = calloc(1, sizeof *m)))
+		return rt_error(dev, TLXRT_NOMEM, "out of memory");
+	sim_mem_init(m, 16ull << 30);
+	dev->impl = m;
+	dev->props.backend = TLXRT_BACKEND_SIM;
+	dev->props.sm = 90;
+	snprintf(dev->props.name, sizeof dev->props.name,
+		 "tlx simulator (sm_90)");
+	dev->props.sm_count = 132;
+	dev->props.max_smem_per_block = 232448;
+	dev->props.max_threads_per_block = 1024;
+	dev->props.max_cluster_size = 8;
+	dev->props.total_mem = m->limit;
+	for (i = 0; i < countof(envs); i++) {
+		int64_t v;
+		int r = env_int(envs[i].env, envs[i].lo, envs[i].hi, &v);
+
+		if (r < 0 || (r > 0 && tlxrt_device_set_option(
+					       dev, envs[i].opt, v) != TLXRT_OK)) {
+			sim_mem_fini(m);
+			free(m);
+			return rt_error(dev, TLXRT_INVALID_ARG, "%s='%s' is not a "
+					"valid value", envs[i].env,
+					getenv(envs[i].env));
+		}
+	}
+	return TLXRT_OK;
+}
+
+static void
+sim_close(tlxrt_device *dev)
+{
+	sim_mem_fini(mem_of(dev));
+	free(dev->impl);
+	dev->impl = NULL;
+}
+
+static int
+sim_sync(tlxrt_device *dev)
+{
+	(void)dev;
+	return TLXRT_OK;
+}
+
+static int
+sim_malloc(tlxrt_device *dev, size_t n, tlxrt_ptr *out)
+{
+	int rc = sim_mem_alloc(mem_of(dev), n, out);
+
+	if (rc == SIM_OK)
+		return TLXRT_OK;
+	return rt_error(dev, TLXRT_NOMEM, "cannot allocate %zu bytes of "
+			"simulated device memory (%llu in use of %llu)", n,
+			(unsigned long long)mem_of(dev)->live,
+			(unsigned long long)mem_of(dev)->limit);
+}
+
+static int
+sim_free(tlxrt_device *dev, tlxrt_ptr p)
+{
+	if (sim_mem_free(mem_of(dev), p) == SIM_OK)
+		return TLXRT_OK;
+	return rt_error(dev, TLXRT_INVALID_ARG, "tlxrt_free: 0x%llx is not an "
+			"allocation of this device (or was freed already)",
+			(unsigned long long)p);
+}
+
+static int
+bad_range(tlxrt_device *dev, const char *what, tlxrt_ptr p, size_t n)
+{
+	Buf d = { 0 };
+	int rc;
+
+	sim_mem_describe(mem_of(dev), p, n, &d);
+	rc = rt_error(dev, TLXRT_INVALID_ARG, "%s: %zu bytes at 0x%llx are not "
+		      "inside one allocation: the address %s", what, n,
+		      (unsigned long long)p, d.s ? d.s : "");
+	buf_free(&d);
+	return rc;
+}
+
+static int
+sim_htod(tlxrt_device *dev, tlxrt_ptr dst, const void *src, size_t n)
+{
+	if (sim_mem_write(mem_of(dev), dst, src, n) != SIM_OK)
+		return bad_range(dev, "tlxrt_memcpy_htod", dst, n);
+	return TLXRT_OK;
+}
+
+static int
+sim_dtoh(tlxrt_device *dev, void *dst, tlxrt_ptr src, size_t n)
+{
+	if (sim_mem_read(mem_of(dev), dst, src, n) != SIM_OK)
+		return bad_range(dev, "tlxrt_memcpy_dtoh", src, n);
+	return TLXRT_OK;
+}
+
+static int
+sim_dtod(tlxrt_device *dev, tlxrt_ptr dst, tlxrt_ptr src, size_t n)
+{
+	if (!sim_mem_find(mem_of(dev), src, n))
+		return bad_range(dev, "tlxrt_memcpy_dtod (source)", src, n);
+	if (sim_mem_copy(mem_of(dev), dst, src, n) != SIM_OK)
+		return bad_range(dev, "tlxrt_memcpy_dtod", dst, n);
+	return TLXRT_OK;
+}
+
+static int
+sim_memset(tlxrt_device *dev, tlxrt_ptr dst, int v, size_t n)
+{
+	if (sim_mem_fill(mem_of(dev), dst, v, n) != SIM_OK)
+		return bad_range(dev, "tlxrt_memset", dst, n);
+	return TLXRT_OK;
+}
+
+static int
+sim_module_load(tlxrt_module *m, const void *image, size_t n, char **ir,
+		size_t *len)
+{
+	const char *why = "";
+	int rc;
+
+	switch (rt_image_kind(image, n)) {
+	case RT_IMG_ELF:
+		rc = rt_image_elf_ir(image, n, ir, len, &why);
+		break;
+	case RT_IMG_PTX:
+		rc = rt_image_ptx_ir(image, n, ir, len, &why);
+		break;
+	default:
+		if (!(*ir = malloc(n)))
+			return rt_error(m->dev, TLXRT_NOMEM, "out of memory");
+		memcpy(*ir, image, n);
+		*len = n;
+		return TLXRT_OK;
+	}
+	if (rc != TLXRT_OK)
+		return rt_error(m->dev, rc, "%s", why);
+	return TLXRT_OK;
+}
+
+static void
+sim_module_unload(tlxrt_module *m)
+{
+	(void)m;
+}
+
+static int
+sim_kernel_prepare(tlxrt_kernel *k)
+{
+	(void)k;
+	return TLXRT_OK;
+}
+
+static int
+sim_launch_kernel(tlxrt_kernel *k, const uint32_t grid[3],
+		  const uint32_t cluster[3], tlxrt_stream *s,
+		  const RtArg *args)
+{
+	tlxrt_device *dev = k->mod->dev;
+	SimLaunchCfg cfg;
+	SimArg *sa;
+	Buf err = { 0 };
+	int rc;
+
+	(void)s;
+	memcpy(cfg.grid, grid, sizeof cfg.grid);
+	memcpy(cfg.cluster, cluster, sizeof cfg.cluster);
+	if (!(sa = calloc((size_t)k->nparams + 1, sizeof *sa)))
+		return rt_error(dev, TLXRT_NOMEM, "out of memory");
+	rt_args_to_sim(k, args, sa);
+	rc = sim_launch(mem_of(dev), k->mod->ir, k->fn, sa, &cfg, &dev->sim,
+			&err);
+	free(sa);
+	switch (rc) {
+	case SIM_OK:
+		rc = TLXRT_OK;
+		break;
+	case SIM_NOMEM:
+		rc = rt_error(dev, TLXRT_NOMEM, "%s", err.s ? err.s : "");
+		break;
+	case SIM_INVALID:
+		rc = rt_error(dev, TLXRT_INVALID_ARG, "%s", err.s ? err.s : "");
+		break;
+	default:
+		rc = rt_error(dev, TLXRT_LAUNCH, "%s", err.s ? err.s : "");
+		break;
+	}
+	buf_free(&err);
+	return rc;
+}
+
+static int
+sim_stream_create(tlxrt_stream *s)
+{
+	(void)s;
+	return TLXRT_OK;
+}
+
+static void
+sim_stream_destroy(tlxrt_stream *s)
+{
+	(void)s;
+}
+
+static int
+sim_stream_sync(tlxrt_stream *s)
+{
+	(void)s;
+	return TLXRT_OK;
+}
+
+static int
+sim_event_create(tlxrt_event *e)
+{
+	(void)e;
+	return TLXRT_OK;
+}
+
+static void
+sim_event_destroy(tlxrt_event *e)
+{
+	(void)e;
+}
+
+static int
+sim_event_record(tlxrt_event *e, tlxrt_stream *s)
+{
+	(void)s;
+	e->host_ms = rt_now_ms();
+	return TLXRT_OK;
+}
+
+static int
+sim_event_sync(tlxrt_event *e)
+{
+	(void)e;
+	return TLXRT_OK;
+}
+
+static int
+sim_event_elapsed(tlxrt_event *a, tlxrt_event *b, float *ms)
+{
+	*ms = (float)(b->host_ms - a->host_ms);
+	return TLXRT_OK;
+}
+
+const RtBackend rt_sim_backend = {
+	.name = "sim",
+	.open = sim_open,
+	.close = sim_close,
+	.sync = sim_sync,
+	.malloc = sim_malloc,
+	.free = sim_free,
+	.htod = sim_htod,
+	.dtoh = sim_dtoh,
+	.dtod = sim_dtod,
+	.memset = sim_memset,
+	.module_load = sim_module_load,
+	.module_unload = sim_module_unload,
+	.kernel_prepare = sim_kernel_prepare,
+	.launch = sim_launch_kernel,
+	.stream_create = sim_stream_create,
+	.stream_destroy = sim_stream_destroy,
+	.stream_sync = sim_stream_sync,
+	.event_create = sim_event_create,
+	.event_destroy = sim_event_destroy,
+	.event_record = sim_event_record,
+	.event_sync = sim_event_sync,
+	.event_elapsed = sim_event_elapsed,
+};

@@ -1,0 +1,871 @@
+/*
+ * launch.c: one launch of a kernel on the simulator.
+ *
+ * The grid is cut into clusters (one CTA each without clusters), queued
+ * in launch order (shuffled with a seed).  Up to `resident` clusters run
+ * at once; all CTAs of a cluster run together.  The scheduler visits every
+ * live coroutine of the resident CTAs round-robin, letting each run a
+ * quantum of ops or until it blocks.  After each round the TMA loads whose
+ * time has come land.  When a round makes no progress the oldest copy in
+ * flight lands; when nothing is in flight either, every coroutine is
+ * blocked for good: a deadlock, reported with what each one waits for.
+ *
+ * Every fault formats its message into L->err and longjmps to sim_launch,
+ * which frees everything the launch made.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+enum { JB_NOMEM = 1, JB_FAULT = 2 };
+
+void
+sim_opts_default(SimOpts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->seed = -1;
+	o->max_steps = 200000000;
+	o->async_delay = 64;
+	o->resident = 1;
+	o->sm = 90;
+	o->smem_limit = 232448;
+}
+
+static void
+context(SimLaunch *L, Buf *b)
+{
+	SimCo *co = L->cur;
+
+	buf_printf(b, "kernel '%s'", L->kern->name);
+	if (!co)
+		return;
+	buf_printf(b, ", program (%u, %u, %u)", co->cta->pid[0],
+		   co->cta->pid[1], co->cta->pid[2]);
+	if (co->task)
+		buf_printf(b, ", task '%s' (replica %lld)", co->task,
+			   (long long)co->replica);
+}
+
+static void
+where(SimLaunch *L, Op *op, Buf *b)
+{
+	const char *src = L->mod->source && *L->mod->source ? L->mod->source
+							     : "<module>";
+
+	if (op && op->loc.line > 0)
+		buf_printf(b, "%s:%d:%d: ", src, op->loc.line, op->loc.col);
+	else
+		buf_printf(b, "%s: ", src);
+}
+
+void
+sim_fault(SimLaunch *L, Op *op, const char *fmt, ...)
+{
+	va_list ap;
+
+	L->err->n = 0;
+	where(L, op, L->err);
+	context(L, L->err);
+	buf_puts(L->err, ": ");
+	va_start(ap, fmt);
+	buf_vprintf(L->err, fmt, ap);
+	va_end(ap);
+	longjmp(L->jb, JB_FAULT);
+}
+
+void
+sim_oom(SimLaunch *L)
+{
+	longjmp(L->jb, JB_NOMEM);
+}
+
+void *
+sim_xalloc(SimLaunch *L, size_t n)
+{
+	void *p = calloc(1, n ? n : 1);
+
+	if (!p)
+		sim_oom(L);
+	return p;
+}
+
+void *
+sim_xrealloc(SimLaunch *L, void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (!q)
+		sim_oom(L);
+	return q;
+}
+
+void *
+sim_scratch(SimLaunch *L, int i, size_t bytes)
+{
+	if (bytes > L->scratch_n[i]) {
+		L->scratch[i] = sim_xrealloc(L, L->scratch[i], bytes);
+		L->scratch_n[i] = bytes;
+	}
+	return L->scratch[i];
+}
+
+uint64_t
+sim_rand(SimLaunch *L)
+{
+	uint64_t x = L->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	L->rng = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+SimCo *
+sim_co_new(SimLaunch *L, SimCta *cta, SimCo *parent)
+{
+	SimCo *co;
+
+	if (cta->ncos == cta->capcos) {
+		uint32_t cap = cta->capcos ? cta->capcos * 2 : 8;
+
+		cta->cos = sim_xrealloc(L, cta->cos, cap * sizeof *cta->cos);
+		cta->capcos = cap;
+	}
+	co = sim_xalloc(L, sizeof *co);
+	cta->cos[cta->ncos++] = co;
+	co->cta = cta;
+	co->parent = parent;
+	co->ret = sim_xalloc(L, 8 * sizeof *co->ret);
+	co->ret_ty = sim_xalloc(L, 8 * sizeof *co->ret_ty);
+	return co;
+}
+
+static void
+co_free(SimCo *co)
+{
+	uint32_t i;
+
+	if (co->ret)
+		for (i = 0; i < 8; i++)
+			free(co->ret[i].data);
+	free(co->ret);
+	free(co->ret_ty);
+	free(co->fr);
+	free(co->pipes);
+	free(co);
+}
+
+SimCta *
+sim_cluster_cta(SimLaunch *L, SimCta *from, int64_t rank, Op *op)
+{
+	if (rank < 0 || (uint64_t)rank >= from->cl->n)
+		sim_fault(L, op, "CTA rank %lld is outside the cluster of %u",
+			  (long long)rank, from->cl->n);
+	return &from->cl->ctas[rank];
+}
+
+int64_t
+sim_info(SimLaunch *L, Op *op, int64_t dflt)
+{
+	uint32_t i;
+
+	for (i = 0; i < L->info.n; i++)
+		if (L->info.v[i].op == op)
+			return L->info.v[i].v;
+	return dflt;
+}
+
+int64_t *
+sim_counter(SimLaunch *L, Op *op)
+{
+	uint32_t i;
+
+	for (i = 0; i < L->counters.n; i++)
+		if (L->counters.v[i].op == op)
+			return &L->counters.v[i].n;
+	vec_push(&L->arena, &L->counters, ((SimCounter){ op, 0 }));
+	return &vec_last(&L->counters).n;
+}
+
+int64_t
+sim_cancel_cluster(SimLaunch *L)
+{
+	if (L->qhead >= L->qn || sim_rand(L) % 2 == 0)
+		return -1;
+	return (int64_t)L->queue[L->qhead++];
+}
+
+static void
+cluster_coords(SimLaunch *L, uint64_t id, uint32_t rank, uint32_t pid[3])
+{
+	uint64_t ncx = L->grid[0] / L->cshape[0];
+	uint64_t ncy = L->grid[1] / L->cshape[1];
+	uint32_t rx = rank % L->cshape[0];
+	uint32_t ry = (rank / L->cshape[0]) % L->cshape[1];
+	uint32_t rz = rank / (L->cshape[0] * L->cshape[1]);
+
+	pid[0] = (uint32_t)(id % ncx) * L->cshape[0] + rx;
+	pid[1] = (uint32_t)((id / ncx) % ncy) * L->cshape[1] + ry;
+	pid[2] = (uint32_t)(id / (ncx * ncy)) * L->cshape[2] + rz;
+}
+
+uint64_t
+sim_cluster_cta_lin(SimLaunch *L, uint64_t cluster, uint32_t rank)
+{
+	uint32_t p[3];
+
+	cluster_coords(L, cluster, rank, p);
+	return p[0] + (uint64_t)p[1] * L->grid[0] +
+	       (uint64_t)p[2] * L->grid[0] * L->grid[1];
+}
+
+const char *
+sim_smem_name(SimLaunch *L, int64_t off)
+{
+	uint32_t i;
+
+	for (i = 0; i < L->plan.n; i++)
+		if (off >= L->plan.v[i].off &&
+		    off < L->plan.v[i].off + L->plan.v[i].size)
+			return L->plan.v[i].name;
+	return "?";
+}
+
+/* ---- the static plan ------------------------------------------------ */
+
+typedef struct PlanWalk {
+	Module *m;
+	SimSmemPlan *plan;
+	Arena *a;
+	Vec(Func *) seen;
+} PlanWalk;
+
+static void walk_func(PlanWalk *w, Func *f);
+
+static void
+plan_op(Op *op, void *ud)
+{
+	PlanWalk *w = ud;
+	Func *fn = op->parent ? op->parent->fn : NULL;
+
+	if (op->kind == OP_SMEM_ALLOC && op->nres == 1 && fn) {
+		ValInfo *vi = &fn->vals.v[op->res[0]];
+		Type *t = vi->ty;
+		const char *an = attr_str(&op->attrs, "name");
+		SimSmemBuf b = { .op = op,
+				 .name = an ? an : vi->name ? vi->name : "smem" };
+
+		if (t->kind != TY_SMEM)
+			return;
+		b.size = ty_numel(t) * sim_esize(t->elem);
+		b.off = (w->plan->total + SIM_SMEM_ALIGN - 1) &
+			~(int64_t)(SIM_SMEM_ALIGN - 1);
+		w->plan->total = b.off + b.size;
+		vec_push(w->a, w->plan, b);
+	} else if (op->kind == OP_CALL) {
+		const char *name = attr_str(&op->attrs, "callee");
+		Func *callee = name ? ir_func_find(w->m, name) : NULL;
+
+		if (callee)
+			walk_func(w, callee);
+	}
+}
+
+static void
+walk_func(PlanWalk *w, Func *f)
+{
+	uint32_t i;
+
+	for (i = 0; i < w->seen.n; i++)
+		if (w->seen.v[i] == f)
+			return;
+	vec_push(w->a, &w->seen, f);
+	ir_walk(f, plan_op, w);
+}
+
+void
+sim_smem_plan(Module *m, Func *kernel, SimSmemPlan *out, Arena *a)
+{
+	PlanWalk w = { .m = m, .plan = out, .a = a };
+
+	memset(out, 0, sizeof *out);
+	walk_func(&w, kernel);
+}
+
+typedef struct PipeCount {
+	Value pipe;
+	bool found;
+} PipeCount;
+
+static void
+find_release(Op *op, void *ud)
+{
+	PipeCount *c = ud;
+
+	if (op->kind == OP_PIPE_RELEASE && op->nopnds >= 1 &&
+	    op->opnds[0] == c->pipe)
+		c->found = true;
+}
+
+/* Releases outside any task count as one consumer (the main code). */
+static bool
+release_outside_tasks(Block *b, Value pipe)
+{
+	Op *op;
+	uint32_t i;
+
+	for (op = b->first; op; op = op->next) {
+		if (op->kind == OP_PIPE_RELEASE && op->nopnds >= 1 &&
+		    op->opnds[0] == pipe)
+			return true;
+		if (op->kind == OP_TASKS)
+			continue;
+		for (i = 0; i < op->nregions; i++)
+			if (release_outside_tasks(op->regions[i], pipe))
+				return true;
+	}
+	return false;
+}
+
+typedef struct PipePlan {
+	SimLaunch *L;
+	Func *fn;
+} PipePlan;
+
+static void
+count_task(Op *op, void *ud)
+{
+	PipeCount *c = ud;
+	PipeCount one = { c->pipe, false };
+
+	if (op->kind != OP_TASK)
+		return;
+	ir_walk_block(op->regions[0], find_release, &one);
+	if (one.found)
+		c[1].pipe++;  /* c[1].pipe holds the count */
+}
+
+static void
+plan_pipe(Op *op, void *ud)
+{
+	PipePlan *p = ud;
+	PipeCount c[2] = { { 0, false }, { 0, false } };
+
+	if (op->kind != OP_PIPE_CREATE || op->nres != 1)
+		return;
+	c[0].pipe = op->res[0];
+	ir_walk(p->fn, count_task, c);
+	if (release_outside_tasks(p->fn->body, op->res[0]))
+		c[1].pipe++;
+	vec_push(&p->L->arena, &p->L->info,
+		 ((SimOpInfo){ op, c[1].pipe ? (int64_t)c[1].pipe : 1 }));
+}
+
+/* ---- CTAs and clusters ---------------------------------------------- */
+
+static void
+bind_args(SimLaunch *L, SimCta *cta)
+{
+	Block *body = L->kern->body;
+	uint32_t i;
+
+	for (i = 0; i < body->nargs; i++) {
+		Type *t = sim_ty(cta->act, body->args[i]);
+		SimVal *v = &cta->act->vals[body->args[i]];
+
+		if (t->kind == TY_TMA) {
+			v->u.tensor = (SimTensor *)&L->args[i].tensor;
+		} else if (ty_is_scalar_kind(t->kind) || t->kind == TY_PTR) {
+			int nb = sim_esize(t);
+
+			v->u.bits = 0;
+			memcpy(&v->u.bits, &L->args[i].bits, (size_t)nb);
+		} else {
+			sim_fault(L, NULL, "parameter %u has a type the "
+				  "simulator cannot pass", i + 1);
+		}
+	}
+}
+
+static void
+cta_init(SimLaunch *L, SimCluster *cl, SimCta *cta, uint32_t rank)
+{
+	SimFrame f = { .kind = FR_BODY };
+	size_t n = (size_t)L->plan.total;
+	SimCo *co;
+
+	cta->L = L;
+	cta->cl = cl;
+	cta->rank = rank;
+	cluster_coords(L, cl->id, rank, cta->pid);
+	cta->lin = cta->pid[0] + (uint64_t)cta->pid[1] * L->grid[0] +
+		   (uint64_t)cta->pid[2] * L->grid[0] * L->grid[1];
+	arena_init(&cta->arena, NULL, NULL, &L->jb);
+	cta->smem_size = (int64_t)n;
+	cta->smem = sim_xalloc(L, n);
+	memset(cta->smem, 0xA5, n);
+	cta->sh_written = sim_xalloc(L, n);
+	cta->sh_pw = sim_xalloc(L, n);
+	cta->sh_pr = sim_xalloc(L, n);
+	cta->sh_dirty = sim_xalloc(L, n);
+	cta->dirty_lo = (int64_t)n;
+	cta->act = sim_act_new(L, cta, L->kern);
+	bind_args(L, cta);
+	co = sim_co_new(L, cta, NULL);
+	f.blk = L->kern->body;
+	f.op = f.blk->first;
+	f.act = cta->act;
+	sim_push_frame(L, co, f);
+}
+
+/* Frees a CTA; its activations go to the launch's spares when `keep`. */
+static void
+cta_free(SimCta *cta, bool keep)
+{
+	SimAct *a, *next;
+	uint32_t i;
+
+	for (a = cta->acts; a; a = next) {
+		next = a->next_all;
+		if (keep && a->vals) {
+			a->next_all = cta->L->spare;
+			cta->L->spare = a;
+		} else {
+			sim_act_free(a);
+		}
+	}
+	for (i = 0; i < cta->ncos; i++)
+		co_free(cta->cos[i]);
+	free(cta->cos);
+	free(cta->smem);
+	free(cta->sh_written);
+	free(cta->sh_pw);
+	free(cta->sh_pr);
+	free(cta->sh_dirty);
+	arena_reset(&cta->arena);
+}
+
+static void
+start_cluster(SimLaunch *L, uint64_t id)
+{
+	SimCluster *cl = sim_xalloc(L, sizeof *cl);
+	uint32_t i;
+
+	L->res[L->nres++] = cl;
+	cl->id = id;
+	arena_init(&cl->arena, NULL, NULL, &L->jb);
+	cl->ctas = sim_xalloc(L, L->csize * sizeof *cl->ctas);
+	for (i = 0; i < L->csize; i++) {
+		cl->n = i + 1;
+		cta_init(L, cl, &cl->ctas[i], i);
+	}
+}
+
+static void
+cluster_free(SimCluster *cl, bool keep)
+{
+	uint32_t i;
+
+	if (cl->ctas)
+		for (i = 0; i < cl->n; i++)
+			cta_free(&cl->ctas[i], keep);
+	free(cl->ctas);
+	arena_reset(&cl->arena);
+	free(cl);
+}
+
+/* ---- async operations in flight ------------------------------------- */
+
+void
+sim_async_push(SimLaunch *L, SimAsync *a)
+{
+	SimAsync **pp = &L->inflight;
+
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = a;
+}
+
+static void
+async_free(SimAsync *a)
+{
+	free(a->data);
+	free(a->valid);
+	free(a);
+}
+
+/* Lands every operation that `pick` selects, oldest first. */
+static bool
+land_where(SimLaunch *L, bool (*pick)(SimAsync *, void *), void *ud,
+	   bool first_only)
+{
+	SimAsync **pp = &L->inflight, *a;
+	SimCo *cur = L->cur;
+	bool any = false;
+
+	while ((a = *pp)) {
+		if (!pick(a, ud)) {
+			pp = &a->next;
+			continue;
+		}
+		*pp = a->next;
+		a->next = NULL;
+		L->cur = a->co;
+		sim_async_land(L, a);
+		async_free(a);
+		any = true;
+		if (first_only)
+			break;
+	}
+	L->cur = cur;
+	return any;
+}
+
+typedef struct Pick {
+	SimCo *co;
+	int kind;
+	uint32_t upto;
+	uint64_t now;
+	SimCluster *cl;
+} Pick;
+
+static bool
+pick_group(SimAsync *a, void *ud)
+{
+	Pick *p = ud;
+
+	return (!p->co || a->co == p->co) && a->kind == p->kind &&
+	       a->group <= p->upto;
+}
+
+void
+sim_async_complete(SimLaunch *L, SimCo *co, int kind, uint32_t upto)
+{
+	Pick p = { .co = co, .kind = kind, .upto = upto };
+
+	land_where(L, pick_group, &p, false);
+}
+
+static bool
+pick_due(SimAsync *a, void *ud)
+{
+	return a->kind == AS_TMA_LOAD && a->due <= ((Pick *)ud)->now;
+}
+
+static bool
+pick_tma(SimAsync *a, void *ud)
+{
+	(void)ud;
+	return a->kind == AS_TMA_LOAD;
+}
+
+static bool
+pick_cluster(SimAsync *a, void *ud)
+{
+	return a->cta->cl == ((Pick *)ud)->cl;
+}
+
+/* ---- the scheduler --------------------------------------------------- */
+
+static bool
+cluster_done(SimCluster *cl)
+{
+	uint32_t i;
+
+	for (i = 0; i < cl->n; i++)
+		if (cl->ctas[i].ncos && cl->ctas[i].cos[0]->state != CO_DONE)
+			return false;
+	return true;
+}
+
+static void
+retire(SimLaunch *L, uint32_t r)
+{
+	SimCluster *cl = L->res[r];
+	Pick p = { .cl = cl };
+
+	land_where(L, pick_cluster, &p, false);
+	if (L->ret_out && cl->ctas[0].ncos) {
+		SimCo *co = cl->ctas[0].cos[0];
+		uint32_t i;
+
+		for (i = 0; i < 3 && i < co->nret; i++)
+			L->ret_out[i] = (uint32_t)sim_get_i(
+				ty_elem(co->ret_ty[i])->kind, &co->ret[i].u.bits);
+		L->nret_out = co->nret;
+	}
+	cluster_free(cl, true);
+	L->res[r] = L->res[--L->nres];
+}
+
+static uint32_t
+quantum(SimLaunch *L)
+{
+	if (L->o.seed < 0)
+		return 16;
+	return 1 + (uint32_t)(sim_rand(L) % 32);
+}
+
+static bool
+run_round(SimLaunch *L)
+{
+	bool progress = false;
+	uint32_t r, c, i, n, start;
+
+	for (r = 0; r < L->nres; r++) {
+		SimCluster *cl = L->res[r];
+
+		for (c = 0; c < cl->n; c++) {
+			SimCta *cta = &cl->ctas[c];
+
+			n = cta->ncos;
+			start = L->o.seed < 0 || !n ? 0
+						   : (uint32_t)(sim_rand(L) % n);
+			for (i = 0; i < n; i++) {
+				SimCo *co = cta->cos[(start + i) % n];
+
+				if (co->state != CO_DONE &&
+				    sim_run(L, co, quantum(L)))
+					progress = true;
+			}
+		}
+	}
+	L->cur = NULL;
+	return progress;
+}
+
+static void
+deadlock(SimLaunch *L)
+{
+	Buf *b = L->err;
+	uint32_t r, c, i;
+
+	b->n = 0;
+	where(L, NULL, b);
+	buf_printf(b, "kernel '%s' deadlocked: every task is blocked and no "
+		   "copy is in flight", L->kern->name);
+	for (r = 0; r < L->nres; r++)
+		for (c = 0; c < L->res[r]->n; c++) {
+			SimCta *cta = &L->res[r]->ctas[c];
+
+			for (i = 0; i < cta->ncos; i++) {
+				SimCo *co = cta->cos[i];
+
+				if (co->state == CO_DONE ||
+				    (co->joining && co->live_children))
+					continue;
+				buf_printf(b, "\n  program (%u, %u, %u), ",
+					   cta->pid[0], cta->pid[1],
+					   cta->pid[2]);
+				if (co->task)
+					buf_printf(b, "task '%s' (replica %lld)",
+						   co->task,
+						   (long long)co->replica);
+				else
+					buf_puts(b, "main code");
+				buf_puts(b, ", at ");
+				if (co->wait_op && co->wait_op->loc.line > 0)
+					buf_printf(b, "%s:%d:%d",
+						   L->mod->source,
+						   co->wait_op->loc.line,
+						   co->wait_op->loc.col);
+				else
+					buf_puts(b, "?");
+				buf_puts(b, ": ");
+				sim_describe_wait(co, b);
+			}
+		}
+	longjmp(L->jb, JB_FAULT);
+}
+
+static void
+schedule(SimLaunch *L)
+{
+	Pick p;
+
+	for (;;) {
+		bool progress, retired = false;
+		uint32_t r;
+
+		while (L->nres < L->o.resident && L->qhead < L->qn)
+			start_cluster(L, L->queue[L->qhead++]);
+		if (!L->nres)
+			break;
+		progress = run_round(L);
+		for (r = 0; r < L->nres;)
+			if (cluster_done(L->res[r])) {
+				retire(L, r);
+				retired = true;
+			} else {
+				r++;
+			}
+		p.now = L->steps;
+		land_where(L, pick_due, &p, false);
+		if (progress || retired)
+			continue;
+		if (!land_where(L, pick_tma, NULL, true))
+			deadlock(L);
+	}
+}
+
+static void
+teardown(SimLaunch *L)
+{
+	SimAsync *a, *next;
+	uint32_t i;
+
+	for (a = L->inflight; a; a = next) {
+		next = a->next;
+		async_free(a);
+	}
+	for (i = 0; i < L->nres; i++)
+		cluster_free(L->res[i], false);
+	while (L->spare) {
+		SimAct *act = L->spare;
+
+		L->spare = act->next_all;
+		sim_act_free(act);
+	}
+	free(L->res);
+	free(L->queue);
+	for (i = 0; i < 6; i++)
+		free(L->scratch[i]);
+	for (i = 0; i < L->ntmp; i++)
+		free(L->tmp[i].data);
+	free(L->tmp);
+	free(L->offs);
+	free(L->runs);
+	free(L->args);
+	arena_reset(&L->arena);
+}
+
+static int
+run(SimLaunch *L)
+{
+	uint64_t i;
+	int jr;
+
+	if ((jr = setjmp(L->jb)) != 0) {
+		teardown(L);
+		if (jr == JB_NOMEM) {
+			L->err->n = 0;
+			buf_puts(L->err, "out of host memory in the simulator");
+			return SIM_NOMEM;
+		}
+		return SIM_FAULT;
+	}
+	L->queue = sim_xalloc(L, L->nclusters * sizeof *L->queue);
+	for (i = 0; i < L->nclusters; i++)
+		L->queue[i] = i;
+	if (L->o.seed >= 0)
+		for (i = L->nclusters; i > 1; i--) {
+			uint64_t j = sim_rand(L) % i, t = L->queue[i - 1];
+
+			L->queue[i - 1] = L->queue[j];
+			L->queue[j] = t;
+		}
+	L->qn = L->nclusters;
+	L->res = sim_xalloc(L, L->o.resident * sizeof *L->res);
+	sim_smem_plan(L->mod, L->kern, &L->plan, &L->arena);
+	if (L->kern->kind == FN_KERNEL)
+		ir_walk(L->kern, plan_pipe, &(PipePlan){ L, L->kern });
+	schedule(L);
+	teardown(L);
+	return SIM_OK;
+}
+
+static int
+setup(SimLaunch *L, SimMem *mem, Module *m, Func *fn, const SimArg *args,
+      const SimLaunchCfg *cfg, const SimOpts *o, Buf *err)
+{
+	uint32_t i, n = fn->body->nargs;
+
+	memset(L, 0, sizeof *L);
+	L->mem = mem;
+	L->mod = m;
+	L->kern = fn;
+	L->err = err;
+	L->o = *o;
+	if (!L->o.resident)
+		L->o.resident = 1;
+	if (!L->o.max_steps)
+		L->o.max_steps = 1;
+	L->rng = o->seed >= 0 ? (uint64_t)o->seed * 0x9e3779b97f4a7c15ull + 1
+			      : 0x853c49e6748fea9bull;
+	err->n = 0;
+	L->csize = 1;
+	for (i = 0; i < 3; i++) {
+		L->grid[i] = cfg->grid[i];
+		L->cshape[i] = cfg->cluster[i] ? cfg->cluster[i] : 1;
+		if (!L->grid[i] || L->grid[i] % L->cshape[i]) {
+			buf_printf(err, "grid (%u, %u, %u) is empty or not a "
+				   "multiple of the cluster (%u, %u, %u)",
+				   cfg->grid[0], cfg->grid[1], cfg->grid[2],
+				   L->cshape[0], L->cshape[1], L->cshape[2]);
+			return SIM_INVALID;
+		}
+		L->csize *= L->cshape[i];
+	}
+	if (L->csize > 16) {
+		buf_printf(err, "a cluster of %u CTAs is more than 16", L->csize);
+		return SIM_INVALID;
+	}
+	L->nprog = (uint64_t)L->grid[0] * L->grid[1] * L->grid[2];
+	L->nclusters = L->nprog / L->csize;
+	arena_init(&L->arena, NULL, NULL, NULL);
+	L->args = calloc(n ? n : 1, sizeof *L->args);
+	if (!L->args) {
+		buf_puts(err, "out of host memory in the simulator");
+		return SIM_NOMEM;
+	}
+	if (n)
+		memcpy(L->args, args, n * sizeof *args);
+	L->arena.oom = &L->jb;
+	return SIM_OK;
+}
+
+int
+sim_launch(SimMem *mem, Module *m, Func *kernel, const SimArg *args,
+	   const SimLaunchCfg *cfg, const SimOpts *o, Buf *err)
+{
+	SimLaunch *L = calloc(1, sizeof *L);
+	int rc;
+
+	if (!L)
+		return SIM_NOMEM;
+	rc = setup(L, mem, m, kernel, args, cfg, o, err);
+	if (rc == SIM_OK)
+		rc = run(L);
+	free(L);
+	return rc;
+}
+
+int
+sim_eval_grid(SimMem *mem, Module *m, Func *gridfn, const SimArg *args,
+	      uint32_t out[3], Buf *err)
+{
+	SimLaunchCfg cfg = { { 1, 1, 1 }, { 1, 1, 1 } };
+	SimOpts o;
+	SimLaunch *L = calloc(1, sizeof *L);
+	int rc;
+
+	if (!L)
+		return SIM_NOMEM;
+	sim_opts_default(&o);
+	o.max_steps = 10000000;
+	rc = setup(L, mem, m, gridfn, args, &cfg, &o, err);
+	if (rc == SIM_OK) {
+		L->ret_out = out;
+		rc = run(L);
+		if (rc == SIM_OK && L->nret_out != 3) {
+			buf_printf(err, "grid function '%s' returned %u values, "
+				   "not 3", gridfn->name, L->nret_out);
+			rc = SIM_INVALID;
+		}
+	}
+	free(L);
+	return rc;
+}

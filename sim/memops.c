@@ -1,0 +1,768 @@
+/*
+ * memops.c: global memory (load, store, atomics, ptr_add) and shared
+ * memory (views, smem_load, smem_store) with every access checked.
+ *
+ * Global: an access must lie inside one live allocation and be aligned to
+ * its element; a read must find every byte written (the shadow).  Masked
+ * off lanes are never touched.  The common case (all lanes in one
+ * allocation, the range fully written) is checked once per op.
+ *
+ * Shared: per CTA, one byte of shadow per byte says "written"; two more
+ * count async writes (TMA, cp.async) and async reads (dot_async,
+ * tma_store) in flight.  Reading bytes an async copy is still writing, or
+ * writing bytes an async op still reads, is a missing wait and is
+ * reported with the op that is in flight.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+static const char *
+elem_at(char *out, size_t n, Type *t, int64_t i)
+{
+	Buf b = { 0 };
+
+	out[0] = 0;
+	if (t && (t->kind == TY_TILE || t->kind == TY_SMEM)) {
+		buf_puts(&b, " at element ");
+		sim_index_str(&b, t, i);
+		snprintf(out, n, "%s", b.s);
+		buf_free(&b);
+	}
+	return out;
+}
+
+/* Every byte of [p, p+n) equals v. */
+static bool
+all_eq(const uint8_t *p, size_t n, uint8_t v)
+{
+	return n == 0 || (p[0] == v && memcmp(p, p + 1, n - 1) == 0);
+}
+
+uint8_t *
+sim_grange(SimLaunch *L, Op *op, uint64_t addr, uint64_t n, uint64_t align,
+	   bool write, const char *what, Type *t, int64_t elem)
+{
+	SimAlloc *a = sim_mem_find(L->mem, addr, n);
+	char at[96];
+	uint64_t off, i;
+
+	if (!a) {
+		Buf d = { 0 };
+		char desc[256];
+
+		sim_mem_describe(L->mem, addr, n, &d);
+		snprintf(desc, sizeof desc, "%s", d.s ? d.s : "");
+		buf_free(&d);
+		sim_fault(L, op, "%s out of bounds%s: address 0x%llx (%llu "
+			  "bytes) %s", what, elem_at(at, sizeof at, t, elem),
+			  (unsigned long long)addr, (unsigned long long)n,
+			  desc);
+	}
+	if (align && addr % align)
+		sim_fault(L, op, "misaligned %s%s: address 0x%llx is not a "
+			  "multiple of %llu", what,
+			  elem_at(at, sizeof at, t, elem),
+			  (unsigned long long)addr, (unsigned long long)align);
+	off = addr - a->base;
+	if (write) {
+		memset(a->shadow + off, 1, n);
+	} else if (!all_eq(a->shadow + off, n, 1)) {
+		for (i = 0; a->shadow[off + i]; i++)
+			;
+		sim_fault(L, op, "%s of unwritten memory%s: address 0x%llx "
+			  "(offset %llu of the %llu-byte allocation at 0x%llx) "
+			  "was never written", what,
+			  elem_at(at, sizeof at, t, elem),
+			  (unsigned long long)(addr + i),
+			  (unsigned long long)(off + i),
+			  (unsigned long long)a->size,
+			  (unsigned long long)a->base);
+	}
+	return a->data + off;
+}
+
+uint8_t *
+sim_gptr(SimLaunch *L, Op *op, uint64_t addr, uint64_t n, bool write,
+	 const char *what, Type *t, int64_t elem)
+{
+	return sim_grange(L, op, addr, n, n, write, what, t, elem);
+}
+
+void
+sim_op_ptr_add(SimLaunch *L, SimAct *act, Op *op)
+{
+	Type *pt = sim_ty(act, op->opnds[0]), *ot = sim_ty(act, op->opnds[1]);
+	Type *rt = sim_ty(act, op->res[0]);
+	uint64_t *p, *r;
+	uint8_t *o;
+	TypeKind ok = ty_elem(ot)->kind;
+	int64_t i, n = ty_numel(rt), es;
+
+	if (ty_elem(pt)->kind != TY_PTR || pt != rt || !ty_is_int_kind(ok) ||
+	    ty_numel(ot) != n)
+		sim_fault(L, op, "malformed IR: ptr_add needs pointers and "
+			  "integer offsets of one shape");
+	es = sim_esize(ty_elem(pt)->elem);
+	p = (uint64_t *)(void *)sim_data(&act->vals[op->opnds[0]], pt);
+	o = sim_data(&act->vals[op->opnds[1]], ot);
+	r = (uint64_t *)(void *)sim_data(sim_def(L, act, op->res[0]), rt);
+	if (ok == TY_I32) {
+		const int32_t *oi = (const int32_t *)(void *)o;
+
+		for (i = 0; i < n; i++)
+			r[i] = p[i] + (uint64_t)((int64_t)oi[i] * es);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		r[i] = p[i] + (uint64_t)sim_get_i(ok, o + i * sim_kind_bytes(ok)) *
+				      (uint64_t)es;
+}
+
+typedef struct Access {
+	uint64_t *ptr;
+	uint8_t *mask;  /* NULL: all lanes */
+	int64_t n;
+	int es;
+	Type *t;        /* the pointer (tile) type, for element indices */
+} Access;
+
+static Access
+access_of(SimLaunch *L, SimAct *act, Op *op, Value p, Value mask, int es)
+{
+	Type *t = sim_ty(act, p);
+	Access a = { (uint64_t *)(void *)sim_data(&act->vals[p], t), NULL,
+		     ty_numel(t), es, t };
+
+	if (ty_elem(t)->kind != TY_PTR)
+		sim_fault(L, op, "malformed IR: %s needs pointers",
+			  op_name(op->kind));
+	if (mask) {
+		Type *mt = sim_ty(act, mask);
+
+		if (ty_elem(mt)->kind != TY_I1 || ty_numel(mt) != a.n)
+			sim_fault(L, op, "malformed IR: %s has a mask of the "
+				  "wrong type", op_name(op->kind));
+		a.mask = sim_data(&act->vals[mask], mt);
+	}
+	return a;
+}
+
+/* The one allocation that holds every active lane, or NULL (then each
+ * lane is checked on its own). */
+static SimAlloc *
+one_alloc(SimLaunch *L, Access *x)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	int64_t i;
+
+	for (i = 0; i < x->n; i++) {
+		uint64_t p = x->ptr[i];
+
+		if (x->mask && !(x->mask[i] & 1))
+			continue;
+		if (p & (uint64_t)(x->es - 1))  /* es is 1, 2, 4 or 8 */
+			return NULL;
+		lo = p < lo ? p : lo;
+		hi = p > hi ? p : hi;
+	}
+	if (lo > hi || hi - lo > (1ull << 40))
+		return NULL;
+	return sim_mem_find(L->mem, lo, hi - lo + (uint64_t)x->es);
+}
+
+static bool
+all_written(SimAlloc *a, Access *x)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	int64_t i;
+
+	for (i = 0; i < x->n; i++) {
+		if (x->mask && !(x->mask[i] & 1))
+			continue;
+		lo = x->ptr[i] < lo ? x->ptr[i] : lo;
+		hi = x->ptr[i] > hi ? x->ptr[i] : hi;
+	}
+	return lo > hi || !memchr(a->shadow + (lo - a->base), 0,
+				  hi - lo + (uint64_t)x->es);
+}
+
+void
+sim_op_load(SimLaunch *L, SimAct *act, Op *op)
+{
+	Type *rt = sim_ty(act, op->res[0]);
+	int es = sim_esize(rt);
+	Access x;
+	SimAlloc *a;
+	uint8_t *r, *other = NULL;
+	int64_t i;
+
+	if (op->nopnds < 1 || op->nopnds > 3)
+		sim_fault(L, op, "malformed IR: load takes ptr, mask, other");
+	x = access_of(L, act, op, op->opnds[0], op->nopnds > 1 ? op->opnds[1] : 0,
+		      es);
+	if (ty_numel(rt) != x.n || ty_elem(x.t)->elem != ty_elem(rt))
+		sim_fault(L, op, "malformed IR: load's result does not match "
+			  "its pointers");
+	if (op->nopnds > 2) {
+		if (sim_ty(act, op->opnds[2]) != rt)
+			sim_fault(L, op, "malformed IR: load's other has the "
+				  "wrong type");
+		other = sim_data(&act->vals[op->opnds[2]], rt);
+	}
+	r = sim_data(sim_def(L, act, op->res[0]), rt);
+	a = one_alloc(L, &x);
+	if (a && all_written(a, &x)) {
+		int64_t j;
+
+		/* runs of active lanes at consecutive addresses: one copy */
+		for (i = 0; i < x.n; i = j) {
+			if (x.mask && !(x.mask[i] & 1)) {
+				j = i + 1;
+				continue;
+			}
+			for (j = i + 1; j < x.n && (!x.mask || (x.mask[j] & 1)) &&
+					x.ptr[j] == x.ptr[j - 1] + (uint64_t)es;
+			     j++)
+				;
+			memcpy(r + i * es, a->data + (x.ptr[i] - a->base),
+			       (size_t)((j - i) * es));
+		}
+	} else {
+		for (i = 0; i < x.n; i++) {
+			if (x.mask && !(x.mask[i] & 1))
+				continue;
+			memcpy(r + i * es,
+			       sim_gptr(L, op, x.ptr[i], (uint64_t)es, false,
+					"load", x.t, i),
+			       (size_t)es);
+		}
+	}
+	if (!x.mask)
+		return;
+	for (i = 0; i < x.n; i++)
+		if (!(x.mask[i] & 1)) {
+			if (other)
+				memcpy(r + i * es, other + i * es, (size_t)es);
+			else
+				memset(r + i * es, 0, (size_t)es);
+		}
+}
+
+void
+sim_op_store(SimLaunch *L, SimAct *act, Op *op)
+{
+	Type *vt;
+	int es;
+	Access x;
+	SimAlloc *a;
+	uint8_t *v;
+	int64_t i;
+
+	if (op->nopnds < 2 || op->nopnds > 3)
+		sim_fault(L, op, "malformed IR: store takes ptr, value, mask");
+	vt = sim_ty(act, op->opnds[1]);
+	es = sim_esize(vt);
+	x = access_of(L, act, op, op->opnds[0], op->nopnds > 2 ? op->opnds[2] : 0,
+		      es);
+	if (ty_numel(vt) != x.n || ty_elem(x.t)->elem != ty_elem(vt))
+		sim_fault(L, op, "malformed IR: store's value does not match "
+			  "its pointers");
+	v = sim_data(&act->vals[op->opnds[1]], vt);
+	a = one_alloc(L, &x);
+	if (a) {
+		int64_t j;
+
+		/* runs of active lanes at consecutive addresses: one copy;
+		 * lanes that hit one address store in lane order */
+		for (i = 0; i < x.n; i = j) {
+			uint64_t off = x.ptr[i] - a->base;
+
+			if (x.mask && !(x.mask[i] & 1)) {
+				j = i + 1;
+				continue;
+			}
+			for (j = i + 1; j < x.n && (!x.mask || (x.mask[j] & 1)) &&
+					x.ptr[j] == x.ptr[j - 1] + (uint64_t)es;
+			     j++)
+				;
+			memcpy(a->data + off, v + i * es, (size_t)((j - i) * es));
+			memset(a->shadow + off, 1, (size_t)((j - i) * es));
+		}
+		return;
+	}
+	for (i = 0; i < x.n; i++)
+		if (!x.mask || (x.mask[i] & 1))
+			memcpy(sim_gptr(L, op, x.ptr[i], (uint64_t)es, true,
+					"store", x.t, i),
+			       v + i * es, (size_t)es);
+}
+
+enum { A_ADD, A_MAX, A_MIN, A_XCHG, A_AND, A_OR, A_XOR };
+
+static int
+atomic_kind(const char *s)
+{
+	static const char *names[] = { "add", "max", "min", "xchg", "and",
+				       "or", "xor" };
+	int i;
+
+	for (i = 0; s && i < 7; i++)
+		if (strcmp(s, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* One atomic read-modify-write on the element at m; old value to r. */
+static void
+rmw(SimLaunch *L, Op *op, int k, TypeKind ek, uint8_t *m, const uint8_t *v,
+    uint8_t *r)
+{
+	int es = sim_kind_bytes(ek);
+
+	memcpy(r, m, (size_t)es);
+	if (k == A_XCHG) {
+		memcpy(m, v, (size_t)es);
+	} else if (ty_is_float_kind(ek)) {
+		double a = sim_get_f(ek, m), b = sim_get_f(ek, v);
+
+		if (k >= A_AND)
+			sim_fault(L, op, "atomic: bitwise kinds need integers");
+		sim_put_f(ek, m, k == A_ADD ? a + b
+				 : k == A_MAX ? (a >= b || b != b ? a : b)
+					      : (a <= b || b != b ? a : b));
+	} else {
+		int64_t a = sim_get_i(ek, m), b = sim_get_i(ek, v), o;
+		bool uns = ty_is_unsigned_kind(ek);
+
+		switch (k) {
+		case A_ADD: o = (int64_t)((uint64_t)a + (uint64_t)b); break;
+		case A_MAX: o = (uns ? (uint64_t)a > (uint64_t)b : a > b) ? a : b; break;
+		case A_MIN: o = (uns ? (uint64_t)a < (uint64_t)b : a < b) ? a : b; break;
+		case A_AND: o = a & b; break;
+		case A_OR: o = a | b; break;
+		default: o = a ^ b; break;
+		}
+		sim_put_i(ek, m, o);
+	}
+}
+
+void
+sim_op_atomic(SimLaunch *L, SimAct *act, Op *op)
+{
+	int k = atomic_kind(attr_str(&op->attrs, "kind"));
+	Type *vt, *rt = sim_ty(act, op->res[0]);
+	TypeKind ek;
+	Access x;
+	uint8_t *v, *r;
+	int64_t i;
+	int es;
+
+	if (k < 0 || op->nopnds < 2 || op->nopnds > 3)
+		sim_fault(L, op, "malformed IR: atomic needs a kind (add max "
+			  "min xchg and or xor), ptr and value");
+	vt = sim_ty(act, op->opnds[1]);
+	ek = ty_elem(vt)->kind;
+	es = sim_esize(vt);
+	x = access_of(L, act, op, op->opnds[0], op->nopnds > 2 ? op->opnds[2] : 0,
+		      es);
+	if (vt != rt || ty_numel(vt) != x.n || !ty_is_scalar_kind(ek) ||
+	    ty_elem(x.t)->elem != ty_elem(vt))
+		sim_fault(L, op, "malformed IR: atomic's value does not match "
+			  "its pointers");
+	v = sim_data(&act->vals[op->opnds[1]], vt);
+	r = sim_data(sim_def(L, act, op->res[0]), rt);
+	for (i = 0; i < x.n; i++) {
+		if (x.mask && !(x.mask[i] & 1)) {
+			memset(r + i * es, 0, (size_t)es);
+			continue;
+		}
+		rmw(L, op, k, ek,
+		    sim_gptr(L, op, x.ptr[i], (uint64_t)es, false, "atomic",
+			     x.t, i),
+		    v + i * es, r + i * es);
+	}
+}
+
+void
+sim_op_atomic_cas(SimLaunch *L, SimAct *act, Op *op)
+{
+	Type *vt = sim_ty(act, op->opnds[2]), *rt = sim_ty(act, op->res[0]);
+	int es = sim_esize(vt);
+	Access x = access_of(L, act, op, op->opnds[0], 0, es);
+	uint8_t *c, *v, *r;
+	int64_t i;
+
+	if (vt != rt || sim_ty(act, op->opnds[1]) != vt ||
+	    ty_numel(vt) != x.n || ty_elem(x.t)->elem != ty_elem(vt))
+		sim_fault(L, op, "malformed IR: atomic_cas needs ptr, cmp and "
+			  "value of one shape");
+	c = sim_data(&act->vals[op->opnds[1]], vt);
+	v = sim_data(&act->vals[op->opnds[2]], vt);
+	r = sim_data(sim_def(L, act, op->res[0]), rt);
+	for (i = 0; i < x.n; i++) {
+		uint8_t *m = sim_gptr(L, op, x.ptr[i], (uint64_t)es, false,
+				      "atomic_cas", x.t, i);
+
+		memcpy(r + i * es, m, (size_t)es);
+		if (memcmp(m, c + i * es, (size_t)es) == 0)
+			memcpy(m, v + i * es, (size_t)es);
+	}
+}
+
+/* ---- shared memory ----------------------------------------------------- */
+
+int64_t *
+sim_view_offsets(SimLaunch *L, const SimView *v, size_t *n)
+{
+	int64_t sh[4] = { 1, 1, 1, 1 }, st[4] = { 0, 0, 0, 0 };
+	int64_t i0, i1, i2, i3, total = 1;
+	size_t k = 0;
+	int d, off = 4 - v->rank;
+
+	for (d = 0; d < v->rank; d++) {
+		sh[off + d] = v->shape[d];
+		st[off + d] = v->stride[d] * v->esize;
+		total *= v->shape[d];
+	}
+	if ((size_t)total > L->noffs) {
+		L->offs = sim_xrealloc(L, L->offs, (size_t)total * 8);
+		L->noffs = (size_t)total;
+	}
+	for (i0 = 0; i0 < sh[0]; i0++)
+		for (i1 = 0; i1 < sh[1]; i1++)
+			for (i2 = 0; i2 < sh[2]; i2++)
+				for (i3 = 0; i3 < sh[3]; i3++)
+					L->offs[k++] = v->off + i0 * st[0] +
+						       i1 * st[1] + i2 * st[2] +
+						       i3 * st[3];
+	*n = k;
+	return L->offs;
+}
+
+SimRun *
+sim_view_runs(SimLaunch *L, const SimView *v, size_t *n)
+{
+	int64_t sh[4] = { 1, 1, 1, 1 }, st[4] = { 0, 0, 0, 0 }, len;
+	int64_t i0, i1, i2, i3, total = 1, inner;
+	size_t k = 0;
+	int d, off = 4 - v->rank;
+
+	for (d = 0; d < v->rank; d++) {
+		sh[off + d] = v->shape[d];
+		st[off + d] = v->stride[d] * v->esize;
+		total *= v->shape[d];
+	}
+	/* a row of unit stride is one run */
+	inner = st[3] == v->esize ? 1 : sh[3];
+	len = st[3] == v->esize ? sh[3] * v->esize : v->esize;
+	if ((size_t)total > L->nruns) {
+		L->runs = sim_xrealloc(L, L->runs, (size_t)total * sizeof *L->runs);
+		L->nruns = (size_t)total;
+	}
+	for (i0 = 0; i0 < sh[0]; i0++)
+		for (i1 = 0; i1 < sh[1]; i1++)
+			for (i2 = 0; i2 < sh[2]; i2++)
+				for (i3 = 0; i3 < inner; i3++) {
+					L->runs[k].off = v->off + i0 * st[0] +
+							 i1 * st[1] +
+							 i2 * st[2] + i3 * st[3];
+					L->runs[k++].len = len;
+				}
+	*n = k;
+	return L->runs;
+}
+
+SimView
+sim_view_of(SimAct *act, Value v)
+{
+	return act->vals[v].u.view;
+}
+
+void
+sim_smem_mark(SimLaunch *L, uint8_t *map, const SimView *v, int d)
+{
+	size_t n, i;
+	SimRun *r = sim_view_runs(L, v, &n);
+	int64_t b;
+
+	for (i = 0; i < n; i++)
+		for (b = 0; b < r[i].len; b++)
+			map[r[i].off + b] = (uint8_t)(map[r[i].off + b] + d);
+}
+
+/* The async op in flight that touches byte `off` of cta's shared memory
+ * through its view (kind < 0: any). */
+static SimAsync *
+inflight_at(SimLaunch *L, SimCta *cta, int64_t off, bool writes)
+{
+	SimAsync *a;
+
+	for (a = L->inflight; a; a = a->next) {
+		const SimView *vs[2] = { &a->view, &a->view2 };
+		int j;
+
+		if (writes != (a->kind == AS_TMA_LOAD || a->kind == AS_CP_ASYNC))
+			continue;
+		if (a->kind == AS_TMA_LOAD ? !(a->mask & (1u << cta->rank))
+					   : a->cta != cta)
+			continue;
+		for (j = 0; j < 2; j++) {
+			size_t n, i;
+			int64_t *o;
+
+			if (!vs[j]->esize)
+				continue;
+			o = sim_view_offsets(L, vs[j], &n);
+			for (i = 0; i < n; i++)
+				if (off >= o[i] && off < o[i] + vs[j]->esize)
+					return a;
+		}
+	}
+	return NULL;
+}
+
+static const char *
+issued_at(SimLaunch *L, SimAsync *a, char *out, size_t n)
+{
+	if (a && a->op && a->op->loc.line > 0)
+		snprintf(out, n, "%s at %s:%d:%d", op_name(a->op->kind),
+			 L->mod->source, a->op->loc.line, a->op->loc.col);
+	else
+		snprintf(out, n, "%s", a ? op_name(a->op->kind) : "an async op");
+	return out;
+}
+
+static void
+smem_bounds(SimLaunch *L, SimCta *cta, Op *op, SimRun *r, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (r[i].off < 0 || r[i].off + r[i].len > cta->smem_size)
+			sim_fault(L, op, "shared memory access out of bounds "
+				  "(offset %lld of %lld bytes)",
+				  (long long)r[i].off, (long long)cta->smem_size);
+}
+
+/* The first byte of [off, off+len) where map[b] != 0 (want_zero) or
+ * map[b] != 1, or -1. */
+static int64_t
+first_bad(const uint8_t *map, int64_t off, int64_t len, uint8_t want)
+{
+	int64_t b;
+
+	if (all_eq(map + off, (size_t)len, want))
+		return -1;
+	for (b = off; b < off + len; b++)
+		if (map[b] != want)
+			return b;
+	return -1;
+}
+
+void
+sim_smem_read(SimLaunch *L, SimCta *cta, Op *op, const SimView *v,
+	      uint8_t *dst, bool async_proxy, const char *what)
+{
+	size_t n, i;
+	SimRun *r = sim_view_runs(L, v, &n);
+	int64_t at, d = 0;
+	char buf[160];
+
+	smem_bounds(L, cta, op, r, n);
+	for (i = 0; i < n; i++) {
+		if ((at = first_bad(cta->sh_pw, r[i].off, r[i].len, 0)) >= 0) {
+			SimAsync *a = inflight_at(L, cta, at, true);
+
+			issued_at(L, a, buf, sizeof buf);
+			sim_fault(L, op, "%s reads shared memory of buffer '%s' "
+				  "(offset %lld) that %s is still writing: a "
+				  "missing wait?", what, sim_smem_name(L, at),
+				  (long long)at, buf);
+		}
+		if ((at = first_bad(cta->sh_written, r[i].off, r[i].len, 1)) >= 0)
+			sim_fault(L, op, "%s reads shared memory of buffer '%s' "
+				  "(offset %lld) that was never written", what,
+				  sim_smem_name(L, at), (long long)at);
+		if (async_proxy &&
+		    (at = first_bad(cta->sh_dirty, r[i].off, r[i].len, 0)) >= 0)
+			sim_fault(L, op, "%s reads shared memory of buffer '%s' "
+				  "(offset %lld) written by smem_store with no "
+				  "fence_async_shared in between", what,
+				  sim_smem_name(L, at), (long long)at);
+		memcpy(dst + d, cta->smem + r[i].off, (size_t)r[i].len);
+		d += r[i].len;
+	}
+}
+
+void
+sim_smem_write(SimLaunch *L, SimCta *cta, Op *op, const SimView *v,
+	       const uint8_t *src, bool generic, const char *what)
+{
+	size_t n, i;
+	SimRun *r = sim_view_runs(L, v, &n);
+	int64_t at, d = 0;
+	char buf[160];
+
+	smem_bounds(L, cta, op, r, n);
+	for (i = 0; i < n; i++) {
+		if ((at = first_bad(cta->sh_pr, r[i].off, r[i].len, 0)) >= 0) {
+			SimAsync *a = inflight_at(L, cta, at, false);
+
+			issued_at(L, a, buf, sizeof buf);
+			sim_fault(L, op, "%s overwrites shared memory of buffer "
+				  "'%s' (offset %lld) that %s still reads: a "
+				  "missing %s?", what, sim_smem_name(L, at),
+				  (long long)at, buf,
+				  a && a->kind == AS_DOT ? "dot_wait"
+							 : "tma_store_wait");
+		}
+		memset(cta->sh_written + r[i].off, 1, (size_t)r[i].len);
+		if (generic && L->o.check_fences) {
+			memset(cta->sh_dirty + r[i].off, 1, (size_t)r[i].len);
+			cta->dirty_lo = MIN(cta->dirty_lo, r[i].off);
+			cta->dirty_hi = MAX(cta->dirty_hi, r[i].off + r[i].len);
+		}
+		memcpy(cta->smem + r[i].off, src + d, (size_t)r[i].len);
+		d += r[i].len;
+	}
+}
+
+static SimView
+alloc_view(SimLaunch *L, Op *op, Type *t)
+{
+	SimView v = { .esize = sim_esize(t->elem), .rank = t->rank };
+	int64_t s = 1;
+	uint32_t i;
+	int d;
+
+	for (i = 0; i < L->plan.n; i++)
+		if (L->plan.v[i].op == op)
+			break;
+	if (i == L->plan.n)
+		sim_fault(L, op, "smem_alloc outside the kernel's plan");
+	v.off = L->plan.v[i].off;
+	for (d = t->rank - 1; d >= 0; d--) {
+		v.shape[d] = t->shape[d];
+		v.stride[d] = s;
+		s *= t->shape[d];
+	}
+	return v;
+}
+
+static void
+check_view_type(SimLaunch *L, Op *op, SimView *v, Type *t)
+{
+	int d;
+
+	if (t->kind != TY_SMEM || t->rank != v->rank ||
+	    sim_esize(t->elem) != v->esize)
+		sim_fault(L, op, "malformed IR: %s gives a view of the wrong "
+			  "type", op_name(op->kind));
+	for (d = 0; d < v->rank; d++)
+		if (t->shape[d] != v->shape[d])
+			sim_fault(L, op, "malformed IR: %s gives a view of the "
+				  "wrong shape", op_name(op->kind));
+}
+
+void
+sim_op_smem(SimLaunch *L, SimCta *cta, SimAct *act, Op *op)
+{
+	Type *t0 = op->nopnds ? sim_ty(act, op->opnds[0]) : NULL;
+	SimView v;
+	int d;
+
+	if (op->kind != OP_SMEM_ALLOC && (!t0 || t0->kind != TY_SMEM))
+		sim_fault(L, op, "malformed IR: %s needs a shared-memory view",
+			  op_name(op->kind));
+	if (t0)
+		v = sim_view_of(act, op->opnds[0]);
+	switch (op->kind) {
+	case OP_SMEM_ALLOC:
+		v = alloc_view(L, op, sim_ty(act, op->res[0]));
+		break;
+	case OP_SMEM_INDEX: {
+		int64_t i = sim_scalar_i(act, op->opnds[1]);
+
+		if (v.rank < 2)
+			sim_fault(L, op, "malformed IR: smem_index needs rank "
+				  ">= 2");
+		if (i < 0 || i >= v.shape[0])
+			sim_fault(L, op, "smem_index: index %lld is outside "
+				  "0..%lld", (long long)i,
+				  (long long)v.shape[0] - 1);
+		v.off += i * v.stride[0] * v.esize;
+		for (d = 1; d < v.rank; d++) {
+			v.shape[d - 1] = v.shape[d];
+			v.stride[d - 1] = v.stride[d];
+		}
+		v.rank--;
+		break;
+	}
+	case OP_SMEM_SLICE: {
+		Type *rt = sim_ty(act, op->res[0]);
+
+		if (op->nopnds != (uint32_t)v.rank + 1 || rt->kind != TY_SMEM ||
+		    rt->rank != v.rank)
+			sim_fault(L, op, "malformed IR: smem_slice needs one "
+				  "offset per dimension");
+		for (d = 0; d < v.rank; d++) {
+			int64_t o = sim_scalar_i(act, op->opnds[d + 1]);
+
+			if (o < 0 || o + rt->shape[d] > v.shape[d])
+				sim_fault(L, op, "smem_slice: [%lld, %lld) is "
+					  "outside dimension %d of size %lld",
+					  (long long)o,
+					  (long long)(o + rt->shape[d]), d,
+					  (long long)v.shape[d]);
+			v.off += o * v.stride[d] * v.esize;
+			v.shape[d] = rt->shape[d];
+		}
+		break;
+	}
+	case OP_SMEM_TRANS: {
+		Attr *perm = attr_find(&op->attrs, "perm");
+		SimView w = v;
+
+		if (!perm || perm->kind != ATTR_INTS ||
+		    perm->ints.n != (uint32_t)v.rank)
+			sim_fault(L, op, "malformed IR: smem_trans needs a perm");
+		for (d = 0; d < v.rank; d++) {
+			int64_t p = perm->ints.v[d];
+
+			if (p < 0 || p >= v.rank)
+				sim_fault(L, op, "malformed IR: bad perm");
+			w.shape[d] = v.shape[p];
+			w.stride[d] = v.stride[p];
+		}
+		v = w;
+		break;
+	}
+	case OP_SMEM_LOAD: {
+		Type *rt = sim_ty(act, op->res[0]);
+
+		if (rt->kind != TY_TILE || ty_numel(rt) != ty_numel(t0) ||
+		    rt->elem != t0->elem)
+			sim_fault(L, op, "malformed IR: smem_load's result "
+				  "does not match the view");
+		sim_smem_read(L, cta, op, &v,
+			      sim_data(sim_def(L, act, op->res[0]), rt), false,
+			      "smem_load");
+		return;
+	}
+	default: {  /* OP_SMEM_STORE */
+		Type *vt = sim_ty(act, op->opnds[1]);
+
+		if (ty_numel(vt) != ty_numel(t0) || ty_elem(vt) != t0->elem)
+			sim_fault(L, op, "malformed IR: smem_store's value "
+				  "does not match the view");
+		sim_smem_write(L, cta, op, &v,
+			       sim_data(&act->vals[op->opnds[1]], vt), true,
+			       "smem_store");
+		return;
+	}
+	}
+	check_view_type(L, op, &v, sim_ty(act, op->res[0]));
+	sim_def(L, act, op->res[0])->u.view = v;
+}

@@ -1,0 +1,326 @@
+/*
+ * reduce.c: reductions, dot (and the matmul dot_async shares) and assert.
+ *
+ * Reductions run along one axis in index order.  sum/prod of f16/bf16
+ * accumulate in f32 and round once; f32 in f32, f64 in f64; ints wrap.
+ * max/min are IEEE maxNum/minNum (a NaN is ignored unless all are NaN);
+ * argmax/argmin give the first index of the extreme.
+ *
+ * dot: products are exact and every sum is rounded to the accumulator's
+ * type: acc = fma(a, b, acc) in f32 (a fused multiply-add computes the
+ * exact product and rounds the sum once), i8 products summed in i32 with
+ * wrapping.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "sim.h"
+
+enum { R_SUM, R_PROD, R_MAX, R_MIN, R_ARGMAX, R_ARGMIN };
+
+static int
+kind_of(const char *s)
+{
+	static const char *names[] = { "sum", "prod", "max", "min", "argmax",
+				       "argmin" };
+	int i;
+
+	for (i = 0; s && i < 6; i++)
+		if (strcmp(s, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* One row of `len` floats at stride `st`. */
+static void
+reduce_f(int kind, const double *x, int64_t len, int64_t st, bool f32,
+	 double *out, int32_t *idx)
+{
+	double acc = 0;
+	float facc = 0;
+	int64_t j, best = 0;
+
+	switch (kind) {
+	case R_SUM:
+	case R_PROD:
+		facc = kind == R_SUM ? 0.0f : 1.0f;
+		acc = kind == R_SUM ? 0.0 : 1.0;
+		for (j = 0; j < len; j++) {
+			if (f32)
+				facc = kind == R_SUM ? facc + (float)x[j * st]
+						     : facc * (float)x[j * st];
+			else
+				acc = kind == R_SUM ? acc + x[j * st]
+						    : acc * x[j * st];
+		}
+		*out = f32 ? facc : acc;
+		return;
+	case R_MAX:
+	case R_MIN:
+		acc = x[0];
+		for (j = 1; j < len; j++)
+			acc = sim_min_num(acc, x[j * st], kind == R_MAX);
+		*out = acc;
+		return;
+	default:
+		for (j = 1; j < len; j++) {
+			double v = x[j * st], b = x[best * st];
+			bool better;
+
+			if (isnan(v))
+				continue;
+			better = isnan(b) ||
+				 ((kind == R_MAX || kind == R_ARGMAX) ? v > b
+								      : v < b);
+			if (better)
+				best = j;
+		}
+		*out = x[best * st];
+		*idx = (int32_t)best;
+		return;
+	}
+}
+
+static void
+reduce_i(int kind, const int64_t *x, int64_t len, int64_t st, bool uns,
+	 int64_t *out, int32_t *idx)
+{
+	uint64_t acc = kind == R_PROD ? 1 : 0;
+	int64_t j, best = 0;
+
+	if (kind == R_SUM || kind == R_PROD) {
+		for (j = 0; j < len; j++)
+			acc = kind == R_SUM ? acc + (uint64_t)x[j * st]
+					    : acc * (uint64_t)x[j * st];
+		*out = (int64_t)acc;
+		return;
+	}
+	for (j = 1; j < len; j++) {
+		int64_t v = x[j * st], b = x[best * st];
+		bool gt = uns ? (uint64_t)v > (uint64_t)b : v > b;
+		bool lt = uns ? (uint64_t)v < (uint64_t)b : v < b;
+
+		if ((kind == R_MAX || kind == R_ARGMAX) ? gt : lt)
+			best = j;
+	}
+	*out = x[best * st];
+	*idx = (int32_t)best;
+}
+
+void
+sim_op_reduce(SimLaunch *L, SimAct *act, Op *op)
+{
+	Type *t = sim_ty(act, op->opnds[0]), *rt = sim_ty(act, op->res[0]);
+	TypeKind ek = ty_elem(t)->kind, rk = ty_elem(rt)->kind;
+	int kind = kind_of(attr_str(&op->attrs, "kind"));
+	int64_t axis = attr_int(&op->attrs, "axis", 0);
+	int64_t outer = 1, len, inner = 1, o, in, n = ty_numel(t);
+	uint8_t *src = sim_data(&act->vals[op->opnds[0]], t), *dst;
+	bool isf = ty_is_float_kind(ek);
+	int es = sim_esize(t), res = sim_esize(rt), d;
+	double *xd = NULL;
+	int64_t *xi = NULL;
+
+	if (kind < 0 || t->kind != TY_TILE || axis < 0 || axis >= t->rank ||
+	    ty_numel(rt) * t->shape[axis] != n ||
+	    (kind >= R_ARGMAX ? rk != TY_I32 : rk != ek) ||
+	    ek == TY_F8E4M3 || ek == TY_F8E5M2 || !ty_is_scalar_kind(ek))
+		sim_fault(L, op, "malformed IR: reduce needs a tile, a kind "
+			  "and an axis that match its result");
+	dst = sim_data(sim_def(L, act, op->res[0]), rt);
+	for (d = 0; d < axis; d++)
+		outer *= t->shape[d];
+	len = t->shape[axis];
+	for (d = (int)axis + 1; d < t->rank; d++)
+		inner *= t->shape[d];
+	if (isf) {
+		xd = sim_scratch(L, 3, (size_t)n * 8);
+		for (o = 0; o < n; o++)
+			xd[o] = sim_get_f(ek, src + o * es);
+	} else {
+		xi = sim_scratch(L, 3, (size_t)n * 8);
+		for (o = 0; o < n; o++)
+			xi[o] = sim_get_i(ek, src + o * es);
+	}
+	for (o = 0; o < outer; o++)
+		for (in = 0; in < inner; in++) {
+			int64_t base = o * len * inner + in, ri = o * inner + in;
+			int32_t idx = 0;
+
+			if (isf) {
+				double v;
+
+				reduce_f(kind, xd + base, len, inner,
+					 ek != TY_F64, &v, &idx);
+				if (kind < R_ARGMAX)
+					sim_put_f(ek, dst + ri * res, v);
+			} else {
+				int64_t v;
+
+				reduce_i(kind, xi + base, len, inner,
+					 ty_is_unsigned_kind(ek) || ek == TY_I1,
+					 &v, &idx);
+				if (kind < R_ARGMAX)
+					sim_put_i(ek, dst + ri * res, v);
+			}
+			if (kind >= R_ARGMAX)
+				memcpy(dst + ri * 4, &idx, 4);
+		}
+}
+
+/* ---- dot ----------------------------------------------------------------- */
+
+/* c[i][j] = fma chain over k of x[i][k] * yt[j][k], in k order.  Built
+ * twice where the compiler can: with the FMA instruction (chosen at run
+ * time when the CPU has it) and portably; both round identically. */
+#define MM_BODY                                                                \
+	{                                                                      \
+		int64_t i, j, kk;                                              \
+		for (i = 0; i < m; i++) {                                      \
+			const float *xr = x + i * k;                           \
+			float *cr = c + i * n;                                 \
+			for (j = 0; j + 4 <= n; j += 4) {                      \
+				const float *y0 = yt + j * k, *y1 = y0 + k;    \
+				const float *y2 = y1 + k, *y3 = y2 + k;        \
+				float s0 = cr[j], s1 = cr[j + 1];              \
+				float s2 = cr[j + 2], s3 = cr[j + 3];          \
+				for (kk = 0; kk < k; kk++) {                   \
+					s0 = fmaf(xr[kk], y0[kk], s0);         \
+					s1 = fmaf(xr[kk], y1[kk], s1);         \
+					s2 = fmaf(xr[kk], y2[kk], s2);         \
+					s3 = fmaf(xr[kk], y3[kk], s3);         \
+				}                                              \
+				cr[j] = s0;                                    \
+				cr[j + 1] = s1;                                \
+				cr[j + 2] = s2;                                \
+				cr[j + 3] = s3;                                \
+			}                                                      \
+			for (; j < n; j++) {                                   \
+				const float *yr = yt + j * k;                  \
+				float s = cr[j];                               \
+				for (kk = 0; kk < k; kk++)                     \
+					s = fmaf(xr[kk], yr[kk], s);           \
+				cr[j] = s;                                     \
+			}                                                      \
+		}                                                              \
+	}
+
+static void
+mm_portable(const float *x, const float *yt, float *c, int64_t m, int64_t n,
+	    int64_t k)
+MM_BODY
+
+#if defined(__GNUC__) && defined(__x86_64__)
+__attribute__((target("fma"))) static void
+mm_fma(const float *x, const float *yt, float *c, int64_t m, int64_t n,
+       int64_t k)
+MM_BODY
+#endif
+
+static void
+mm_f32(const float *x, const float *yt, float *c, int64_t m, int64_t n,
+       int64_t k)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+	if (__builtin_cpu_supports("fma")) {
+		mm_fma(x, yt, c, m, n, k);
+		return;
+	}
+#endif
+	mm_portable(x, yt, c, m, n, k);
+}
+
+void
+sim_matmul(SimLaunch *L, TypeKind ek, const uint8_t *a, const uint8_t *b,
+	   void *acc, int64_t m, int64_t n, int64_t k)
+{
+	int64_t i, j, kk;
+
+	if (ek == TY_I8) {
+		const int8_t *x = (const int8_t *)a, *y = (const int8_t *)b;
+		int32_t *c = acc;
+
+		for (i = 0; i < m; i++)
+			for (j = 0; j < n; j++) {
+				uint32_t s = (uint32_t)c[i * n + j];
+
+				for (kk = 0; kk < k; kk++)
+					s += (uint32_t)(x[i * k + kk] *
+							y[kk * n + j]);
+				c[i * n + j] = (int32_t)s;
+			}
+		return;
+	}
+	{
+		float *x = sim_scratch(L, 0, (size_t)(m * k) * 4);
+		float *y = sim_scratch(L, 1, (size_t)(k * n) * 4);
+		float *yt = sim_scratch(L, 2, (size_t)(k * n) * 4);
+		float *c = acc;
+
+		sim_to_f32(ek, a, x, (size_t)(m * k));
+		sim_to_f32(ek, b, y, (size_t)(k * n));
+		for (kk = 0; kk < k; kk++)
+			for (j = 0; j < n; j++)
+				yt[j * k + kk] = y[kk * n + j];
+		mm_f32(x, yt, c, m, n, k);
+	}
+}
+
+static bool
+dot_types_ok(TypeKind ek, TypeKind ak)
+{
+	switch (ek) {
+	case TY_F16: case TY_BF16: case TY_F8E4M3: case TY_F8E5M2: case TY_F32:
+		return ak == TY_F32;
+	case TY_I8:
+		return ak == TY_I32;
+	default:
+		return false;
+	}
+}
+
+void
+sim_op_dot(SimLaunch *L, SimAct *act, Op *op)
+{
+	Type *ta = sim_ty(act, op->opnds[0]), *tb = sim_ty(act, op->opnds[1]);
+	Type *tc = sim_ty(act, op->opnds[2]), *tr = sim_ty(act, op->res[0]);
+	uint8_t *r;
+
+	if (ta->kind != TY_TILE || tb->kind != TY_TILE || tc != tr ||
+	    tr->kind != TY_TILE || ta->rank != 2 || tb->rank != 2 ||
+	    tr->rank != 2 || ta->elem != tb->elem ||
+	    ta->shape[1] != tb->shape[0] || ta->shape[0] != tr->shape[0] ||
+	    tb->shape[1] != tr->shape[1] ||
+	    !dot_types_ok(ta->elem->kind, tr->elem->kind))
+		sim_fault(L, op, "malformed IR: dot needs a[MxK], b[KxN] and "
+			  "acc[MxN] of matching types");
+	r = sim_data(sim_def(L, act, op->res[0]), tr);
+	memcpy(r, act->vals[op->opnds[2]].data, (size_t)ty_numel(tr) * 4);
+	sim_matmul(L, ta->elem->kind, act->vals[op->opnds[0]].data,
+		   act->vals[op->opnds[1]].data, r, ta->shape[0],
+		   tb->shape[1], ta->shape[1]);
+}
+
+void
+sim_op_assert(SimLaunch *L, SimAct *act, Op *op)
+{
+	Type *t = sim_ty(act, op->opnds[0]);
+	uint8_t *c = sim_data(&act->vals[op->opnds[0]], t);
+	const char *msg = attr_str(&op->attrs, "msg");
+	int64_t i, n = ty_numel(t);
+
+	if (ty_elem(t)->kind != TY_I1)
+		sim_fault(L, op, "malformed IR: assert needs i1");
+	for (i = 0; i < n; i++)
+		if (!(c[i] & 1)) {
+			Buf b = { 0 };
+			char idx[96];
+
+			sim_index_str(&b, t, i);
+			snprintf(idx, sizeof idx, "%s", b.s ? b.s : "");
+			buf_free(&b);
+			sim_fault(L, op, "assertion failed%s%s%s%s",
+				  msg ? ": " : "", msg ? msg : "",
+				  *idx ? " at element " : "", idx);
+		}
+}

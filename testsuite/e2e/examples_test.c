@@ -1,0 +1,460 @@
+/*
+ * examples_test: runs the kernels of examples/ through the public runtime
+ * API and checks them against double-precision references on random
+ * data, with the outputs poisoned before the launch and a guard region
+ * after them that must stay poisoned.  Written once: the same binary runs
+ * on the simulator (CI) and on a GPU.
+ *
+ *   examples_test vadd MODULE N
+ *   examples_test copy MODULE N
+ *   examples_test softmax MODULE ROWS COLS
+ *   examples_test layernorm MODULE ROWS COLS
+ *   examples_test matmul MODULE M N K
+ *   examples_test gemm MODULE KERNEL M N K     (TMA GEMMs: gemm_ws, ...)
+ *
+ * The device is $TLXRT_DEVICE, else a GPU when there is one, else the
+ * simulator.  Prints one line; exits 0 when every element is within the
+ * kernel's tolerance, 1 otherwise, 77 when no device opens.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tlx/tlxrt.h"
+
+enum { GUARD = 64 };  /* poisoned elements after every output */
+
+static tlxrt_device *dev;
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static void *owned[64];  /* host buffers, freed at the end */
+static int nowned;
+
+static void *
+hmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p || nowned == (int)(sizeof owned / sizeof owned[0])) {
+		printf("FAIL: out of host memory\n");
+		exit(1);
+	}
+	return owned[nowned++] = p;
+}
+
+static void
+die(int rc, const char *what)
+{
+	printf("FAIL: %s: %s: %s\n", what, tlxrt_errstr(rc), tlxrt_errmsg(dev));
+	exit(1);
+}
+
+#define CHECK(call, what)                       \
+	do {                                    \
+		int rc_ = (call);               \
+		if (rc_ != TLXRT_OK)            \
+			die(rc_, what);         \
+	} while (0)
+
+static double
+urand(void)  /* uniform in [-1, 1) */
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (double)(rng >> 11) / 4503599627370496.0 - 1;
+}
+
+/* bf16 <-> float, round to nearest even (NaN kept quiet). */
+static uint16_t
+to_bf16(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	if ((u & 0x7fffffff) > 0x7f800000)
+		return (uint16_t)((u >> 16) | 0x40);
+	return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+}
+
+static float
+from_bf16(uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+/* A device buffer of n elements of esz bytes plus the guard, poisoned. */
+static tlxrt_ptr
+dalloc(size_t n, size_t esz)
+{
+	tlxrt_ptr p;
+
+	CHECK(tlxrt_malloc(dev, (n + GUARD) * esz, &p), "malloc");
+	CHECK(tlxrt_memset(dev, p, 0xff, (n + GUARD) * esz), "memset");
+	return p;
+}
+
+static void
+upload(tlxrt_ptr d, const void *h, size_t bytes)
+{
+	CHECK(tlxrt_memcpy_htod(dev, d, h, bytes), "memcpy to the device");
+}
+
+/* Downloads n elements and checks that the guard after them is intact. */
+static void *
+download(tlxrt_ptr d, size_t n, size_t esz)
+{
+	unsigned char *h = hmalloc((n + GUARD) * esz);
+	size_t i;
+
+	CHECK(tlxrt_memcpy_dtoh(dev, h, d, (n + GUARD) * esz), "memcpy to the host");
+	for (i = n * esz; i < (n + GUARD) * esz; i++)
+		if (h[i] != 0xff) {
+			printf("FAIL: the kernel wrote past its output (byte %zu "
+			       "after the end)\n", i - n * esz);
+			exit(1);
+		}
+	return h;
+}
+
+static tlxrt_kernel *
+kernel(const char *path, const char *name, tlxrt_module **m)
+{
+	tlxrt_kernel *k;
+
+	CHECK(tlxrt_module_load_file(dev, path, m), "loading the module");
+	CHECK(tlxrt_kernel_get(*m, name, &k), "finding the kernel");
+	return k;
+}
+
+static float
+launch(tlxrt_kernel *k, const tlxrt_arg *args, int n)
+{
+	tlxrt_event *a, *b;
+	float ms = 0;
+
+	CHECK(tlxrt_event_create(dev, &a), "event");
+	CHECK(tlxrt_event_create(dev, &b), "event");
+	CHECK(tlxrt_event_record(a, NULL), "event record");
+	CHECK(tlxrt_launch(k, NULL, args, n), "launch");
+	CHECK(tlxrt_event_record(b, NULL), "event record");
+	CHECK(tlxrt_event_synchronize(b), "synchronize");
+	CHECK(tlxrt_event_elapsed_ms(a, b, &ms), "elapsed time");
+	tlxrt_event_destroy(a);
+	tlxrt_event_destroy(b);
+	return ms;
+}
+
+/* Counts elements outside |got - ref| <= atol + rtol * |ref| (NaN fails). */
+typedef struct Err {
+	size_t bad, n, first;
+	double worst, got, ref;
+} Err;
+
+static void
+compare(Err *e, size_t i, double got, double ref, double atol, double rtol)
+{
+	double d = fabs(got - ref);
+
+	e->n++;
+	if (d <= atol + rtol * fabs(ref))
+		return;
+	if (!e->bad || d > e->worst) {
+		e->worst = d;
+		e->first = i;
+		e->got = got;
+		e->ref = ref;
+	}
+	e->bad++;
+}
+
+static int
+report(const char *what, Err *e, float ms)
+{
+	tlxrt_device_props p;
+
+	tlxrt_device_get_props(dev, &p);
+	if (e->bad) {
+		printf("FAIL: %s on %s: %zu of %zu elements wrong; worst at %zu: "
+		       "got %.9g, expected %.9g\n", what, p.name, e->bad, e->n,
+		       e->first, e->got, e->ref);
+		return 1;
+	}
+	printf("ok: %s on %s (%zu elements checked, %.3f ms)\n", what, p.name,
+	       e->n, ms);
+	return 0;
+}
+
+/* ---- the kernels ----------------------------------------------------------- */
+
+static int
+run_vadd(const char *path, int n, bool copy)
+{
+	size_t b = (size_t)n * 4;
+	float *x = hmalloc(b), *y = hmalloc(b), *out;
+	tlxrt_ptr dx = dalloc((size_t)n, 4), dy = dalloc((size_t)n, 4),
+		  dout = dalloc((size_t)n, 4);
+	tlxrt_module *m;
+	tlxrt_kernel *k = kernel(path, copy ? "copy" : "vadd", &m);
+	tlxrt_arg a[4];
+	Err e = { 0 };
+	float ms;
+	int i, na = 0;
+
+	for (i = 0; i < n; i++) {
+		x[i] = (float)urand();
+		y[i] = (float)urand();
+	}
+	upload(dx, x, b);
+	upload(dy, y, b);
+	a[na++] = tlxrt_arg_ptr(dx);
+	if (!copy)
+		a[na++] = tlxrt_arg_ptr(dy);
+	a[na++] = tlxrt_arg_ptr(dout);
+	a[na++] = tlxrt_arg_i32(n);
+	ms = launch(k, a, na);
+	out = download(dout, (size_t)n, 4);
+	/* f32 addition is correctly rounded: the result is exact */
+	for (i = 0; i < n; i++)
+		compare(&e, (size_t)i, out[i],
+			copy ? x[i] : (float)((double)x[i] + y[i]), 0, 0);
+	return report(copy ? "copy" : "vadd", &e, ms);
+}
+
+static uint16_t *
+random_bf16(size_t n, double scale, double shift)
+{
+	uint16_t *h = hmalloc(n * 2);
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h[i] = to_bf16((float)(urand() * scale + shift));
+	return h;
+}
+
+static int
+run_softmax(const char *path, int rows, int cols)
+{
+	size_t n = (size_t)rows * cols, r, c;
+	uint16_t *x = random_bf16(n, 4, 0), *y;
+	tlxrt_ptr dx = dalloc(n, 2), dy = dalloc(n, 2);
+	tlxrt_module *m;
+	tlxrt_kernel *k = kernel(path, "softmax", &m);
+	tlxrt_arg a[5];
+	Err e = { 0 };
+	float ms;
+
+	upload(dx, x, n * 2);
+	a[0] = tlxrt_arg_ptr(dx);
+	a[1] = tlxrt_arg_ptr(dy);
+	a[2] = tlxrt_arg_i32(rows);
+	a[3] = tlxrt_arg_i32(cols);
+	a[4] = tlxrt_arg_i32(cols);
+	ms = launch(k, a, 5);
+	y = download(dy, n, 2);
+	for (r = 0; r < (size_t)rows; r++) {
+		double mx = -INFINITY, s = 0;
+
+		for (c = 0; c < (size_t)cols; c++)
+			mx = fmax(mx, from_bf16(x[r * cols + c]));
+		for (c = 0; c < (size_t)cols; c++)
+			s += exp(from_bf16(x[r * cols + c]) - mx);
+		for (c = 0; c < (size_t)cols; c++)
+			compare(&e, r * cols + c, from_bf16(y[r * cols + c]),
+				exp(from_bf16(x[r * cols + c]) - mx) / s,
+				1e-6, 1.0 / 128);
+	}
+	return report("softmax", &e, ms);
+}
+
+static int
+run_layernorm(const char *path, int rows, int cols)
+{
+	size_t n = (size_t)rows * cols, r, c;
+	uint16_t *x = random_bf16(n, 2, 0.5), *w = random_bf16((size_t)cols, 1, 1),
+		 *bias = random_bf16((size_t)cols, 1, 0), *y;
+	tlxrt_ptr dx = dalloc(n, 2), dw = dalloc((size_t)cols, 2),
+		  db = dalloc((size_t)cols, 2), dy = dalloc(n, 2);
+	tlxrt_module *m;
+	tlxrt_kernel *k = kernel(path, "layernorm", &m);
+	const float eps = 1e-5f;
+	tlxrt_arg a[8];
+	Err e = { 0 };
+	float ms;
+
+	upload(dx, x, n * 2);
+	upload(dw, w, (size_t)cols * 2);
+	upload(db, bias, (size_t)cols * 2);
+	a[0] = tlxrt_arg_ptr(dx);
+	a[1] = tlxrt_arg_ptr(dw);
+	a[2] = tlxrt_arg_ptr(db);
+	a[3] = tlxrt_arg_ptr(dy);
+	a[4] = tlxrt_arg_i32(rows);
+	a[5] = tlxrt_arg_i32(cols);
+	a[6] = tlxrt_arg_i32(cols);
+	a[7] = tlxrt_arg_f32(eps);
+	ms = launch(k, a, 8);
+	y = download(dy, n, 2);
+	for (r = 0; r < (size_t)rows; r++) {
+		double mean = 0, var = 0, rstd;
+
+		for (c = 0; c < (size_t)cols; c++)
+			mean += from_bf16(x[r * cols + c]);
+		mean /= cols;
+		for (c = 0; c < (size_t)cols; c++) {
+			double d = from_bf16(x[r * cols + c]) - mean;
+
+			var += d * d;
+		}
+		rstd = 1 / sqrt(var / cols + eps);
+		for (c = 0; c < (size_t)cols; c++)
+			compare(&e, r * cols + c, from_bf16(y[r * cols + c]),
+				(from_bf16(x[r * cols + c]) - mean) * rstd *
+				from_bf16(w[c]) + from_bf16(bias[c]),
+				2e-2, 1.0 / 64);
+	}
+	return report("layernorm", &e, ms);
+}
+
+/* C = A @ B in double over bf16 inputs; A: M x K, B: K x N, row-major. */
+static double *
+gemm_ref(const uint16_t *A, const uint16_t *B, int M, int N, int K)
+{
+	double *C = hmalloc((size_t)M * N * sizeof *C);
+	float *bt = hmalloc((size_t)K * N * sizeof *bt);
+	int i, j, k;
+
+	for (k = 0; k < K; k++)
+		for (j = 0; j < N; j++)
+			bt[(size_t)j * K + k] = from_bf16(B[(size_t)k * N + j]);
+	for (i = 0; i < M; i++)
+		for (j = 0; j < N; j++) {
+			double s = 0;
+
+			for (k = 0; k < K; k++)
+				s += (double)from_bf16(A[(size_t)i * K + k]) *
+				     bt[(size_t)j * K + k];
+			C[(size_t)i * N + j] = s;
+		}
+	return C;
+}
+
+static int
+check_gemm(const char *what, uint16_t *c, double *ref, int M, int N, int K,
+	   float ms)
+{
+	Err e = { 0 };
+	size_t i;
+
+	/* f32 accumulation of K products, then one bf16 rounding */
+	for (i = 0; i < (size_t)M * N; i++)
+		compare(&e, i, from_bf16(c[i]), ref[i], 1e-3 * sqrt((double)K),
+			1.0 / 128);
+	return report(what, &e, ms);
+}
+
+static int
+run_matmul(const char *path, int M, int N, int K)
+{
+	uint16_t *A = random_bf16((size_t)M * K, 1, 0),
+		 *B = random_bf16((size_t)K * N, 1, 0), *C;
+	tlxrt_ptr da = dalloc((size_t)M * K, 2), db = dalloc((size_t)K * N, 2),
+		  dc = dalloc((size_t)M * N, 2);
+	tlxrt_module *m;
+	tlxrt_kernel *k = kernel(path, "matmul", &m);
+	tlxrt_arg a[12];
+	float ms;
+
+	upload(da, A, (size_t)M * K * 2);
+	upload(db, B, (size_t)K * N * 2);
+	a[0] = tlxrt_arg_ptr(da);
+	a[1] = tlxrt_arg_ptr(db);
+	a[2] = tlxrt_arg_ptr(dc);
+	a[3] = tlxrt_arg_i32(M);
+	a[4] = tlxrt_arg_i32(N);
+	a[5] = tlxrt_arg_i32(K);
+	a[6] = tlxrt_arg_i32(K);   /* A: row stride K, column stride 1 */
+	a[7] = tlxrt_arg_i32(1);
+	a[8] = tlxrt_arg_i32(N);   /* B */
+	a[9] = tlxrt_arg_i32(1);
+	a[10] = tlxrt_arg_i32(N);  /* C */
+	a[11] = tlxrt_arg_i32(1);
+	ms = launch(k, a, 12);
+	C = download(dc, (size_t)M * N, 2);
+	return check_gemm("matmul", C, gemm_ref(A, B, M, N, K), M, N, K, ms);
+}
+
+static int
+run_tma_gemm(const char *path, const char *name, int M, int N, int K)
+{
+	uint16_t *A = random_bf16((size_t)M * K, 1, 0),
+		 *B = random_bf16((size_t)K * N, 1, 0), *C;
+	tlxrt_ptr da = dalloc((size_t)M * K, 2), db = dalloc((size_t)K * N, 2),
+		  dc = dalloc((size_t)M * N, 2);
+	int64_t sa[2] = { M, K }, sb[2] = { K, N }, sc[2] = { M, N };
+	tlxrt_module *m;
+	tlxrt_kernel *k = kernel(path, name, &m);
+	tlxrt_arg a[6];
+	float ms;
+
+	upload(da, A, (size_t)M * K * 2);
+	upload(db, B, (size_t)K * N * 2);
+	a[0] = tlxrt_arg_tensor(da, TLXRT_BF16, 2, sa, NULL);
+	a[1] = tlxrt_arg_tensor(db, TLXRT_BF16, 2, sb, NULL);
+	a[2] = tlxrt_arg_tensor(dc, TLXRT_BF16, 2, sc, NULL);
+	a[3] = tlxrt_arg_i32(M);
+	a[4] = tlxrt_arg_i32(N);
+	a[5] = tlxrt_arg_i32(K);
+	ms = launch(k, a, 6);
+	C = download(dc, (size_t)M * N, 2);
+	return check_gemm(name, C, gemm_ref(A, B, M, N, K), M, N, K, ms);
+}
+
+static int
+arg(char **argv, int argc, int i)
+{
+	return i < argc ? atoi(argv[i]) : 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "", *path = argc > 2 ? argv[2] : "";
+	char why[256];
+	int rc;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: examples_test KERNEL MODULE SIZES...\n");
+		return 2;
+	}
+	if (tlxrt_device_open_errmsg(NULL, &dev, why, sizeof why) != TLXRT_OK) {
+		printf("skipped: no device: %s\n", why);
+		return 77;
+	}
+	if (!strcmp(what, "vadd") || !strcmp(what, "copy"))
+		rc = run_vadd(path, arg(argv, argc, 3), !strcmp(what, "copy"));
+	else if (!strcmp(what, "softmax"))
+		rc = run_softmax(path, arg(argv, argc, 3), arg(argv, argc, 4));
+	else if (!strcmp(what, "layernorm"))
+		rc = run_layernorm(path, arg(argv, argc, 3), arg(argv, argc, 4));
+	else if (!strcmp(what, "matmul"))
+		rc = run_matmul(path, arg(argv, argc, 3), arg(argv, argc, 4),
+				arg(argv, argc, 5));
+	else if (!strcmp(what, "gemm") && argc >= 7)
+		rc = run_tma_gemm(path, argv[3], arg(argv, argc, 4),
+				  arg(argv, argc, 5), arg(argv, argc, 6));
+	else {
+		fprintf(stderr, "examples_test: unknown kernel '%s'\n", what);
+		rc = 2;
+	}
+	tlxrt_device_close(dev);
+	while (nowned)
+		free(owned[--nowned]);
+	return rc;
+}

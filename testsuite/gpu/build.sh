@@ -1,0 +1,37 @@
+#!/bin/sh
+# Builds, on this machine, what the GPU tests run on a machine with a GPU
+# but no LLVM: the examples compiled to cubins by tlxc, and the host test
+# programs linked statically with libtlxrt's sources.  Everything lands in
+# DIR (default .device-carry/), which the device tool carries.
+#   testsuite/gpu/build.sh BUILDDIR [DIR]
+set -e
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:?usage: build.sh BUILDDIR [DIR]}
+out=${2:-$top/.device-carry}
+tlxc="$build/tools/tlxc"
+mkdir -p "$out/cubin"
+cc="gcc -std=c11 -D_GNU_SOURCE -O2 -I$top -I$top/include"
+rt="$top/runtime/*.c $top/sim/*.c $top/ir/*.c $top/support/*.c -ldl -lm -lpthread"
+# shellcheck disable=SC2086
+$cc -o "$out/examples_test" "$top/testsuite/e2e/examples_test.c" $rt
+# shellcheck disable=SC2086
+$cc -o "$out/bench_kernels" "$top/bench/bench_kernels.c" $rt
+t="--target=sm_90a"
+"$tlxc" $t "$top/examples/vadd.tlx" -o "$out/cubin/vadd.cubin"
+"$tlxc" $t -D BLOCK=128 "$top/examples/vadd.tlx" -o "$out/cubin/vadd128.cubin"
+"$tlxc" $t "$top/examples/copy.tlx" -o "$out/cubin/copy.cubin"
+"$tlxc" $t -D BLOCK=1024 "$top/examples/softmax.tlx" -o "$out/cubin/softmax1k.cubin"
+"$tlxc" $t "$top/examples/softmax.tlx" -o "$out/cubin/softmax4k.cubin"
+"$tlxc" $t -D BLOCK=1024 "$top/examples/layernorm.tlx" -o "$out/cubin/layernorm1k.cubin"
+"$tlxc" $t "$top/examples/layernorm.tlx" -o "$out/cubin/layernorm4k.cubin"
+"$tlxc" $t -D BLOCK=32768 -D WARPS=16 "$top/examples/softmax.tlx" -o "$out/cubin/softmax32k.cubin"
+"$tlxc" $t -D BLOCK=32768 -D WARPS=16 "$top/examples/layernorm.tlx" -o "$out/cubin/layernorm32k.cubin"
+"$tlxc" $t -D BM=64 -D BN=64 "$top/examples/matmul.tlx" -o "$out/cubin/matmul64.cubin"
+"$tlxc" $t "$top/examples/matmul.tlx" -o "$out/cubin/matmul.cubin"
+cp "$top/testsuite/gpu/run.sh" "$top/bench/run.py" "$out/"
+mkdir -p "$out/examples"
+cp "$top"/examples/*.tlx "$out/examples/"
+# a tlxc linked statically with LLVM, when one was built (--enable-static-llvm)
+static=${TLXC_STATIC:-$top/build-static/tools/tlxc}
+[ -x "$static" ] && strip -o "$out/tlxc" "$static"
+ls -la "$out" "$out/cubin"
