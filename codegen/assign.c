@@ -541,7 +541,9 @@ cg_vec_dim(const Layout *l)
 uint64_t
 cg_fast_deps(CgFn *fn, Op *op)
 {
-	uint64_t d = access_deps(fn, op);
+	/* cp.async keeps its own check: both of its paths are short and hold
+	 * no registers, so a loop of them (a pipelined dot) is not copied */
+	uint64_t d = op->kind == OP_CP_ASYNC ? 0 : access_deps(fn, op);
 	uint32_t i;
 	Op *o;
 

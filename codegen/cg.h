@@ -155,6 +155,8 @@ struct Cg {
 	LLVMDIBuilderRef dib;
 	LLVMMetadataRef di_file, di_cu, di_scope;
 	Vec(CgKernelInfo) kinfo;
+	bool timing;          /* TLX_CG_TIME: phase times to stderr */
+	double t0;
 };
 
 bool cg_llvm_init(Cg *cg);

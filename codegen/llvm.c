@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <llvm-c/Core.h>
 #include <llvm-c/Error.h>
@@ -243,6 +244,22 @@ cg_asm(Cg *cg, LLVMTypeRef rty, const char *text, const char *cons,
 	return call;
 }
 
+/* TLX_CG_TIME=1 prints the time of each phase to stderr. */
+static void
+phase(Cg *cg, const char *name)
+{
+	struct timespec t;
+	double now;
+
+	if (!cg->timing)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	now = (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+	if (name)
+		fprintf(stderr, "codegen: %-10s %8.1f ms\n", name, now - cg->t0);
+	cg->t0 = now;
+}
+
 static bool
 optimize(Cg *cg)
 {
@@ -278,8 +295,10 @@ cg_llvm_emit(Cg *cg, char **text, size_t *len)
 		return false;
 	}
 	LLVMDisposeMessage(err);
+	phase(cg, "lower");
 	if (!optimize(cg))
 		return false;
+	phase(cg, "optimize");
 	if (cg->o->emit == CG_EMIT_LLVM) {
 		char *s = LLVMPrintModuleToString(cg->M);
 
@@ -299,6 +318,7 @@ cg_llvm_emit(Cg *cg, char **text, size_t *len)
 	*text = arena_alloc(&cg->arena, *len + 1);
 	memcpy(*text, LLVMGetBufferStart(mb), *len);
 	LLVMDisposeMemoryBuffer(mb);
+	phase(cg, "ptx");
 	return true;
 }
 
@@ -336,8 +356,11 @@ cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
 		return false;
 	}
 	arena_init(&cg.arena, NULL, NULL, NULL);
+	cg.timing = getenv("TLX_CG_TIME") != NULL;
+	phase(&cg, NULL);
 	if (!cg_llvm_init(&cg))
 		goto done;
+	phase(&cg, "init");
 	if (!lower_module(&cg) || !cg_llvm_emit(&cg, &text, &len))
 		goto done;
 	out->kernels = arena_dup(m->ctx->arena, cg.kinfo.v,
@@ -351,6 +374,7 @@ cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
 	}
 	if (!cg_assemble(&cg, text, len, &bin, &size, &out->linker))
 		goto done;
+	phase(&cg, "assemble");
 	out->data = arena_dup(m->ctx->arena, bin, size);
 	out->size = size;
 	free(bin);

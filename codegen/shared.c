@@ -372,32 +372,32 @@ cp_one(CgFn *fn, LLVMValueRef dst, LLVMValueRef src, int bytes,
 	cg_intr(cg, name, NULL, 0, args, mask ? 3 : 2);
 }
 
-/* A load where cm holds, else 0 (cm NULL: always). */
+/* A global load where cm holds, else 0 (cm NULL: always): one predicated
+ * ld in inline PTX, no branch. */
 static LLVMValueRef
 guarded_load(CgFn *fn, LLVMTypeRef et, LLVMValueRef p, LLVMValueRef cm)
 {
-	LLVMBuilderRef B = fn->cg->B;
-	LLVMBasicBlockRef from, ld, join;
-	LLVMValueRef x, phi, iv[2];
-	LLVMBasicBlockRef ib[2];
+	Cg *cg = fn->cg;
+	LLVMTargetDataRef dl = LLVMGetModuleDataLayout(cg->M);
+	int bits = (int)LLVMSizeOfTypeInBits(dl, et);
+	LLVMTypeRef it = bits == 64 ? cg->t_i64 : bits == 32 ? cg->t_i32 : cg->t_i16;
+	const char *c = bits == 64 ? "l" : bits == 32 ? "r" : "h";
+	const char *suf = bits == 64 ? "b64" : bits == 32 ? "b32" : bits == 16 ? "b16"
+								   : "u8";
+	char text[64], cons[16];
+	LLVMValueRef args[3], r;
 
 	if (!cm)
-		return LLVMBuildLoad2(B, et, p, "");
-	from = LLVMGetInsertBlock(B);
-	ld = cg_new_block(fn, "cp.ld");
-	join = cg_new_block(fn, "cp.ldj");
-	LLVMBuildCondBr(B, cm, ld, join);
-	LLVMPositionBuilderAtEnd(B, ld);
-	x = LLVMBuildLoad2(B, et, p, "");
-	LLVMBuildBr(B, join);
-	LLVMPositionBuilderAtEnd(B, join);
-	phi = LLVMBuildPhi(B, et, "");
-	iv[0] = x;
-	iv[1] = LLVMConstNull(et);
-	ib[0] = ld;
-	ib[1] = from;
-	LLVMAddIncoming(phi, iv, ib, 2);
-	return phi;
+		cm = LLVMConstInt(cg->t_i1, 1, 0);
+	snprintf(text, sizeof text, "@$2 ld.global.%s $0, [$1];", suf);
+	snprintf(cons, sizeof cons, "=%s,l,b,0", c);
+	args[0] = p;
+	args[1] = cm;
+	args[2] = LLVMConstNull(it);
+	r = cg_asm(cg, it, text, cons, args, 3, true, false);
+	if (bits < 16)
+		r = LLVMBuildTrunc(cg->B, r, cg->t_i8, "");
+	return LLVMBuildBitCast(cg->B, r, et, "");
 }
 
 /* All copies of the tile with vectors of v elements. */
