@@ -12,8 +12,6 @@
  */
 #include "config.h"
 
-#include <stdlib.h>
-
 #include "codegen/cg.h"
 
 LLVMBasicBlockRef
@@ -498,8 +496,6 @@ cg_lower_kernel(Cg *cg, Func *f)
 	fn.ax_gen = axis_compute(&fn, &fn.assume);
 	axis_pick_assumptions(&fn, &fn.assume);
 	fn.ax = axis_compute(&fn, &fn.assume);
-	if (getenv("TLX_CG_MODE"))  /* experiments: 1 fast only, 2 generic only */
-		fn.mode = atoi(getenv("TLX_CG_MODE"));
 	cg_assign_layouts(&fn);
 	if (!cg_smem_plan(&fn))
 		goto done;

@@ -29,7 +29,6 @@
 #include "config.h"
 
 #include <math.h>
-#include <stdlib.h>
 
 #include "codegen/cg.h"
 
@@ -292,9 +291,7 @@ stages_for(Cg *cg, Pipe *p)
 		if (p->ld[i])
 			bytes += ty_numel(ir_type(p->f, p->ld[i]->res[0])) *
 				 MAX(1, ty_bits(ir_type(p->f, p->ld[i]->res[0])->elem) / 8);
-	if (getenv("TLX_STAGES"))  /* experiments */
-		S = atoi(getenv("TLX_STAGES"));
-	else if (2 * bytes <= 48 * 1024)
+	if (2 * bytes <= 48 * 1024)
 		budget = 48 * 1024;
 	while (S > 2 && S * bytes > budget)
 		S--;
