@@ -110,7 +110,7 @@ coalesced_bytes(CgFn *fn, Value ptr, const Layout *ly)
 {
 	Type *pt = ty_elem(ir_type(fn->f, ptr));
 	int vec = cg_mem_vec(fn, ptr, ly, fn->ax);
-	int k = log2i(vec), d, sh, i = 0;
+	int k = log2i(vec), d, sh = 0, i = 0;
 
 	for (d = 0; d < ly->rank; d++) {
 		sh = ly_dim_shift(ly, d);
@@ -268,6 +268,52 @@ assign_control(CgFn *fn, Op *op)
 	}
 }
 
+/* The dim of a view that is contiguous in memory: the buffer's last,
+ * moved by the smem_trans ops on the way. */
+static int
+view_contig(CgFn *fn, Value v)
+{
+	ValInfo *vi = ir_val(fn->f, v);
+	const Attr *perm;
+	int c, d;
+
+	if (!vi->def)
+		return vi->ty->rank - 1;
+	switch (vi->def->kind) {
+	case OP_SMEM_TRANS:
+		c = view_contig(fn, vi->def->opnds[0]);
+		perm = attr_find(&vi->def->attrs, "perm");
+		for (d = 0; perm && d < (int)perm->ints.n; d++)
+			if (perm->ints.v[d] == c)
+				return d;
+		return vi->ty->rank - 1;
+	case OP_SMEM_INDEX:
+		return view_contig(fn, vi->def->opnds[0]) - 1;
+	case OP_SMEM_SLICE:
+		return view_contig(fn, vi->def->opnds[0]);
+	default:
+		return vi->ty->rank - 1;
+	}
+}
+
+/* smem_load: 16-byte vectors along the view's contiguous dim. */
+static const Layout *
+smem_layout(CgFn *fn, Op *op, Type *rt)
+{
+	int order[TY_MAX_RANK], c = view_contig(fn, op->opnds[0]), d, n = 0;
+	int64_t vec = 16 / ebytes(rt);
+
+	if (c < 0 || c >= rt->rank)
+		return dflt(fn, rt);
+	order[n++] = c;
+	for (d = rt->rank - 1; d >= 0; d--)
+		if (d != c)
+			order[n++] = d;
+	vec = MIN(vec, rt->shape[c]);
+	vec = MIN(vec, MAX(1, ty_numel(rt) / fn->nthreads));
+	return ly_blocked(fn->cg, rt->rank, rt->shape, order, (int)vec, fn->nwarps);
+}
+
 static const Layout *
 home_of(CgFn *fn, Op *op)
 {
@@ -284,6 +330,8 @@ home_of(CgFn *fn, Op *op)
 		return ly_slice(fn->cg, l, (int)attr_int(&op->attrs, "axis", 0));
 	case OP_DOT:
 		return cg_dot_layout(fn, op);
+	case OP_SMEM_LOAD:
+		return smem_layout(fn, op, rt);
 	case OP_BROADCAST:
 		if ((l = lay(fn, op->opnds[0])))
 			return ly_broadcast(fn->cg, l, rt->rank, rt->shape);
@@ -323,9 +371,23 @@ assign_block(CgFn *fn, Block *b)
 	}
 }
 
+static void
+mark_regs_used(Op *op, void *ud)
+{
+	CgFn *fn = ud;
+	uint32_t i;
+
+	for (i = 0; i < op->nopnds; i++) {
+		if (op->kind == OP_DOT && i < 2 && cg_dot_view(fn, op, (int)i))
+			continue;
+		fn->vals[op->opnds[i]].regs_used = true;
+	}
+}
+
 void
 cg_assign_layouts(CgFn *fn)
 {
+	ir_walk(fn->f, mark_regs_used, fn);
 	ir_walk(fn->f, mark_remat, fn);
 	assign_block(fn, fn->f->body);
 }

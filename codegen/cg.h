@@ -200,6 +200,13 @@ struct Mat {
 	Mat *next;
 };
 
+/* Shared-memory swizzle, a function of the byte address (smem.c):
+ *   phys = addr ^ (((addr >> shift) & mask) << 4)
+ * it permutes the 16-byte chunks of each row; mask 0: none. */
+typedef struct Swizzle {
+	int shift, mask;
+} Swizzle;
+
 typedef struct SmemView {
 	LLVMValueRef off;  /* i32 byte offset of element 0 in dynamic smem */
 	int rank;
@@ -207,12 +214,15 @@ typedef struct SmemView {
 	int64_t stride[TY_MAX_RANK];  /* elements */
 	int ebytes;
 	int64_t align;     /* bytes the offset is known to be a multiple of */
+	Swizzle swz;       /* of the buffer the view is in */
 } SmemView;
 
 typedef struct CgVal {
 	LLVMValueRef v;      /* scalars; an mbarrier's address (ptr AS 3) */
 	const Layout *home;  /* tiles kept in registers; NULL: remat */
 	bool remat;
+	bool regs_used;      /* an smem_load whose registers something uses
+				(a dot may read the view itself instead) */
 	Mat *mats;
 	SmemView *view;      /* smem and mbar values */
 } CgVal;
@@ -231,6 +241,12 @@ typedef struct GuardCache {
 } GuardCache;
 
 typedef struct SmemPlan SmemPlan;
+
+/* A read of scratch, to know whether the next write needs a barrier. */
+typedef struct ScratchRead {
+	int64_t off, size;
+	int epoch;
+} ScratchRead;
 
 struct CgFn {
 	Cg *cg;
@@ -251,7 +267,11 @@ struct CgFn {
 	CoordCache *coords;
 	GuardCache *guards;
 	struct Term *term;      /* the last yield/condition lowered */
+	LLVMValueRef smem;      /* its shared memory (static or dynamic) */
 	int mode;               /* CG_BOTH, CG_FAST or CG_GENERIC */
+	int epoch;              /* CTA barriers emitted so far */
+	bool scratch_dirty;     /* control flow since the last barrier */
+	Vec(struct ScratchRead) reads;
 	bool failed;
 };
 
@@ -285,6 +305,14 @@ static inline bool cg_is_tile(CgFn *fn, Value v)
 	return ir_type(fn->f, v)->kind == TY_TILE;
 }
 
+/* ---- pipeline.c: software pipelining of dot operands ------------------- */
+
+/* Rewrites f (after __tlx_ir was printed): loads feeding a dot in a loop
+ * become a ring of cp.async stages. */
+void cg_pipeline(Cg *cg, Func *f);
+/* schedule.c: loads move above the reductions and dots before them. */
+void cg_schedule(Cg *cg, Func *f);
+
 /* ---- check.c: what codegen can lower ----------------------------------- */
 
 /* Reports (at each op) what cannot be lowered for the target. */
@@ -313,6 +341,7 @@ int cg_vec_dim(const Layout *l);         /* the dim vectors run along */
 /* Plans offsets (after cg_assign_layouts); false after a diagnostic. */
 bool cg_smem_plan(CgFn *fn);
 int64_t cg_smem_total(CgFn *fn);
+int64_t cg_smem_dynamic(CgFn *fn);  /* bytes a launch must ask for */
 /* Byte offset of an op's scratch, or of a smem_alloc's buffer. */
 int64_t cg_smem_offset(CgFn *fn, Op *op);
 /* The scratch an op needs beyond its conversions (reduce, dot, ...). */
@@ -328,6 +357,18 @@ LLVMValueRef cg_smem_ptr(CgFn *fn, LLVMValueRef off);  /* i32 -> ptr */
 LLVMValueRef *cg_convert(CgFn *fn, Type *ety, LLVMValueRef *r,
 			 const Layout *from, const Layout *to, int64_t off);
 void cg_barrier(CgFn *fn);
+/* Before writing scratch [off, off+size): a barrier unless no thread can
+ * still be reading it (no read of it since the last barrier, and no
+ * control flow). */
+void cg_scratch_write(CgFn *fn, int64_t off, int64_t size);
+void cg_scratch_read(CgFn *fn, int64_t off, int64_t size);
+void cg_scratch_dirty(CgFn *fn);  /* at control flow */
+/* The swizzle for row-major tiles with rows of `rowbytes` bytes: the 8
+ * rows an ldmatrix reads (and the 16-byte stores of a blocked layout)
+ * fall on distinct banks.  It equals TMA's 32B/64B/128B swizzle for rows
+ * of that size. */
+Swizzle cg_swizzle_for(int64_t rowbytes);
+LLVMValueRef cg_swizzle(CgFn *fn, LLVMValueRef addr, Swizzle s);
 /* i1 "this thread holds the first copy" for layouts with replicated
  * lanes or warps; NULL when there is no replication. */
 LLVMValueRef cg_first_copy(CgFn *fn, const Layout *l);
@@ -368,6 +409,10 @@ bool cg_shared_op(CgFn *fn, Op *op);     /* shared.c */
 bool cg_math_supported(CgFn *fn, Op *op); /* math.c */
 bool cg_dot_op(CgFn *fn, Op *op);        /* mma.c */
 const Layout *cg_dot_layout(CgFn *fn, Op *op);
+/* Whether dot op runs on tensor cores for sm (and B is stored N x K). */
+bool cg_dot_is_mma(Func *f, Op *op, int sm, bool *trans_b);
+/* The smem view dot operand i is read from directly (0: it is staged). */
+Value cg_dot_view(CgFn *fn, Op *op, int i);
 int64_t cg_dot_scratch(CgFn *fn, Op *op);
 
 #endif

@@ -34,7 +34,8 @@ typedef struct CgOpts {
 typedef struct CgKernelInfo {
 	const char *name;
 	int threads;        /* threads per block (32 x warps) */
-	int64_t smem;       /* dynamic shared memory bytes per block */
+	int64_t smem;       /* dynamic shared memory bytes a launch must give */
+	int64_t smem_static;  /* shared memory the kernel declares itself */
 } CgKernelInfo;
 
 typedef struct CgResult {

@@ -143,6 +143,9 @@ incoming(CgFn *fn, const Value *vals, uint32_t n, Flow f, Flow in,
 static Term *
 lower_region(CgFn *fn, Block *b, Flow *f)
 {
+	Term *t;
+
+	cg_scratch_dirty(fn);  /* a loop repeats, branches join */
 	cg_scope_push(fn);
 	if (f)
 		bind(fn, b->args + (b->nargs && f->iv ? 1 : 0),
@@ -152,7 +155,9 @@ lower_region(CgFn *fn, Block *b, Flow *f)
 	fn->term = NULL;
 	cg_lower_block(fn, b);
 	cg_scope_pop(fn);
-	return fn->failed ? NULL : fn->term;
+	t = fn->term;
+	cg_scratch_dirty(fn);
+	return fn->failed ? NULL : t;
 }
 
 static Flow

@@ -293,10 +293,11 @@ cg_assemble(Cg *cg, const char *ptx, size_t len, char **cubin, size_t *size,
 	JitLink j;
 	bool ok;
 
+	/* nvJitLink stays loaded: unloading its C++ runtime would leak its
+	 * allocations (and a later dlopen is cheap when it is loaded) */
 	if (!cg->o->use_ptxas && jl_open(&j)) {
 		*linker = "nvJitLink";
 		ok = jl_link(cg, &j, ptx, len, cubin, size);
-		dlclose(j.lib);
 		return ok;
 	}
 	return run_ptxas(cg, ptx, len, cubin, size, linker);
@@ -310,10 +311,8 @@ cg_can_assemble(void)
 	const char *path = getenv("PATH");
 	char buf[4096];
 
-	if (jl_open(&j)) {
-		dlclose(j.lib);
+	if (jl_open(&j))
 		return true;
-	}
 #ifdef PTXAS_PATH
 	if (access(PTXAS_PATH, X_OK) == 0)
 		return true;

@@ -31,6 +31,8 @@ typedef struct Access {
 	int eb;
 	LLVMValueRef *ptr, *mask, *other, *val;
 	int dim;             /* dim the vectors run along */
+	uint32_t nvals;      /* 1 for a store: operand 1 is the value */
+	int vec;             /* elements per access of the path */
 	const char *hint;    /* PTX qualifiers, or NULL */
 } Access;
 
@@ -263,6 +265,19 @@ all_of(Access *a, uint32_t g, int n)
 	return r;
 }
 
+/* Element i of vector g: contiguous, so an offset from the vector's
+ * first (no need to keep every element's address). */
+static LLVMValueRef
+elem_ptr(Access *a, uint32_t g, int i)
+{
+	Cg *cg = a->fn->cg;
+	LLVMValueRef off = cg_i64(cg, (int64_t)i * a->eb);
+
+	if (!i)
+		return a->ptr[g];
+	return LLVMBuildGEP2(cg->B, cg->t_i8, a->ptr[g], &off, 1, "");
+}
+
 static void
 load_group(Access *a, uint32_t g, int n, LLVMValueRef *out)
 {
@@ -291,7 +306,7 @@ load_group(Access *a, uint32_t g, int n, LLVMValueRef *out)
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, slow);
 	for (i = 0; i < n; i++)
-		vec_load(a, a->ptr[g + i], 1, a->mask[g + i], a->other + g + i,
+		vec_load(a, elem_ptr(a, g, i), 1, a->mask[g + i], a->other + g + i,
 			 vs + i);
 	slowend = LLVMGetInsertBlock(B);
 	LLVMBuildBr(B, join);
@@ -331,10 +346,12 @@ store_group(Access *a, uint32_t g, int n)
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, slow);
 	for (i = 0; i < n; i++)
-		vec_store(a, a->ptr[g + i], 1, a->mask[g + i], a->val + g + i);
+		vec_store(a, elem_ptr(a, g, i), 1, a->mask[g + i], a->val + g + i);
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, join);
 }
+
+static void operands(Access *a);
 
 /* All groups of the tile with vectors of n; loads return registers. */
 static LLVMValueRef *
@@ -343,6 +360,11 @@ access_all(Access *a, int n, bool load)
 	LLVMValueRef *r = load ? cg_regs(a->fn, a->ly) : NULL;
 	uint32_t dup = ly_dup_mask(a->ly), g, nr = (uint32_t)ly_nregs(a->ly);
 
+	/* pointers, masks and `other` are made here, in this path's scope:
+	 * the other path's per-element addresses do not stay live */
+	cg_scope_push(a->fn);
+	operands(a);
+	a->vec = n;
 	for (g = 0; g < nr; g += (uint32_t)n) {
 		if (g & dup)
 			continue;
@@ -355,6 +377,7 @@ access_all(Access *a, int n, bool load)
 		for (g = 0; g < nr; g++)
 			if (g & dup)
 				r[g] = r[g & ~dup];
+	cg_scope_pop(a->fn);
 	return r;
 }
 
@@ -441,12 +464,30 @@ access_tile(Access *a, uint32_t nvals)
 	Op *op = a->op;
 
 	a->ly = cg_operand_layout(fn, op, 0);
-	a->ptr = cg_operand(fn, op, 0);
 	a->dim = cg_vec_dim(a->ly);
+	a->nvals = nvals;
+	/* the stored values exist already (or are made once, here) */
 	if (nvals && op->nopnds > 1)
 		a->val = cg_operand(fn, op, 1);
-	if (op->nopnds > 1 + nvals)
-		a->mask = cg_operand(fn, op, 1 + nvals);
+}
+
+/* The rematerialized operands of a tile access, in the current scope. */
+static void
+operands(Access *a)
+{
+	CgFn *fn = a->fn;
+	Op *op = a->op;
+	uint32_t i, first = 1 + a->nvals;
+
+	a->ptr = cg_operand(fn, op, 0);
+	a->mask = op->nopnds > first ? cg_operand(fn, op, first) : NULL;
+	if (op->kind == OP_LOAD && op->nopnds > 2) {
+		a->other = cg_operand(fn, op, 2);
+	} else if (op->kind == OP_LOAD) {
+		a->other = cg_regs(fn, a->ly);
+		for (i = 0; i < (uint32_t)ly_nregs(a->ly); i++)
+			a->other[i] = LLVMConstNull(cg_type(fn->cg, a->ety));
+	}
 }
 
 static bool
@@ -455,7 +496,6 @@ load_op(CgFn *fn, Op *op)
 	Cg *cg = fn->cg;
 	Type *rt = ir_type(fn->f, op->res[0]);
 	Access a;
-	uint32_t i;
 
 	access_init(&a, fn, op, rt);
 	a.hint = load_hint(fn, op);
@@ -475,13 +515,6 @@ load_op(CgFn *fn, Op *op)
 		return true;
 	}
 	access_tile(&a, 0);
-	if (op->nopnds > 2) {
-		a.other = cg_operand(fn, op, 2);
-	} else {
-		a.other = cg_regs(fn, a.ly);
-		for (i = 0; i < (uint32_t)ly_nregs(a.ly); i++)
-			a.other[i] = LLVMConstNull(cg_type(cg, rt));
-	}
 	cg_set_tile(fn, op->res[0], a.ly, access(&a, true));
 	return true;
 }
@@ -648,7 +681,7 @@ atomic_scalar(CgFn *fn, Op *op)
 	else if (op->nopnds > 2)
 		m = cg_scalar(fn, op->opnds[2]);
 	/* thread 0 does it; everyone reads the old value back */
-	cg_barrier(fn);
+	cg_scratch_write(fn, s, 16);
 	out = begin_pred(fn, is_thread0(fn));
 	old = atomic_one(fn, op, m, cg_scalar(fn, op->opnds[0]),
 			 cg_scalar(fn, op->opnds[cas ? 2 : 1]), c);
@@ -659,6 +692,7 @@ atomic_scalar(CgFn *fn, Op *op)
 	end_pred(fn, out);
 	cg_barrier(fn);
 	cg_smem_load_vec(fn, LLVMTypeOf(old), &old, 1, off, 1);
+	cg_scratch_read(fn, s, 16);
 	if (lt == cg->t_i1)
 		old = LLVMBuildTrunc(cg->B, old, cg->t_i1, "");
 	fn->vals[op->res[0]].v = old;

@@ -5,8 +5,9 @@
  *               code generation, NUL-terminated: the simulator runs it and
  *               the runtime reads the kernels' signatures from it;
  *   __tlx_meta  per-kernel facts only code generation knows: threads per
- *               block and dynamic shared memory bytes (format in
- *               docs/internals.md, "Kernel ABI and metadata").
+ *               block, the dynamic shared memory a launch must give and
+ *               the static shared memory the kernel declares (format in
+ *               docs/internals.md, "Code generation").
  * Both are `.global .align 1 .b8 NAME[N]` arrays in addrspace(1),
  * externally visible, so cuModuleGetGlobal finds them in a cubin and a
  * reader finds them in the PTX text or the ELF symbol table.
@@ -53,8 +54,9 @@ cg_meta_finish(Cg *cg)
 	for (i = 0; i < cg->kinfo.n; i++) {
 		CgKernelInfo *k = &cg->kinfo.v[i];
 
-		buf_printf(&b, "kernel %s threads=%d smem=%lld\n", k->name,
-			   k->threads, (long long)k->smem);
+		buf_printf(&b, "kernel %s threads=%d smem=%lld static=%lld\n",
+			   k->name, k->threads, (long long)k->smem,
+			   (long long)k->smem_static);
 	}
 	add_text_global(cg, "__tlx_meta", b.s, b.n);
 	buf_free(&b);

@@ -23,24 +23,31 @@
 
 #include "codegen/cg.h"
 
+/* Where an operand's fragments are read: a byte offset, a row pitch and
+ * the swizzle of the rows. */
+typedef struct Src {
+	LLVMValueRef base;
+	int64_t rowbytes;
+	Swizzle swz;
+} Src;
+
 typedef struct Dot {
 	CgFn *fn;
 	Op *op;
+	Src sa, sb;
 	Type *ae, *ce;        /* operand and accumulator elements */
 	int64_t M, N, K;
 	int eb, kstep;
 	bool trans_b;         /* B stored N x K */
 	bool mma;
-	int64_t offa, offb;   /* scratch offsets */
 } Dot;
 
 static void
-dot_init(Dot *d, CgFn *fn, Op *op)
+dot_shape(Dot *d, Func *f, Op *op, int sm)
 {
-	Type *a = ir_type(fn->f, op->opnds[0]), *c = ir_type(fn->f, op->opnds[2]);
+	Type *a = ir_type(f, op->opnds[0]), *c = ir_type(f, op->opnds[2]);
 
 	memset(d, 0, sizeof *d);
-	d->fn = fn;
 	d->op = op;
 	d->ae = ty_elem(a);
 	d->ce = ty_elem(c);
@@ -54,7 +61,7 @@ dot_init(Dot *d, CgFn *fn, Op *op)
 		d->mma = d->ce->kind == TY_F32;
 		break;
 	case TY_F8E4M3: case TY_F8E5M2:
-		d->mma = d->ce->kind == TY_F32 && fn->cg->o->sm >= 89;
+		d->mma = d->ce->kind == TY_F32 && sm >= 89;
 		break;
 	case TY_I8:
 		d->mma = d->ce->kind == TY_I32;
@@ -65,8 +72,23 @@ dot_init(Dot *d, CgFn *fn, Op *op)
 	if (d->M % 16 || d->N % 8 || d->K % d->kstep)
 		d->mma = false;
 	d->trans_b = d->mma && d->eb == 1;
-	d->offb = d->M * d->K * d->eb;
-	d->offb = (d->offb + 127) / 128 * 128;
+}
+
+static void
+dot_init(Dot *d, CgFn *fn, Op *op)
+{
+	dot_shape(d, fn->f, op, fn->cg->o->sm);
+	d->fn = fn;
+}
+
+bool
+cg_dot_is_mma(Func *f, Op *op, int sm, bool *trans_b)
+{
+	Dot d;
+
+	dot_shape(&d, f, op, sm);
+	*trans_b = d.trans_b;
+	return d.mma;
 }
 
 const Layout *
@@ -82,54 +104,29 @@ cg_dot_layout(CgFn *fn, Op *op)
 			  fn->nwarps);
 }
 
-int64_t
-cg_dot_scratch(CgFn *fn, Op *op)
-{
-	Dot d;
-
-	dot_init(&d, fn, op);
-	return d.offb + d.K * d.N * d.eb;
-}
-
 /* ---- staging a and b in shared memory -------------------------------------- */
 
-/* Byte offset of (row, col) of a rows x cols tile stored at `base`,
- * swizzled when `swz` (col in elements). */
+/* Byte offset of (row, byte column colb) of an operand. */
 static LLVMValueRef
-tile_addr(Dot *d, LLVMValueRef row, LLVMValueRef colb, int64_t rowbytes,
-	  int64_t base, bool swz)
+tile_addr(Dot *d, const Src *src, LLVMValueRef row, LLVMValueRef colb)
 {
 	Cg *cg = d->fn->cg;
 	LLVMBuilderRef B = cg->B;
-	int64_t cpr = rowbytes / 16, maxp = MIN(cpr, 8), perp = MAX(1, 8 / MAX(cpr, 1));
-	LLVMValueRef chunk, within, phase, x;
+	LLVMValueRef x = LLVMBuildMul(B, row, cg_i32(cg, src->rowbytes), "");
 
-	if (!swz || cpr < 2) {
-		x = LLVMBuildMul(B, row, cg_i32(cg, rowbytes), "");
-		return LLVMBuildAdd(B, LLVMBuildAdd(B, x, colb, ""),
-				    cg_i32(cg, base), "");
-	}
-	chunk = LLVMBuildLShr(B, colb, cg_i32(cg, 4), "");
-	within = LLVMBuildAnd(B, colb, cg_i32(cg, 15), "");
-	phase = LLVMBuildURem(B, LLVMBuildUDiv(B, row, cg_i32(cg, perp), ""),
-			      cg_i32(cg, maxp), "");
-	chunk = LLVMBuildXor(B, chunk, phase, "");
-	x = LLVMBuildAdd(B, LLVMBuildMul(B, row, cg_i32(cg, rowbytes), ""),
-			 LLVMBuildShl(B, chunk, cg_i32(cg, 4), ""), "");
-	return LLVMBuildAdd(B, LLVMBuildAdd(B, x, within, ""), cg_i32(cg, base), "");
+	x = LLVMBuildAdd(B, LLVMBuildAdd(B, x, colb, ""), src->base, "");
+	return cg_swizzle(d->fn, x, src->swz);
 }
 
 /* Writes a tile (registers r in layout l, dims rows x cols of the
  * operand) to scratch as `trans` ? cols x rows : rows x cols. */
 static void
-stage(Dot *d, LLVMValueRef *r, const Layout *l, int64_t base, bool trans,
-      bool swz)
+stage(Dot *d, LLVMValueRef *r, const Layout *l, const Src *src, bool trans)
 {
 	CgFn *fn = d->fn;
 	Cg *cg = fn->cg;
 	LLVMBuilderRef B = cg->B;
 	int sd = trans ? 0 : 1;  /* the operand dim that is stored contiguous */
-	int64_t rowbytes = l->shape[sd] * d->eb;
 	LLVMTypeRef et = cg_type(cg, d->ae);
 	LLVMValueRef first = cg_first_copy(fn, l), t0, t1;
 	LLVMBasicBlockRef wr = NULL, done = NULL;
@@ -162,7 +159,7 @@ stage(Dot *d, LLVMValueRef *r, const Layout *l, int64_t base, bool trans,
 		row = trans ? i1 : i0;
 		col = trans ? i0 : i1;
 		col = LLVMBuildMul(B, col, cg_i32(cg, d->eb), "");
-		off = tile_addr(d, row, col, rowbytes, base, swz);
+		off = tile_addr(d, src, row, col);
 		cg_smem_store_vec(fn, et, r + g, v, off, v * d->eb);
 	}
 	if (first) {
@@ -231,7 +228,6 @@ mma_loop(Dot *d, const Layout *L, LLVMValueRef *acc)
 	Cg *cg = fn->cg;
 	LLVMBuilderRef B = cg->B;
 	int lwn = log2i(L->wn), nb = log2i(L->nreps), mrep, nrep, i;
-	int64_t rba = d->K * d->eb, rbb = (d->trans_b ? d->K : d->N) * d->eb;
 	LLVMValueRef lane = fn->lane, wm, wn, l16, lhi, mbase, nbase, row, col;
 	LLVMValueRef **af = arena_alloc(fn->a, (size_t)L->mreps * sizeof *af);
 	LLVMValueRef **bf = arena_alloc(fn->a, (size_t)L->nreps * sizeof *bf);
@@ -251,8 +247,7 @@ mma_loop(Dot *d, const Layout *L, LLVMValueRef *acc)
 			row = LLVMBuildAdd(B, mbase, LLVMBuildAdd(B, l16,
 					   cg_i32(cg, mrep * 16), ""), "");
 			col = LLVMBuildAdd(B, kb, LLVMBuildShl(B, lhi, cg_i32(cg, 4), ""), "");
-			af[mrep] = ldmatrix(d, tile_addr(d, row, col, rba, d->offa, true),
-					    4, false);
+			af[mrep] = ldmatrix(d, tile_addr(d, &d->sa, row, col), 4, false);
 		}
 		for (nrep = 0; nrep < L->nreps; nrep += 2) {
 			int x = nrep + 1 < L->nreps ? 4 : 2;
@@ -266,16 +261,14 @@ mma_loop(Dot *d, const Layout *L, LLVMValueRef *acc)
 				col = LLVMBuildAnd(B, LLVMBuildLShr(B, lane, cg_i32(cg, 3), ""),
 						   cg_i32(cg, 1), "");
 				col = LLVMBuildAdd(B, kb, LLVMBuildShl(B, col, cg_i32(cg, 4), ""), "");
-				r = ldmatrix(d, tile_addr(d, row, col, rbb, d->offb, true), x,
-					     false);
+				r = ldmatrix(d, tile_addr(d, &d->sb, row, col), x, false);
 			} else {
 				/* k = kk + l%16, n = base + 8*(l/16) */
 				row = LLVMBuildAdd(B, l16, cg_i32(cg, kk), "");
 				col = LLVMBuildAdd(B, nbase, cg_i32(cg, nrep * 8), "");
 				col = LLVMBuildAdd(B, col, LLVMBuildShl(B, lhi, cg_i32(cg, 3), ""), "");
 				col = LLVMBuildMul(B, col, cg_i32(cg, d->eb), "");
-				r = ldmatrix(d, tile_addr(d, row, col, rbb, d->offb, true), x,
-					     true);
+				r = ldmatrix(d, tile_addr(d, &d->sb, row, col), x, true);
 			}
 			bf[nrep] = r;
 			if (x == 4)
@@ -323,11 +316,10 @@ fma_loop(Dot *d, const Layout *L, LLVMValueRef *acc)
 				continue;
 			m = LLVMBuildAdd(B, t0, cg_i32(cg, f >> ly_dim_shift(L, 0)), "");
 			nn = LLVMBuildAdd(B, t1, cg_i32(cg, f & (L->shape[1] - 1)), "");
-			off = LLVMBuildMul(B, m, cg_i32(cg, d->K * d->eb), "");
-			off = LLVMBuildAdd(B, off, cg_i32(cg, d->offa + k * d->eb), "");
+			off = tile_addr(d, &d->sa, m, cg_i32(cg, k * d->eb));
 			cg_smem_load_vec(fn, et, &a, 1, off, d->eb);
-			off = LLVMBuildMul(B, nn, cg_i32(cg, d->eb), "");
-			off = LLVMBuildAdd(B, off, cg_i32(cg, d->offb + k * d->N * d->eb), "");
+			off = tile_addr(d, &d->sb, cg_i32(cg, k),
+					LLVMBuildMul(B, nn, cg_i32(cg, d->eb), ""));
 			cg_smem_load_vec(fn, et, &b, 1, off, d->eb);
 			a = cg_cvt(fn, w, d->ae, a);
 			b = cg_cvt(fn, w, d->ae, b);
@@ -345,31 +337,101 @@ fma_loop(Dot *d, const Layout *L, LLVMValueRef *acc)
 		acc[i] = (i & dup) ? acc[i & ~dup] : cg_cvt(fn, d->ce, w, acc[i]);
 }
 
+/* The smem view operand i (0: a, 1: b) can be read from directly: a
+ * row-major smem_load of a view whose rows ldmatrix can address. */
+Value
+cg_dot_view(CgFn *fn, Op *op, int i)
+{
+	ValInfo *vi = ir_val(fn->f, op->opnds[i]);
+	Type *vt;
+	Dot d;
+
+	if (!vi->def || vi->def->kind != OP_SMEM_LOAD)
+		return 0;
+	dot_init(&d, fn, op);
+	vt = ir_type(fn->f, vi->def->opnds[0]);
+	if (!d.mma || (i == 1 && d.trans_b) || vt->kind != TY_SMEM ||
+	    vt->rank != 2)
+		return 0;
+	return vi->def->opnds[0];
+}
+
+/* An operand read from its view, or staged in scratch at *scratch. */
+static bool
+operand(Dot *d, int i, Src *src, int64_t *scratch)
+{
+	CgFn *fn = d->fn;
+	Value v = cg_dot_view(fn, d->op, i);
+	SmemView *w = v ? fn->vals[v].view : NULL;
+	int64_t rows = i == 0 ? d->M : d->trans_b ? d->N : d->K;
+	int64_t cols = i == 0 ? d->K : d->trans_b ? d->K : d->N;
+
+	if (w && w->stride[1] == 1) {
+		src->base = w->off;
+		src->rowbytes = w->stride[0] * w->ebytes;
+		src->swz = w->swz;
+		return false;
+	}
+	src->base = cg_i32(fn->cg, *scratch);
+	src->rowbytes = cols * d->eb;
+	src->swz = d->mma ? cg_swizzle_for(src->rowbytes) : (Swizzle){ 0, 0 };
+	*scratch += (rows * cols * d->eb + 127) / 128 * 128;
+	return true;
+}
+
+int64_t
+cg_dot_scratch(CgFn *fn, Op *op)
+{
+	Dot d;
+	int64_t n = 0;
+	int i;
+
+	dot_init(&d, fn, op);
+	for (i = 0; i < 2; i++) {
+		int64_t rows = i == 0 ? d.M : d.K, cols = i == 0 ? d.K : d.N;
+
+		if (!cg_dot_view(fn, op, i))
+			n += (rows * cols * d.eb + 127) / 128 * 128;
+	}
+	return n;
+}
+
 bool
 cg_dot_op(CgFn *fn, Op *op)
 {
 	const Layout *L = fn->vals[op->res[0]].home;
-	const Layout *la = cg_operand_layout(fn, op, 0);
-	const Layout *lb = cg_operand_layout(fn, op, 1);
-	LLVMValueRef *a = cg_operand(fn, op, 0), *b = cg_operand(fn, op, 1);
 	LLVMValueRef *c = cg_operand(fn, op, 2), *acc;
 	uint32_t i, dup = ly_dup_mask(L);
+	int64_t scratch = 0;
+	bool sta, stb;
 	Dot d;
 
 	dot_init(&d, fn, op);
-	d.offa += cg_cur_scratch(fn);
-	d.offb += cg_cur_scratch(fn);
 	acc = cg_regs(fn, L);
 	for (i = 0; i < (uint32_t)ly_nregs(L); i++)
 		acc[i] = c[i];
-	cg_barrier(fn);
-	stage(&d, a, la, d.offa, false, d.mma);
-	stage(&d, b, lb, d.offb, d.trans_b, d.mma);
-	cg_barrier(fn);
+	if (cg_dot_scratch(fn, op))
+		scratch = cg_cur_scratch(fn);
+	sta = operand(&d, 0, &d.sa, &scratch);
+	stb = operand(&d, 1, &d.sb, &scratch);
+	if (sta || stb) {
+		/* operands in registers go through scratch */
+		LLVMValueRef *a = sta ? cg_operand(fn, op, 0) : NULL;
+		LLVMValueRef *b = stb ? cg_operand(fn, op, 1) : NULL;
+
+		cg_scratch_write(fn, cg_cur_scratch(fn), cg_dot_scratch(fn, op));
+		if (sta)
+			stage(&d, a, cg_operand_layout(fn, op, 0), &d.sa, false);
+		if (stb)
+			stage(&d, b, cg_operand_layout(fn, op, 1), &d.sb, d.trans_b);
+		cg_barrier(fn);
+	}
 	if (d.mma)
 		mma_loop(&d, L, acc);
 	else
 		fma_loop(&d, L, acc);
+	if (sta || stb)
+		cg_scratch_read(fn, cg_cur_scratch(fn), cg_dot_scratch(fn, op));
 	for (i = 0; i < (uint32_t)ly_nregs(L); i++)
 		if (i & dup)
 			acc[i] = acc[i & ~dup];

@@ -203,7 +203,7 @@ across_warps(Red *r, const Layout *S, LLVMValueRef *acc, LLVMValueRef *idx,
 	uint32_t k;
 	int s;
 
-	cg_barrier(fn);
+	cg_scratch_write(fn, base, cg_reduce_scratch(fn, r->op));
 	x = LLVMBuildAnd(B, fn->lane, cg_i32(cg, r->axlane), "");
 	writer = LLVMBuildICmp(B, LLVMIntEQ, x, cg_i32(cg, 0), "");
 	LLVMBuildCondBr(B, writer, wr, done);
@@ -246,6 +246,7 @@ across_warps(Red *r, const Layout *S, LLVMValueRef *acc, LLVMValueRef *idx,
 			}
 		}
 	}
+	cg_scratch_read(fn, base, cg_reduce_scratch(fn, r->op));
 }
 
 bool

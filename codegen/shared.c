@@ -79,6 +79,10 @@ alloc_op(CgFn *fn, Op *op)
 		w->shape[d] = t->shape[d];
 		w->stride[d] = d == t->rank - 1 ? 1 : w->stride[d + 1] * w->shape[d + 1];
 	}
+	/* rows are swizzled (16-byte chunks permuted by address): free for
+	 * vector accesses, conflict-free for ldmatrix */
+	if (t->rank >= 2)
+		w->swz = cg_swizzle_for(t->shape[t->rank - 1] * w->ebytes);
 	return true;
 }
 
@@ -141,14 +145,14 @@ elem_off(CgFn *fn, SmemView *w, const Layout *l, uint32_t r)
 		off = LLVMBuildAdd(cg->B, off, LLVMBuildMul(cg->B, x,
 				   cg_i32(cg, w->stride[d] * w->ebytes), ""), "");
 	}
-	return off;
+	return cg_swizzle(fn, off, w->swz);
 }
 
 /* Elements per vector: leading registers along a dim of stride 1. */
 static int
 view_vec(SmemView *w, const Layout *l)
 {
-	int d, k = 0, sh, v;
+	int d, k = 0, sh = 0, v;
 
 	if (!l->nreg || !l->reg[0])
 		return 1;
@@ -396,30 +400,17 @@ guarded_load(CgFn *fn, LLVMTypeRef et, LLVMValueRef p, LLVMValueRef cm)
 	return phi;
 }
 
-static bool
-cp_async(CgFn *fn, Op *op)
+/* All copies of the tile with vectors of v elements. */
+static void
+cp_all(CgFn *fn, Op *op, SmemView *w, const Layout *l, LLVMValueRef *src,
+       LLVMValueRef *m, int v)
 {
 	Cg *cg = fn->cg;
-	SmemView *w = view_of(fn, op->opnds[0]);
 	Type *pt = ir_type(fn->f, op->opnds[1]);
-	const Layout *l = cg_operand_layout(fn, op, 1);
-	LLVMValueRef *src = cg_operand(fn, op, 1), *m = NULL, first, cm;
-	LLVMBasicBlockRef in = NULL, done = NULL;
+	LLVMTypeRef et = cg_type(cg, ty_elem(pt)->elem);
 	int eb = MAX(1, ty_bits(ty_elem(pt)->elem) / 8);
-	int v = MIN(view_vec(w, l), cg_mem_vec(fn, op->opnds[1], l, fn->ax_gen));
 	uint32_t dup = ly_dup_mask(l), g, n = (uint32_t)ly_nregs(l), i;
 
-	if (op->nopnds > 2) {
-		m = cg_operand(fn, op, 2);
-		while (v > 1 && fn->ax_gen[op->opnds[2]].cnst[l->rank - 1] < v)
-			v /= 2;
-	}
-	if ((first = cg_first_copy(fn, l))) {
-		in = cg_new_block(fn, "cp");
-		done = cg_new_block(fn, "cp.done");
-		LLVMBuildCondBr(cg->B, first, in, done);
-		LLVMPositionBuilderAtEnd(cg->B, in);
-	}
 	for (g = 0; g < n; g += (uint32_t)v) {
 		LLVMValueRef off = elem_off(fn, w, l, g);
 
@@ -432,16 +423,67 @@ cp_async(CgFn *fn, Op *op)
 		}
 		/* too narrow for cp.async: through registers */
 		for (i = 0; i < (uint32_t)v; i++) {
-			LLVMTypeRef et = cg_type(cg, ty_elem(pt)->elem);
-			LLVMValueRef x, o;
+			LLVMValueRef x = guarded_load(fn, et, src[g + i],
+						      m ? m[g + i] : NULL), o;
 
-			cm = m ? m[g + i] : NULL;
-			x = guarded_load(fn, et, src[g + i], cm);
 			o = LLVMBuildAdd(cg->B, off, cg_i32(cg, (int64_t)i * eb), "");
 			cg_smem_store_vec(fn, et, &x, 1, o, eb);
 		}
 	}
-	if (first) {
+}
+
+/* The widest copy: the view's and the pointers' vectors, narrowed
+ * until the mask is constant over each. */
+static int
+cp_vec(CgFn *fn, Op *op, SmemView *w, const Layout *l, const Axis *ax)
+{
+	int v = MIN(view_vec(w, l), cg_mem_vec(fn, op->opnds[1], l, ax));
+
+	if (op->nopnds > 2 && cg_is_tile(fn, op->opnds[2]))
+		while (v > 1 && ax[op->opnds[2]].cnst[cg_vec_dim(l)] < v)
+			v /= 2;
+	return v;
+}
+
+static bool
+cp_async(CgFn *fn, Op *op)
+{
+	Cg *cg = fn->cg;
+	SmemView *w = view_of(fn, op->opnds[0]);
+	const Layout *l = cg_operand_layout(fn, op, 1);
+	LLVMValueRef *src = cg_operand(fn, op, 1), *m = NULL, first;
+	LLVMBasicBlockRef in = NULL, done = NULL, fb, gb;
+	int vf = cp_vec(fn, op, w, l, fn->ax), vg = cp_vec(fn, op, w, l, fn->ax_gen);
+	uint64_t deps;
+
+	if (op->nopnds > 2)
+		m = cg_operand(fn, op, 2);
+	if ((first = cg_first_copy(fn, l))) {
+		in = cg_new_block(fn, "cp");
+		done = cg_new_block(fn, "cp.done");
+		LLVMBuildCondBr(cg->B, first, in, done);
+		LLVMPositionBuilderAtEnd(cg->B, in);
+	}
+	if (fn->mode == CG_GENERIC || vf <= vg) {
+		cp_all(fn, op, w, l, src, m, vg);
+	} else if (fn->mode == CG_FAST) {
+		cp_all(fn, op, w, l, src, m, vf);
+	} else {
+		deps = fn->ax[op->opnds[1]].deps;
+		if (m)
+			deps |= fn->ax[op->opnds[2]].deps;
+		fb = cg_new_block(fn, "cp.fast");
+		gb = cg_new_block(fn, "cp.generic");
+		if (!done)
+			done = cg_new_block(fn, "cp.done");
+		LLVMBuildCondBr(cg->B, cg_guard(fn, deps), fb, gb);
+		LLVMPositionBuilderAtEnd(cg->B, fb);
+		cp_all(fn, op, w, l, src, m, vf);
+		LLVMBuildBr(cg->B, done);
+		LLVMPositionBuilderAtEnd(cg->B, gb);
+		cp_all(fn, op, w, l, src, m, vg);
+	}
+	if (done) {
 		LLVMBuildBr(cg->B, done);
 		LLVMPositionBuilderAtEnd(cg->B, done);
 	}

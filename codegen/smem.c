@@ -45,6 +45,8 @@ struct SmemPlan {
 	int32_t *root;         /* value -> entry of its buffer, or -1 */
 };
 
+enum { STATIC_MAX = 48 * 1024 };
+
 static int64_t
 limit(int sm)
 {
@@ -208,6 +210,15 @@ plan_block(CgFn *fn, Block *b)
 		plan_op(fn, op);
 }
 
+/* Small scratch (reductions) gets memory of its own, so consecutive
+ * reductions need no barrier before writing (cg_scratch_write). */
+static bool
+small(const SmemEntry *e)
+{
+	return e->size <= 1024 && e->op->kind != OP_SMEM_ALLOC &&
+	       e->op->kind != OP_MBAR_ALLOC;
+}
+
 static int
 by_size(const void *x, const void *y)
 {
@@ -235,7 +246,8 @@ place(SmemPlan *p)
 			for (j = 0; j < i; j++) {
 				SmemEntry *o = order[j];
 
-				if (o->last < e->first || e->last < o->first)
+				if ((o->last < e->first || e->last < o->first) &&
+				    !(small(o) && small(e)))
 					continue;
 				if (off < o->off + o->size && o->off < off + e->size) {
 					off = o->off + o->size;
@@ -332,21 +344,75 @@ cg_op_scratch(CgFn *fn, Op *op)
 	}
 }
 
+/* ---- swizzles -------------------------------------------------------------- */
+
+Swizzle
+cg_swizzle_for(int64_t rowbytes)
+{
+	Swizzle s = { 0, 0 };
+
+	if (rowbytes < 32 || (rowbytes & (rowbytes - 1)))
+		return s;
+	s.shift = log2i(MAX(rowbytes, 128));
+	s.mask = (int)MIN(rowbytes / 16, 8) - 1;
+	return s;
+}
+
+LLVMValueRef
+cg_swizzle(CgFn *fn, LLVMValueRef addr, Swizzle s)
+{
+	Cg *cg = fn->cg;
+	LLVMValueRef x;
+
+	if (!s.mask)
+		return addr;
+	x = LLVMBuildLShr(cg->B, addr, cg_i32(cg, s.shift), "");
+	x = LLVMBuildAnd(cg->B, x, cg_i32(cg, s.mask), "");
+	x = LLVMBuildShl(cg->B, x, cg_i32(cg, 4), "");
+	return LLVMBuildXor(cg->B, addr, x, "");
+}
+
 /* ---- scratch access ------------------------------------------------------ */
 
+/* Up to 48 KB the kernel's shared memory is a static array of its own
+ * (the driver reserves it at every launch, whatever dynamic size the
+ * launch asks for); beyond, it is the dynamic array __tlx_smem, and the
+ * launch must ask for cg_smem_dynamic bytes (__tlx_meta says how many). */
 static LLVMValueRef
 smem_base(CgFn *fn)
 {
 	Cg *cg = fn->cg;
+	int64_t n = fn->plan->total;
+	char name[256];
 
-	if (!cg->smem) {
-		cg->smem = LLVMAddGlobalInAddressSpace(
-			cg->M, LLVMArrayType2(cg->t_i8, 0), "__tlx_smem",
+	if (fn->smem)
+		return fn->smem;
+	if (n <= STATIC_MAX) {
+		snprintf(name, sizeof name, "__tlx_smem_%s", fn->f->name);
+		fn->smem = LLVMAddGlobalInAddressSpace(
+			cg->M, LLVMArrayType2(cg->t_i8, (uint64_t)MAX(n, 16)), name,
 			AS_SHARED);
-		LLVMSetLinkage(cg->smem, LLVMExternalLinkage);
-		LLVMSetAlignment(cg->smem, 1024);
+		LLVMSetInitializer(fn->smem, LLVMGetUndef(LLVMArrayType2(cg->t_i8,
+					(uint64_t)MAX(n, 16))));
+		LLVMSetLinkage(fn->smem, LLVMInternalLinkage);
+	} else {
+		if (!cg->smem) {
+			cg->smem = LLVMAddGlobalInAddressSpace(
+				cg->M, LLVMArrayType2(cg->t_i8, 0), "__tlx_smem",
+				AS_SHARED);
+			LLVMSetLinkage(cg->smem, LLVMExternalLinkage);
+			LLVMSetAlignment(cg->smem, 1024);
+		}
+		fn->smem = cg->smem;
 	}
-	return cg->smem;
+	LLVMSetAlignment(fn->smem, 1024);
+	return fn->smem;
+}
+
+int64_t
+cg_smem_dynamic(CgFn *fn)
+{
+	return fn->plan->total > STATIC_MAX ? fn->plan->total : 0;
 }
 
 LLVMValueRef
@@ -364,6 +430,42 @@ cg_barrier(CgFn *fn)
 
 	cg_intr(fn->cg, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0,
 		&id, 1);
+	fn->epoch++;
+	fn->scratch_dirty = false;
+}
+
+void
+cg_scratch_write(CgFn *fn, int64_t off, int64_t size)
+{
+	uint32_t i;
+
+	if (fn->scratch_dirty) {
+		cg_barrier(fn);
+		return;
+	}
+	for (i = 0; i < fn->reads.n; i++) {
+		ScratchRead *r = &fn->reads.v[i];
+
+		if (r->epoch == fn->epoch && r->off < off + size &&
+		    off < r->off + r->size) {
+			cg_barrier(fn);
+			return;
+		}
+	}
+}
+
+void
+cg_scratch_read(CgFn *fn, int64_t off, int64_t size)
+{
+	ScratchRead r = { off, size, fn->epoch };
+
+	vec_push(fn->a, &fn->reads, r);
+}
+
+void
+cg_scratch_dirty(CgFn *fn)
+{
+	fn->scratch_dirty = true;
 }
 
 /* Stores (or loads) n elements of type et at byte offset `off` as one
@@ -520,10 +622,11 @@ cg_convert(CgFn *fn, Type *ety, LLVMValueRef *r, const Layout *from,
 		for (i = 0; i < n; i++)
 			src[i] = LLVMBuildZExt(cg->B, r[i], cg->t_i8, "");
 	}
-	cg_barrier(fn);
+	cg_scratch_write(fn, off, cg_tile_bytes(to, eb));
 	write_tile(fn, et, src, from, eb, off);
 	cg_barrier(fn);
 	out = read_tile(fn, et, to, eb, off);
+	cg_scratch_read(fn, off, cg_tile_bytes(to, eb));
 	if (is_bool)
 		for (i = 0; i < (uint32_t)ly_nregs(to); i++)
 			out[i] = LLVMBuildTrunc(cg->B, out[i], cg->t_i1, "");
@@ -546,10 +649,11 @@ cg_share_first(CgFn *fn, Type *ety, LLVMValueRef *r, const Layout *l,
 		for (i = 0; i < n; i++)
 			src[i] = LLVMBuildZExt(cg->B, r[i], cg->t_i8, "");
 	}
-	cg_barrier(fn);
+	cg_scratch_write(fn, off, cg_tile_bytes(l, eb));
 	write_tile(fn, et, src, l, eb, off);
 	cg_barrier(fn);
 	out = read_tile(fn, et, l, eb, off);
+	cg_scratch_read(fn, off, cg_tile_bytes(l, eb));
 	if (is_bool)
 		for (i = 0; i < n; i++)
 			out[i] = LLVMBuildTrunc(cg->B, out[i], cg->t_i1, "");

@@ -1,0 +1,349 @@
+/*
+ * pipeline.c: software pipelining of the loads that feed a dot.
+ *
+ * A loop of the shape
+ *
+ *   for k { ...; a = load pa(k), ma(k); b = load pb(k), mb(k);
+ *           acc = dot a, b, acc; ... }
+ *
+ * (each load used only by the dot, its pointers and mask computed from k
+ * and values defined before the loop by cheap pure ops, `other` zero) is
+ * rewritten, on the IR, into a ring of S stages in shared memory:
+ *
+ *   A = smem_alloc [S x M x K]; B = smem_alloc [S x K x N]
+ *   for s in 0 .. S-2: cp_async A[s], pa(lb + s*step), ma & (k_s < ub); ... commit
+ *   for k { cp_async_wait {pending = S-2}            (then a CTA barrier)
+ *           i = (k - lb) / step
+ *           cp_async A[(i+S-1) % S], pa(k + (S-1)*step), ma & valid; ... commit
+ *           acc = dot smem_load A[i % S], smem_load B[i % S], acc; ... }
+ *   cp_async_wait {pending = 0}
+ *
+ * so that S-1 tiles are in flight while one is multiplied, and the dot
+ * reads its fragments straight from the stage (ldmatrix, no register
+ * round trip).  The copy of slot (i-1) % S starts after the wait's
+ * barrier, when every warp is done with it.  S is 4, or fewer when four
+ * stages would not leave room (96 KB on sm_80, 160 KB on sm_90a+).
+ * It runs inside codegen after __tlx_ir is printed, so the embedded IR
+ * is the user's.  B of an fp8 or int8 dot stays in registers (it must be
+ * transposed for ldmatrix).
+ */
+#include "config.h"
+
+#include <math.h>
+
+#include "codegen/cg.h"
+
+typedef struct Pipe {
+	Cg *cg;
+	Func *f;
+	Op *loop;
+	Block *body;
+	Value iv;
+	Op *dot;
+	Op *ld[2];
+	int stages;
+	Op *at;     /* new ops go before this one */
+	uint32_t *uses;
+	uint32_t nvals;  /* values before the rewrite (chain[] and uses[]) */
+} Pipe;
+
+static bool
+cheap(Op *op)
+{
+	switch (op->kind) {
+	case OP_CONST: case OP_RANGE: case OP_PROGRAM_ID: case OP_NUM_PROGRAMS:
+	case OP_SPLAT: case OP_BROADCAST: case OP_EXPAND_DIMS: case OP_RESHAPE:
+	case OP_TRANS: case OP_CMP: case OP_SELECT: case OP_CVT: case OP_BITCAST:
+	case OP_PTR_ADD:
+		return true;
+	default:
+		return op_has(op, F_ELEM) && !op_has(op, F_MATH);
+	}
+}
+
+/* v can be recomputed for another iteration: it depends on the loop only
+ * through iv, by cheap ops in the body (marked in `chain`). */
+static bool
+recomputable(Pipe *p, Value v, bool *chain)
+{
+	ValInfo *vi = ir_val(p->f, v);
+	uint32_t i;
+
+	if (v == p->iv)
+		return true;
+	if (!vi->def)
+		return vi->blk != p->body;  /* loop-carried: no */
+	if (vi->def->parent != p->body)
+		return true;                /* defined before the loop */
+	if (chain[v])
+		return true;
+	if (!cheap(vi->def))
+		return false;
+	for (i = 0; i < vi->def->nopnds; i++)
+		if (!recomputable(p, vi->def->opnds[i], chain))
+			return false;
+	chain[v] = true;
+	return true;
+}
+
+static bool
+zero_const(Func *f, Value v)
+{
+	ValInfo *vi = ir_val(f, v);
+	const Attr *a;
+
+	if (!vi->def || vi->def->kind != OP_CONST)
+		return false;
+	a = attr_find(&vi->def->attrs, "value");
+	return a && ((a->kind == ATTR_INT && a->i == 0) ||
+		     (a->kind == ATTR_FLOAT && a->f == 0 && !signbit(a->f)));
+}
+
+
+/* The load operand i of the dot, if it can be pipelined. */
+static Op *
+pipelinable(Pipe *p, int i, bool *chain)
+{
+	ValInfo *vi = ir_val(p->f, p->dot->opnds[i]);
+	Op *ld = vi->def;
+	uint32_t k;
+
+	if (!ld || ld->kind != OP_LOAD || ld->parent != p->body ||
+	    p->uses[ld->res[0]] != 1 || attr_has(&ld->attrs, "cache") ||
+	    attr_has(&ld->attrs, "evict"))
+		return NULL;
+	if (ld->nopnds > 2 && !zero_const(p->f, ld->opnds[2]))
+		return NULL;
+	for (k = 0; k < ld->nopnds && k < 2; k++)
+		if (!recomputable(p, ld->opnds[k], chain))
+			return NULL;
+	return ld;
+}
+
+/* ---- building ------------------------------------------------------------- */
+
+static Value
+emit(Pipe *p, OpKind k, Type *t, uint32_t n, Value a, Value b, Value c)
+{
+	Value ops[3] = { a, b, c };
+	Type *rt[1] = { t };
+	Op *op = ir_op_new(p->f, k, n, ops, t ? 1 : 0, rt, 0);
+
+	op->loc = p->dot->loc;
+	ir_insert_before(p->at, op);
+	return t ? op->res[0] : 0;
+}
+
+static Value
+iconst(Pipe *p, Type *t, int64_t v)
+{
+	Value r = emit(p, OP_CONST, t, 0, 0, 0, 0);
+
+	attr_set_int(p->f->mod->ctx, &ir_val(p->f, r)->def->attrs, "value", v);
+	return r;
+}
+
+static void
+pending(Pipe *p, int n)
+{
+	Value z = emit(p, OP_CP_ASYNC_WAIT, NULL, 0, 0, 0, 0);
+	Op *w = p->at->prev;
+
+	(void)z;
+	attr_set_int(p->f->mod->ctx, &w->attrs, "pending", n);
+}
+
+/* Clones the chain into place with iv -> niv and issues the copy of the
+ * load's tile into view, masked by its mask and `valid`. */
+static void
+issue(Pipe *p, Op *ld, bool *chain, Value niv, Value valid, Value view)
+{
+	Func *f = p->f;
+	IrCtx *c = f->mod->ctx;
+	uint32_t mapn = f->vals.n;
+	Value *map = arena_alloc(c->arena, mapn * sizeof *map), ptr, m;
+	Type *mt = ty_like(c, ir_type(f, ld->res[0]), ty_scalar(c, TY_I1));
+	Op *op;
+
+	map[p->iv] = niv;
+	for (op = p->body->first; op && op != ld; op = op->next) {
+		Op *cl;
+
+		if (op->nres != 1 || op->res[0] >= p->nvals || !chain[op->res[0]])
+			continue;
+		cl = ir_clone_op(f, f, op, &map, &mapn);
+		ir_insert_before(p->at, cl);
+	}
+	ptr = ld->opnds[0] < mapn && map[ld->opnds[0]] ? map[ld->opnds[0]]
+						       : ld->opnds[0];
+	m = emit(p, OP_SPLAT, mt, 1, valid, 0, 0);
+	if (ld->nopnds > 1) {
+		Value lm = ld->opnds[1] < mapn && map[ld->opnds[1]]
+				   ? map[ld->opnds[1]] : ld->opnds[1];
+
+		m = emit(p, OP_AND, mt, 2, lm, m, 0);
+	}
+	emit(p, OP_CP_ASYNC, NULL, 3, view, ptr, m);
+}
+
+static Value
+stage_view(Pipe *p, Value buf, Value idx)
+{
+	Type *bt = ir_type(p->f, buf);
+
+	return emit(p, OP_SMEM_INDEX, ty_smem(p->f->mod->ctx, bt->elem,
+					       bt->rank - 1, bt->shape + 1),
+		    2, buf, idx, 0);
+}
+
+/* iv + s * step and (iv + s * step < ub) */
+static Value
+shifted(Pipe *p, Value iv, int64_t s, Value *valid)
+{
+	Func *f = p->f;
+	IrCtx *c = f->mod->ctx;
+	Type *it = ir_type(f, p->iv);
+	Value step = p->loop->opnds[2], n, k;
+	Op *cmp;
+
+	k = emit(p, OP_MUL, it, 2, step, iconst(p, it, s), 0);
+	n = emit(p, OP_ADD, it, 2, iv, k, 0);
+	*valid = emit(p, OP_CMP, ty_scalar(c, TY_I1), 2, n, p->loop->opnds[1], 0);
+	cmp = ir_val(f, *valid)->def;
+	attr_set_sym(c, &cmp->attrs, "pred", "lt");
+	return n;
+}
+
+static void
+rewrite(Pipe *p, bool *chain)
+{
+	Func *f = p->f;
+	IrCtx *c = f->mod->ctx;
+	Type *it = ir_type(f, p->iv), *i32 = ty_scalar(c, TY_I32);
+	Value buf[2] = { 0, 0 }, valid, niv, idx, slot, next, lb = p->loop->opnds[0];
+	int S = p->stages, i;
+	int64_t s;
+
+	/* before the loop: the buffers and S-1 stages in flight */
+	p->at = p->loop;
+	for (i = 0; i < 2; i++) {
+		Type *lt;
+		int64_t shape[3];
+
+		if (!p->ld[i])
+			continue;
+		lt = ir_type(f, p->ld[i]->res[0]);
+		shape[0] = S;
+		shape[1] = lt->shape[0];
+		shape[2] = lt->shape[1];
+		buf[i] = emit(p, OP_SMEM_ALLOC, ty_smem(c, lt->elem, 3, shape), 0, 0,
+			      0, 0);
+	}
+	for (s = 0; s < S - 1; s++) {
+		niv = shifted(p, lb, s, &valid);
+		for (i = 0; i < 2; i++)
+			if (p->ld[i])
+				issue(p, p->ld[i], chain, niv, valid,
+				      stage_view(p, buf[i], iconst(p, i32, s)));
+		emit(p, OP_CP_ASYNC_COMMIT, NULL, 0, 0, 0, 0);
+	}
+	/* after it: nothing may stay in flight */
+	p->at = p->loop->next;
+	pending(p, 0);
+	/* in the body: wait for this stage, start the one S-1 ahead */
+	p->at = p->body->first;
+	pending(p, S - 2);
+	idx = emit(p, OP_DIV, it, 2, emit(p, OP_SUB, it, 2, p->iv, lb, 0),
+		   p->loop->opnds[2], 0);
+	idx = emit(p, OP_CVT, i32, 1, idx, 0, 0);
+	slot = emit(p, OP_REM, i32, 2, idx, iconst(p, i32, S), 0);
+	next = emit(p, OP_REM, i32, 2, emit(p, OP_ADD, i32, 2, idx,
+					   iconst(p, i32, S - 1), 0),
+		    iconst(p, i32, S), 0);
+	niv = shifted(p, p->iv, S - 1, &valid);
+	for (i = 0; i < 2; i++)
+		if (p->ld[i])
+			issue(p, p->ld[i], chain, niv, valid,
+			      stage_view(p, buf[i], next));
+	emit(p, OP_CP_ASYNC_COMMIT, NULL, 0, 0, 0, 0);
+	p->at = p->dot;
+	for (i = 0; i < 2; i++) {
+		if (!p->ld[i])
+			continue;
+		p->dot->opnds[i] = emit(p, OP_SMEM_LOAD, ir_type(f, p->ld[i]->res[0]),
+					1, stage_view(p, buf[i], slot), 0, 0);
+		ir_remove(p->ld[i]);
+	}
+}
+
+/* ---- finding loops ------------------------------------------------------- */
+
+static int
+stages_for(Cg *cg, Pipe *p)
+{
+	int64_t bytes = 0, budget = cg->o->sm >= 90 ? 160 * 1024 : 96 * 1024;
+	int i, S = 4;
+
+	for (i = 0; i < 2; i++)
+		if (p->ld[i])
+			bytes += ty_numel(ir_type(p->f, p->ld[i]->res[0])) *
+				 MAX(1, ty_bits(ir_type(p->f, p->ld[i]->res[0])->elem) / 8);
+	while (S > 2 && S * bytes > budget)
+		S--;
+	return S * bytes <= budget ? S : 0;
+}
+
+static void
+try_loop(Cg *cg, Func *f, Op *loop)
+{
+	Pipe p = { .cg = cg, .f = f, .loop = loop };
+	bool *chain, trans_b;
+	Op *op;
+	int i, ndots = 0;
+
+	if (loop->kind != OP_FOR || loop->nregions != 1 || loop->nopnds < 3)
+		return;
+	p.body = loop->regions[0];
+	if (!p.body->nargs || !ty_is_int(ir_type(f, p.body->args[0])))
+		return;
+	p.iv = p.body->args[0];
+	for (op = p.body->first; op; op = op->next)
+		if (op->kind == OP_DOT) {
+			p.dot = op;
+			ndots++;
+		}
+	if (ndots != 1 || !cg_dot_is_mma(f, p.dot, cg->o->sm, &trans_b))
+		return;
+	p.nvals = f->vals.n;
+	chain = arena_alloc(&cg->arena, f->vals.n * sizeof *chain);
+	p.uses = ir_count_uses(f, &cg->arena);
+	for (i = 0; i < 2; i++)
+		if (i == 0 || !trans_b)
+			p.ld[i] = pipelinable(&p, i, chain);
+	if (!p.ld[0] && !p.ld[1])
+		return;
+	if (!(p.stages = stages_for(cg, &p)))
+		return;
+	rewrite(&p, chain);
+}
+
+static void
+walk(Cg *cg, Func *f, Block *b)
+{
+	Op *op, *next;
+	uint32_t i;
+
+	for (op = b->first; op; op = next) {
+		next = op->next;
+		for (i = 0; i < op->nregions; i++)
+			walk(cg, f, op->regions[i]);
+		if (op->kind == OP_FOR)
+			try_loop(cg, f, op);
+	}
+}
+
+void
+cg_pipeline(Cg *cg, Func *f)
+{
+	walk(cg, f, f->body);
+}

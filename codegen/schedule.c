@@ -1,0 +1,128 @@
+/*
+ * schedule.c: moves global loads above the reductions and dots before
+ * them, so that their latency overlaps the reductions' shuffles and
+ * barriers (layernorm: the loads of w and b start with the load of x,
+ * not after both statistics).  A load moves together with the cheap pure
+ * ops that compute its operands; it never crosses an op with side effects
+ * (a store, an atomic, shared-memory or barrier ops, control flow), so
+ * every thread's memory operations keep their order.  The loaded value
+ * lives longer, so a load moves only when it crosses a reduce or a dot.
+ * Runs on the IR inside codegen, after __tlx_ir was printed.
+ */
+#include "config.h"
+
+#include "codegen/cg.h"
+
+static bool
+cheap(Op *op)
+{
+	switch (op->kind) {
+	case OP_CONST: case OP_RANGE: case OP_PROGRAM_ID: case OP_NUM_PROGRAMS:
+	case OP_SPLAT: case OP_BROADCAST: case OP_EXPAND_DIMS: case OP_RESHAPE:
+	case OP_TRANS: case OP_CMP: case OP_SELECT: case OP_CVT: case OP_BITCAST:
+	case OP_PTR_ADD:
+		return true;
+	default:
+		return op_has(op, F_ELEM) && !op_has(op, F_MATH);
+	}
+}
+
+/* Ops a load may move above. */
+static bool
+crossable(Op *op)
+{
+	return op->kind == OP_LOAD || op->kind == OP_REDUCE || op->kind == OP_DOT ||
+	       (op_has(op, F_PURE) && !op->nregions);
+}
+
+/* Marks the ops of ops[0..n) that ld needs (transitively); false with
+ * *blocker when one of them may not move. */
+static bool
+mark(Func *f, Value v, Op **ops, uint32_t n, bool *mv, Op **blocker)
+{
+	Op *d = ir_val(f, v)->def;
+	uint32_t k, i;
+
+	for (k = 0; k < n && ops[k] != d; k++)
+		;
+	if (k == n || mv[k])
+		return true;
+	if (!cheap(d) && d->kind != OP_LOAD) {
+		*blocker = d;
+		return false;
+	}
+	mv[k] = true;
+	for (i = 0; i < d->nopnds; i++)
+		if (!mark(f, d->opnds[i], ops, n, mv, blocker))
+			return false;
+	return true;
+}
+
+static void
+hoist(Func *f, Op *ld, Arena *a)
+{
+	Block *b = ld->parent;
+	Op *top, *o, *blocker, **ops;
+	bool *mv, ok, crosses = false;
+	uint32_t n, i, k;
+
+	for (top = ld->prev; top && crossable(top); top = top->prev)
+		;
+	for (n = 0, o = ld->prev; o != top; o = o->prev)
+		n++;
+	ops = arena_alloc(a, (n + 1) * sizeof *ops);
+	mv = arena_alloc(a, (n + 1) * sizeof *mv);
+	do {
+		for (n = 0, o = top ? top->next : b->first; o != ld; o = o->next)
+			ops[n++] = o;
+		memset(mv, 0, (n + 1) * sizeof *mv);
+		ok = true;
+		for (i = 0; ok && i < ld->nopnds; i++)
+			ok = mark(f, ld->opnds[i], ops, n, mv, &blocker);
+		if (!ok)
+			top = blocker;
+	} while (!ok);
+	for (i = 0; i < n; i++)
+		crosses |= !mv[i] && (ops[i]->kind == OP_REDUCE ||
+				      ops[i]->kind == OP_DOT);
+	if (!crosses)
+		return;
+	ops[n] = ld;
+	mv[n] = true;
+	for (i = 0, k = 0; i <= n; i++)
+		if (mv[i]) {
+			ir_remove(ops[i]);
+			ops[k++] = ops[i];
+		}
+	for (i = 0; i < k; i++) {
+		if (i > 0)
+			ir_insert_after(ops[i - 1], ops[i]);
+		else if (top)
+			ir_insert_after(top, ops[i]);
+		else if (b->first)
+			ir_insert_before(b->first, ops[i]);
+		else
+			ir_append(b, ops[i]);
+	}
+}
+
+static void
+walk(Func *f, Block *b, Arena *a)
+{
+	Op *op, *next;
+	uint32_t i;
+
+	for (op = b->first; op; op = next) {
+		next = op->next;
+		for (i = 0; i < op->nregions; i++)
+			walk(f, op->regions[i], a);
+		if (op->kind == OP_LOAD)
+			hoist(f, op, a);
+	}
+}
+
+void
+cg_schedule(Cg *cg, Func *f)
+{
+	walk(f, f->body, &cg->arena);
+}
