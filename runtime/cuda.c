@@ -398,27 +398,59 @@ cuda_memset(tlxrt_device *dev, tlxrt_ptr dst, int v, size_t n)
 	return TLXRT_OK;
 }
 
-/* The IR through the driver: the global __tlx_ir of the loaded module. */
+/* A text global of the loaded module (__tlx_ir, __tlx_meta) through the
+ * driver, without its trailing NULs. */
 static int
-ir_from_module(tlxrt_device *dev, CUmodule mod, char **ir, size_t *len)
+global_text(tlxrt_device *dev, CUmodule mod, const char *name, char **text,
+	    size_t *len)
 {
 	CUdeviceptr p;
 	size_t n = 0;
-	CUresult r = api(dev)->ModuleGetGlobal(&p, &n, mod, "__tlx_ir");
+	CUresult r = api(dev)->ModuleGetGlobal(&p, &n, mod, name);
 
 	if (r != 0 || n == 0)
 		return TLXRT_NOT_FOUND;
-	if (!(*ir = malloc(n)))
+	if (!(*text = malloc(n + 1)))
 		return rt_error(dev, TLXRT_NOMEM, "out of memory");
-	if ((r = api(dev)->MemcpyDtoH(*ir, p, n)) != 0) {
-		free(*ir);
-		*ir = NULL;
-		return cu_fail(dev, r, "cuMemcpyDtoH (__tlx_ir)");
+	if ((r = api(dev)->MemcpyDtoH(*text, p, n)) != 0) {
+		free(*text);
+		*text = NULL;
+		return cu_fail(dev, r, "cuMemcpyDtoH");
 	}
+	(*text)[n] = 0;
 	*len = n;
-	while (*len && (*ir)[*len - 1] == 0)
+	while (*len && (*text)[*len - 1] == 0)
 		(*len)--;
 	return TLXRT_OK;
+}
+
+/* What only code generation knows about a kernel, from __tlx_meta lines
+ * "kernel NAME threads=T smem=S": the block size (tasks may be padded to
+ * whole warpgroups) and the dynamic shared memory, scratch included.
+ * Modules without it keep what the IR says. */
+static void
+apply_meta(tlxrt_kernel *k)
+{
+	tlxrt_device *dev = k->mod->dev;
+	char *text = NULL, *line, *save = NULL;
+	size_t len;
+
+	if (global_text(dev, k->mod->impl, "__tlx_meta", &text, &len) != TLXRT_OK)
+		return;
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char name[256];
+		long long threads, smem;
+
+		if (sscanf(line, "kernel %255s threads=%lld smem=%lld", name,
+			   &threads, &smem) != 3 || strcmp(name, k->fn->name))
+			continue;
+		if (threads > 0 && threads % 32 == 0 && threads <= 1024)
+			k->total_warps = (int)(threads / 32);
+		if (smem >= 0)
+			k->smem = smem;
+	}
+	free(text);
 }
 
 static int
@@ -453,7 +485,7 @@ cuda_module_load(tlxrt_module *m, const void *image, size_t n, char **ir,
 		return rc;
 	}
 	m->impl = mod;
-	rc = ir_from_module(dev, mod, ir, len);
+	rc = global_text(dev, mod, "__tlx_ir", ir, len);
 	if (rc == TLXRT_NOT_FOUND)
 		rc = kind == RT_IMG_ELF
 			? rt_image_elf_ir((const uint8_t *)buf, n, ir, len, &why)
@@ -489,6 +521,7 @@ cuda_kernel_prepare(tlxrt_kernel *k)
 				"module's IR but not in its code", k->fn->name);
 	}
 	k->impl = f;
+	apply_meta(k);
 	return TLXRT_OK;
 }
 

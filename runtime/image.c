@@ -14,7 +14,6 @@
 
 #include "rt.h"
 
-static const char SYM[] = "__tlx_ir";
 
 int
 rt_image_kind(const void *image, size_t n)
@@ -47,15 +46,15 @@ trim_nuls(char *ir, size_t *len)
 		(*len)--;
 }
 
-/* Finds the declaration "__tlx_ir[" (not a mere reference). */
+/* Finds the declaration "SYM[" (not a mere reference). */
 static const char *
-find_decl(const char *start, const char *e)
+find_decl(const char *start, const char *e, const char *sym)
 {
-	size_t k = sizeof SYM - 1;
+	size_t k = strlen(sym);
 	const char *p;
 
 	for (p = start; e - p > (ptrdiff_t)k; p++) {
-		if (memcmp(p, SYM, k) != 0)
+		if (memcmp(p, sym, k) != 0)
 			continue;
 		if (p[k] == '[' && (p == start || p[-1] == ' ' ||
 				    p[-1] == '\t'))
@@ -105,10 +104,10 @@ number(const char *p, const char *e, uint64_t max, uint64_t *out)
 }
 
 int
-rt_image_ptx_ir(const char *ptx, size_t n, char **ir, size_t *len,
-		const char **why)
+rt_image_ptx_global(const char *ptx, size_t n, const char *sym, char **ir,
+		    size_t *len, const char **why)
 {
-	const char *e = ptx + n, *p = find_decl(ptx, e);
+	const char *e = ptx + n, *p = find_decl(ptx, e, sym);
 	uint64_t count, v;
 	size_t k = 0;
 	char *buf;
@@ -192,9 +191,10 @@ shdr(const uint8_t *elf, size_t n, uint64_t shoff, uint64_t shentsize,
 }
 
 int
-rt_image_elf_ir(const uint8_t *elf, size_t n, char **ir, size_t *len,
-		const char **why)
+rt_image_elf_global(const uint8_t *elf, size_t n, const char *name, char **ir,
+		    size_t *len, const char **why)
 {
+	size_t symlen = strlen(name) + 1;
 	uint64_t shoff, shentsize, shnum, i, j, type;
 	Shdr sym, str, sec;
 
@@ -224,12 +224,12 @@ rt_image_elf_ir(const uint8_t *elf, size_t n, char **ir, size_t *len,
 			return TLXRT_INVALID_ARG;
 		for (j = 0; j < sym.size / sym.entsize; j++) {
 			const uint8_t *s = elf + sym.off + j * sym.entsize;
-			uint64_t name = rd(s, 4), shndx = rd(s + 6, 2);
+			uint64_t name_off = rd(s, 4), shndx = rd(s + 6, 2);
 			uint64_t val = rd(s + 8, 8), size = rd(s + 16, 8), off;
 
-			if (name >= str.size ||
-			    str.size - name < sizeof SYM ||
-			    memcmp(elf + str.off + name, SYM, sizeof SYM) != 0)
+			if (name_off >= str.size ||
+			    str.size - name_off < symlen ||
+			    memcmp(elf + str.off + name_off, name, symlen) != 0)
 				continue;
 			if (shndx == 0 || shndx >= shnum ||
 			    !shdr(elf, n, shoff, shentsize, shndx, &sec))
@@ -259,4 +259,18 @@ rt_image_elf_ir(const uint8_t *elf, size_t n, char **ir, size_t *len,
 	}
 	*why = "the ELF image has no __tlx_ir symbol (was it compiled by tlxc?)";
 	return TLXRT_NOT_FOUND;
+}
+
+int
+rt_image_ptx_ir(const char *ptx, size_t n, char **ir, size_t *len,
+		const char **why)
+{
+	return rt_image_ptx_global(ptx, n, "__tlx_ir", ir, len, why);
+}
+
+int
+rt_image_elf_ir(const uint8_t *elf, size_t n, char **ir, size_t *len,
+		const char **why)
+{
+	return rt_image_elf_global(elf, n, "__tlx_ir", ir, len, why);
 }

@@ -142,6 +142,11 @@ int rt_module_build(tlxrt_module *m, const char *text, size_t len,
  * an error with a message in *why (static text). */
 enum { RT_IMG_TEXT, RT_IMG_PTX, RT_IMG_ELF };
 int rt_image_kind(const void *image, size_t n);
+/* The bytes of the text global `sym` in PTX text or an ELF image. */
+int rt_image_ptx_global(const char *ptx, size_t n, const char *sym, char **out,
+			size_t *len, const char **why);
+int rt_image_elf_global(const uint8_t *elf, size_t n, const char *sym,
+			char **out, size_t *len, const char **why);
 int rt_image_ptx_ir(const char *ptx, size_t n, char **ir, size_t *len,
 		    const char **why);
 int rt_image_elf_ir(const uint8_t *elf, size_t n, char **ir, size_t *len,

@@ -29,6 +29,7 @@ enum { GUARD = 64 };  /* poisoned elements after every output */
 
 static tlxrt_device *dev;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static tlxrt_module *loaded;  /* the module, unloaded at the end */
 static void *owned[64];  /* host buffers, freed at the end */
 static int nowned;
 
@@ -129,6 +130,7 @@ kernel(const char *path, const char *name, tlxrt_module **m)
 	tlxrt_kernel *k;
 
 	CHECK(tlxrt_module_load_file(dev, path, m), "loading the module");
+	loaded = *m;
 	CHECK(tlxrt_kernel_get(*m, name, &k), "finding the kernel");
 	return k;
 }
@@ -453,6 +455,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "examples_test: unknown kernel '%s'\n", what);
 		rc = 2;
 	}
+	tlxrt_module_unload(loaded);
 	tlxrt_device_close(dev);
 	while (nowned)
 		free(owned[--nowned]);
