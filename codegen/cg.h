@@ -244,6 +244,11 @@ typedef struct GuardCache {
 
 typedef struct SmemPlan SmemPlan;
 
+/* A load schedule.c moved up, and the op it stood before. */
+typedef struct CgHoist {
+	Op *ld, *next;
+} CgHoist;
+
 /* A read of scratch, to know whether the next write needs a barrier. */
 typedef struct ScratchRead {
 	int64_t off, size;
@@ -271,9 +276,13 @@ struct CgFn {
 	struct Term *term;      /* the last yield/condition lowered */
 	LLVMValueRef smem;      /* its shared memory (static or dynamic) */
 	int mode;               /* CG_BOTH, CG_FAST or CG_GENERIC */
+	uint64_t ver_deps;      /* the assumptions the fast copy checked */
 	int epoch;              /* CTA barriers emitted so far */
 	bool scratch_dirty;     /* control flow since the last barrier */
 	Vec(struct ScratchRead) reads;
+	Vec(CgHoist) hoists;    /* schedule.c's moves */
+	int min_ctas;           /* nvvm.minctasm, 0: none */
+	int reg_budget;         /* registers per thread that allows */
 	bool failed;
 };
 
@@ -283,6 +292,9 @@ struct CgFn {
 enum { CG_BOTH, CG_FAST, CG_GENERIC };
 
 bool cg_lower_kernel(Cg *cg, Func *f);
+/* The axis facts of v that hold where it is being lowered: the fast-path
+ * ones inside a fast copy whose check covers them, else the proven. */
+const Axis *cg_axis(CgFn *fn, Value v);
 /* Lowers the ops of a block (regions call back into this). */
 void cg_lower_block(CgFn *fn, Block *b);
 void cg_scope_push(CgFn *fn);
@@ -313,7 +325,7 @@ static inline bool cg_is_tile(CgFn *fn, Value v)
  * become a ring of cp.async stages. */
 void cg_pipeline(Cg *cg, Func *f);
 /* schedule.c: loads move above the reductions and dots before them. */
-void cg_schedule(Cg *cg, Func *f);
+void cg_schedule(CgFn *fn);
 
 /* ---- check.c: what codegen can lower ----------------------------------- */
 

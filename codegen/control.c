@@ -315,9 +315,11 @@ versioned(CgFn *fn, Op *op, bool (*lower)(CgFn *, Op *))
 
 		LLVMPositionBuilderAtEnd(B, i ? gen : fast);
 		fn->mode = i ? CG_GENERIC : CG_FAST;
+		fn->ver_deps = i ? 0 : deps;
 		cg_scope_push(fn);
 		if (!lower(fn, op)) {
 			fn->mode = CG_BOTH;
+			fn->ver_deps = 0;
 			return false;
 		}
 		*f = operand_flow_of(fn, res, op->nres);
@@ -329,6 +331,7 @@ versioned(CgFn *fn, Op *op, bool (*lower)(CgFn *, Op *))
 		LLVMBuildBr(B, join);
 	}
 	fn->mode = CG_BOTH;
+	fn->ver_deps = 0;
 	LLVMPositionBuilderAtEnd(B, join);
 	phis = make_phis(fn, res, op->nres);
 	incoming(fn, res, op->nres, phis, ff, fe);

@@ -118,6 +118,43 @@ permute(CgFn *fn, LLVMValueRef *r, const Layout *from, const Layout *to)
 	return out;
 }
 
+const Axis *
+cg_axis(CgFn *fn, Value v)
+{
+	if (fn->mode == CG_FAST && !(fn->ax[v].deps & ~fn->ver_deps))
+		return &fn->ax[v];
+	return &fn->ax_gen[v];
+}
+
+/* Registers of a value constant over runs of its dims (a mask `c < n`
+ * with n % 16 == 0 is constant over each 8-element vector) repeat the
+ * first register of their run: one compare per vector, not per element
+ * (LLVM drops the computations no one uses). */
+static LLVMValueRef *
+share_constant(CgFn *fn, Value v, const Layout *ly, LLVMValueRef *r)
+{
+	const Axis *ax = cg_axis(fn, v);
+	uint32_t cmask = 0, i, n = (uint32_t)ly_nregs(ly);
+	LLVMValueRef *out;
+	int d, k;
+
+	for (d = 0; d < ly->rank; d++) {
+		int sh = ly_dim_shift(ly, d), run = 0;
+
+		while (run < ly_dim_bits(ly, d) && ax->cnst[d] >> (run + 1))
+			run++;
+		for (k = 0; k < ly->nreg; k++)
+			if (ly->reg[k] >= 1u << sh && ly->reg[k] < 1u << (sh + run))
+				cmask |= 1u << k;
+	}
+	if (!cmask)
+		return r;
+	out = cg_regs(fn, ly);
+	for (i = 0; i < n; i++)
+		out[i] = r[i & ~cmask];
+	return out;
+}
+
 LLVMValueRef *
 cg_tile(CgFn *fn, Value v, const Layout *ly)
 {
@@ -129,7 +166,7 @@ cg_tile(CgFn *fn, Value v, const Layout *ly)
 	if ((m = find_mat(fn, v, ly)))
 		return m->r;
 	if (cv->remat) {
-		r = cg_remat(fn, v, ly);
+		r = share_constant(fn, v, ly, cg_remat(fn, v, ly));
 	} else {
 		m = cv->home ? find_mat(fn, v, cv->home) : NULL;
 		if (!m)
@@ -293,16 +330,52 @@ lower_op(CgFn *fn, Op *op)
 	}
 }
 
+static void
+lower_one(CgFn *fn, Op *op)
+{
+	cg_debug_loc(fn, op->loc);
+	cg_set_cur_op(fn, op);
+	if (!lower_op(fn, op))
+		fn->failed = true;
+}
+
+/* The op a load schedule.c moved stood before, past other moved loads;
+ * NULL when op was not moved. */
+static Op *
+hoist_anchor(CgFn *fn, Op *op)
+{
+	Op *next = NULL;
+	uint32_t i;
+
+	for (i = 0; i < fn->hoists.n; i++) {
+		if (fn->hoists.v[i].ld != op)
+			continue;
+		next = fn->hoists.v[i].next;
+		op = next;
+		i = (uint32_t)-1;  /* that one may have moved too */
+	}
+	return next;
+}
+
+/* In a generic copy the moved loads are lowered at their first place:
+ * its scalar accesses hold a register per element, and the early start
+ * only pays on the fast path. */
 void
 cg_lower_block(CgFn *fn, Block *b)
 {
+	bool defer = fn->mode == CG_GENERIC && fn->hoists.n;
 	Op *op;
+	uint32_t i;
 
 	for (op = b->first; op && !fn->failed; op = op->next) {
-		cg_debug_loc(fn, op->loc);
-		cg_set_cur_op(fn, op);
-		if (!lower_op(fn, op))
-			fn->failed = true;
+		if (defer) {
+			for (i = 0; i < fn->hoists.n; i++)
+				if (hoist_anchor(fn, fn->hoists.v[i].ld) == op)
+					lower_one(fn, fn->hoists.v[i].ld);
+			if (hoist_anchor(fn, op))
+				continue;
+		}
+		lower_one(fn, op);
 	}
 }
 
@@ -378,6 +451,23 @@ max_tile(Func *f)
 	return m;
 }
 
+/* Memory-bound kernels (no dot, small tiles per thread) live on latency
+ * hiding: ask ptxas for registers that let 1024 threads per SM be
+ * resident (measured on the H200: 1.1-1.25x for the softmax and layernorm
+ * examples; big per-thread tiles would spill instead).  Sets the register
+ * budget schedule.c plans with. */
+static void
+occupancy(CgFn *fn)
+{
+	Func *f = fn->f;
+
+	fn->min_ctas = 0;
+	if (!has_dot(f->body) && fn->nthreads < 1024 &&
+	    max_tile(f) / fn->nthreads <= 32)
+		fn->min_ctas = 1024 / fn->nthreads;
+	fn->reg_budget = MIN(255, 65536 / (fn->nthreads * MAX(1, fn->min_ctas)));
+}
+
 static LLVMValueRef
 make_function(CgFn *fn)
 {
@@ -405,13 +495,8 @@ make_function(CgFn *fn)
 	}
 	snprintf(buf, sizeof buf, "%d", fn->nthreads);
 	add_str_attr(cg, F, "nvvm.reqntid", buf);
-	/* Memory-bound kernels (no dot, small tiles per thread) live on
-	 * latency hiding: ask ptxas for registers that let 1024 threads per
-	 * SM be resident (measured on the H200: 1.1-1.25x for the softmax and
-	 * layernorm examples; big per-thread tiles would spill instead). */
-	if (!has_dot(f->body) && fn->nthreads < 1024 &&
-	    max_tile(f) / fn->nthreads <= 32) {
-		snprintf(buf, sizeof buf, "%d", 1024 / fn->nthreads);
+	if (fn->min_ctas) {
+		snprintf(buf, sizeof buf, "%d", fn->min_ctas);
 		add_str_attr(cg, F, "nvvm.minctasm", buf);
 	}
 	cl = attr_find(&f->attrs, "cluster");
@@ -452,6 +537,55 @@ make_entry(CgFn *fn)
 		fn->vals[fn->f->body->args[i]].v = LLVMGetParam(fn->fn, i);
 }
 
+static uint64_t
+body_deps(CgFn *fn)
+{
+	uint64_t d = 0;
+	Op *op;
+
+	for (op = fn->f->body->first; op; op = op->next)
+		d |= cg_fast_deps(fn, op);
+	return d;
+}
+
+/* A kernel without dots whose accesses have wider fast-path vectors is
+ * emitted twice behind one check of the assumptions (as loops are, in
+ * control.c): in the fast copy every vector's mask is one predicate, and
+ * masks constant over vectors are computed once per vector, so the row
+ * kernels carry no per-element masks, edge paths or branches between
+ * their loads.  Kernels with dots keep one copy (their loops are large;
+ * the loops version themselves). */
+static void
+lower_body(CgFn *fn)
+{
+	LLVMBuilderRef B = fn->cg->B;
+	LLVMBasicBlockRef copy[2];
+	uint64_t deps = has_dot(fn->f->body) ? 0 : body_deps(fn);
+	int i;
+
+	if (!deps) {
+		cg_lower_block(fn, fn->f->body);
+		return;
+	}
+	copy[0] = cg_new_block(fn, "fast");
+	copy[1] = cg_new_block(fn, "generic");
+	LLVMBuildCondBr(B, cg_guard(fn, deps), copy[0], copy[1]);
+	for (i = 0; i < 2 && !fn->failed; i++) {
+		LLVMPositionBuilderAtEnd(B, copy[i]);
+		fn->mode = i ? CG_GENERIC : CG_FAST;
+		fn->ver_deps = i ? 0 : deps;
+		/* the copies are separate paths: no scratch read of one is
+		 * pending in the other */
+		fn->reads.n = 0;
+		fn->scratch_dirty = false;
+		cg_scope_push(fn);
+		cg_lower_block(fn, fn->f->body);
+		cg_scope_pop(fn);
+	}
+	fn->mode = CG_BOTH;
+	fn->ver_deps = 0;
+}
+
 /* Every op codegen cannot lower for this target, reported at its line. */
 static bool
 check_supported(CgFn *fn)
@@ -487,9 +621,10 @@ cg_lower_kernel(Cg *cg, Func *f)
 	fn.nthreads = fn.nwarps * 32;
 	if (!check_supported(&fn))
 		goto done;
+	occupancy(&fn);
 	if (cg->o->olevel > 0) {
 		cg_pipeline(cg, f);
-		cg_schedule(cg, f);
+		cg_schedule(&fn);
 	}
 	fn.vals = arena_alloc(&a, f->vals.n * sizeof *fn.vals);
 	memset(&fn.assume, 0, sizeof fn.assume);
@@ -504,7 +639,7 @@ cg_lower_kernel(Cg *cg, Func *f)
 	cg_debug_func(cg, f, fn.fn);
 	make_entry(&fn);
 	cg_scope_push(&fn);
-	cg_lower_block(&fn, f->body);
+	lower_body(&fn);
 	cg_scope_pop(&fn);
 	LLVMSetCurrentDebugLocation2(cg->B, NULL);
 	if (fn.failed || cg->failed)

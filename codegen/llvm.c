@@ -211,6 +211,9 @@ cg_intr(Cg *cg, const char *name, LLVMTypeRef *ovl, int novl,
 
 	if (!id)
 		tlx_bug("LLVM 22 has no intrinsic '%s'", name);
+	if (LLVMIntrinsicIsOverloaded(id) != (novl > 0))
+		tlx_bug("intrinsic '%s' is %soverloaded", name,
+			novl > 0 ? "not " : "");
 	fn = LLVMGetIntrinsicDeclaration(cg->M, id, ovl, (size_t)novl);
 	fty = LLVMIntrinsicGetType(cg->C, id, ovl, (size_t)novl);
 	if (LLVMCountParamTypes(fty) != (unsigned)nargs)

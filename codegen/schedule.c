@@ -8,6 +8,14 @@
  * every thread's memory operations keep their order.  The loaded value
  * lives longer, so a load moves only when it crosses a reduce or a dot.
  * Runs on the IR inside codegen, after __tlx_ir was printed.
+ *
+ * Registers: a load moves only while the registers it holds early, with
+ * those of the tile the reduction reads, fit the kernel's budget (a
+ * 32768-wide layer norm row at 32 elements per thread keeps w and b where
+ * they are; at 16 they start with x).  Each move is recorded (fn->hoists)
+ * so that the generic copy of a versioned kernel or loop, whose
+ * element-by-element accesses hold a register per element, lowers the
+ * load at its first place instead (kernel.c).
  */
 #include "config.h"
 
@@ -58,12 +66,24 @@ mark(Func *f, Value v, Op **ops, uint32_t n, bool *mv, Op **blocker)
 	return true;
 }
 
-static void
-hoist(Func *f, Op *ld, Arena *a)
+/* 32-bit registers per thread that a tile of t takes. */
+static int64_t
+words(CgFn *fn, Type *t)
 {
+	int64_t b = ty_numel(t) * MAX(1, ty_bits(ty_elem(t)) / 8);
+
+	return MAX(1, b / 4 / fn->nthreads);
+}
+
+static void
+hoist(CgFn *fn, Op *ld, int64_t *held)
+{
+	Func *f = fn->f;
+	Arena *a = fn->a;
 	Block *b = ld->parent;
-	Op *top, *o, *blocker, **ops;
+	Op *top, *o, *blocker, **ops, *next = ld->next;
 	bool *mv, ok, crosses = false;
+	int64_t live = 0, need;
 	uint32_t n, i, k;
 
 	for (top = ld->prev; top && crossable(top); top = top->prev)
@@ -82,11 +102,21 @@ hoist(Func *f, Op *ld, Arena *a)
 		if (!ok)
 			top = blocker;
 	} while (!ok);
-	for (i = 0; i < n; i++)
-		crosses |= !mv[i] && (ops[i]->kind == OP_REDUCE ||
-				      ops[i]->kind == OP_DOT);
-	if (!crosses)
+	for (i = 0; i < n; i++) {
+		if (mv[i] || (ops[i]->kind != OP_REDUCE && ops[i]->kind != OP_DOT))
+			continue;
+		crosses = true;
+		live = MAX(live, words(fn, ir_type(f, ops[i]->opnds[0])));
+	}
+	need = *held + live + words(fn, ir_type(f, ld->res[0])) + 24;
+	if (!crosses || need > fn->reg_budget)
 		return;
+	*held += words(fn, ir_type(f, ld->res[0]));
+	{
+		CgHoist h = { ld, next };
+
+		vec_push(a, &fn->hoists, h);
+	}
 	ops[n] = ld;
 	mv[n] = true;
 	for (i = 0, k = 0; i <= n; i++)
@@ -107,22 +137,23 @@ hoist(Func *f, Op *ld, Arena *a)
 }
 
 static void
-walk(Func *f, Block *b, Arena *a)
+walk(CgFn *fn, Block *b)
 {
 	Op *op, *next;
+	int64_t held = 0;
 	uint32_t i;
 
 	for (op = b->first; op; op = next) {
 		next = op->next;
 		for (i = 0; i < op->nregions; i++)
-			walk(f, op->regions[i], a);
+			walk(fn, op->regions[i]);
 		if (op->kind == OP_LOAD)
-			hoist(f, op, a);
+			hoist(fn, op, &held);
 	}
 }
 
 void
-cg_schedule(Cg *cg, Func *f)
+cg_schedule(CgFn *fn)
 {
-	walk(f, f->body, &cg->arena);
+	walk(fn, fn->f->body);
 }
