@@ -74,57 +74,49 @@ poly(CgFn *fn, LLVMValueRef x, const double *c, int n)
 	return p;
 }
 
-/* 2^j for an integral f32 j in [-252, 254], as two exact factors. */
-static LLVMValueRef
-ldexp2(CgFn *fn, LLVMValueRef v, LLVMValueRef j)
-{
-	Cg *cg = fn->cg;
-	LLVMBuilderRef B = cg->B;
-	LLVMValueRef ji = LLVMBuildFPToSI(B, j, cg->t_i32, ""), h, s1, s2;
-
-	h = LLVMBuildAShr(B, ji, cg_i32(cg, 1), "");
-	s1 = LLVMBuildShl(B, LLVMBuildAdd(B, h, cg_i32(cg, 127), ""),
-			  cg_i32(cg, 23), "");
-	s2 = LLVMBuildShl(B, LLVMBuildAdd(B, LLVMBuildSub(B, ji, h, ""),
-					  cg_i32(cg, 127), ""), cg_i32(cg, 23), "");
-	v = mul(fn, v, LLVMBuildBitCast(B, s1, cg->t_f32, ""));
-	return mul(fn, v, LLVMBuildBitCast(B, s2, cg->t_f32, ""));
-}
-
 static LLVMValueRef
 ex2(CgFn *fn, LLVMValueRef x)
 {
 	return call1(fn, "llvm.nvvm.ex2.approx", true, x);
 }
 
-/* 2^(j + f) with j = rint(t), f the rest, t = x * log2(e) or x. */
+/* 2^(j + f) with j = rint(t) clamped to [-126, 127], t = x * log2(e) (or
+ * x), and f = t - j computed exactly with fmas, |f| <= 1/2 wherever the
+ * result is normal; 2^f is ex2.approx.ftz (f is never subnormal there)
+ * and 2^j is made from the exponent bits.  The clamp is one saturating
+ * fma: u = sat(t / 253 + 126 / 253) in [0, 1], and u * 253 - 126 + 1.5 *
+ * 2^23 rounds to j in the low mantissa bits, so (bits << 23) + bits(1.0)
+ * is 2^j.  One rounding in the final product (subnormal results too).
+ * -inf gives f = -inf and 0, +inf and large x give inf, NaN stays NaN
+ * through f (the saturation makes it 0).  Eight instructions in SASS. */
 static LLVMValueRef
 exp_core(CgFn *fn, LLVMValueRef x, bool base2)
 {
 	Cg *cg = fn->cg;
 	LLVMBuilderRef B = cg->B;
-	LLVMValueRef j, f, r, big, small;
-	double hi = base2 ? 128.0 : 88.72283935546875;
-	double lo = base2 ? -150.0 : -103.97208404541016;
+	LLVMValueRef u, r, j, f, s, args[3];
+	const double magic = 12582912.0;  /* 1.5 * 2^23 */
+	const double l2e = 1.4426950408889634;
 
+	args[0] = x;
+	args[1] = fc(cg, (base2 ? 1.0 : l2e) / 253.0);
+	args[2] = fc(cg, 126.0 / 253.0);
+	u = cg_intr(cg, "llvm.nvvm.fma.rn.sat.f", NULL, 0, args, 3);
+	r = fma3(fn, u, fc(cg, 253.0), fc(cg, magic - 126.0));
+	j = LLVMBuildFSub(B, r, fc(cg, magic), "");
 	if (base2) {
-		j = call1(fn, "llvm.rint", true, x);
 		f = LLVMBuildFSub(B, x, j, "");
 	} else {
-		j = call1(fn, "llvm.rint", true, mul(fn, x, fc(cg, 1.4426950408889634)));
-		f = fma3(fn, LLVMBuildFNeg(B, j, ""), fc(cg, 0.6931471824645996), x);
-		f = fma3(fn, LLVMBuildFNeg(B, j, ""), fc(cg, -1.9046542121259336e-09), f);
-		f = mul(fn, f, fc(cg, 1.4426950408889634));
+		/* x * log2(e) - j with log2(e) = hi + lo */
+		f = fma3(fn, x, fc(cg, 1.44269502162933349609375),
+			 LLVMBuildFNeg(B, j, ""));
+		f = fma3(fn, x, fc(cg, 1.925963033500011079e-08), f);
 	}
-	big = LLVMBuildFCmp(B, LLVMRealOGT, x, fc(cg, hi), "");
-	small = LLVMBuildFCmp(B, LLVMRealOLT, x, fc(cg, lo), "");
-	/* keep j in range for the scaling (the selects below decide) */
-	j = LLVMBuildSelect(B, LLVMBuildOr(B, big, small, ""), fc(cg, 0), j, "");
-	j = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealUNO, x, x, ""), fc(cg, 0),
-			    j, "");
-	r = ldexp2(fn, ex2(fn, f), j);
-	r = LLVMBuildSelect(B, big, fc(cg, 1.0 / 0.0), r, "");
-	return LLVMBuildSelect(B, small, fc(cg, 0), r, "");
+	f = call1(fn, "llvm.nvvm.ex2.approx.ftz", true, f);
+	s = LLVMBuildBitCast(B, r, cg->t_i32, "");
+	s = LLVMBuildAdd(B, LLVMBuildShl(B, s, cg_i32(cg, 23), ""),
+			 cg_i32(cg, 0x3f800000), "");
+	return mul(fn, f, LLVMBuildBitCast(B, s, cg->t_f32, ""));
 }
 
 /* log(x) (or log2 when base2), see the header. */
