@@ -31,10 +31,49 @@ cg_fast(CgFn *fn, LLVMValueRef v)
 	return v;
 }
 
+/* bf16 -> f32 is its bits moved up.  An element of a loaded word (an
+ * extractelement of a bitcast of i32s) comes from the word itself: the
+ * high half is masked in place, the low one shifted, one instruction
+ * each, where cvt.f32.bf16 of the extracted half would take two. */
+static LLVMValueRef
+bf16_to_f32(CgFn *fn, LLVMValueRef v)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	LLVMValueRef vec, idx, w = NULL;
+	LLVMTypeRef wt;
+	unsigned k = 0;
+
+	if (LLVMIsAExtractElementInst(v) &&
+	    LLVMIsAConstantInt(idx = LLVMGetOperand(v, 1)) &&
+	    LLVMIsABitCastInst(vec = LLVMGetOperand(v, 0))) {
+		w = LLVMGetOperand(vec, 0);
+		wt = LLVMTypeOf(w);
+		k = (unsigned)LLVMConstIntGetZExtValue(idx);
+		if (wt == cg->t_i32 && k < 2)
+			;
+		else if (LLVMGetTypeKind(wt) == LLVMVectorTypeKind &&
+			 LLVMGetElementType(wt) == cg->t_i32)
+			w = LLVMBuildExtractElement(B, w, cg_i32(cg, k / 2), "");
+		else
+			w = NULL;
+	}
+	if (w && (k & 1))
+		w = LLVMBuildAnd(B, w, cg_i32(cg, (int32_t)0xffff0000u), "");
+	else if (w)
+		w = LLVMBuildShl(B, w, cg_i32(cg, 16), "");
+	else
+		w = LLVMBuildShl(B, LLVMBuildZExt(B, LLVMBuildBitCast(B, v,
+			cg->t_i16, ""), cg->t_i32, ""), cg_i32(cg, 16), "");
+	return LLVMBuildBitCast(B, w, cg->t_f32, "");
+}
+
 /* f16/bf16 -> f32, others unchanged. */
 LLVMValueRef
 cg_widen(CgFn *fn, Type *e, LLVMValueRef v)
 {
+	if (e->kind == TY_BF16)
+		return bf16_to_f32(fn, v);
 	return is_half(e) ? LLVMBuildFPExt(fn->cg->B, v, fn->cg->t_f32, "") : v;
 }
 
@@ -246,6 +285,106 @@ elem(CgFn *fn, Op *op, LLVMValueRef *x)
 	}
 }
 
+static LLVMValueRef
+fconst(CgFn *fn, double v)
+{
+	return LLVMConstReal(fn->cg->t_f32, v);
+}
+
+static LLVMValueRef
+fma_f32(CgFn *fn, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c)
+{
+	LLVMValueRef args[3] = { a, b, c };
+	LLVMTypeRef t = fn->cg->t_f32;
+
+	return cg_intr(fn->cg, "llvm.fma", &t, 1, args, 3);
+}
+
+/* A tile divided by one value (a row's sum broadcast back: softmax).
+ * The reciprocal is refined once, r = rcp(b) + rcp(b) (1 - b rcp(b)),
+ * then each element takes q = a r and q - r (b q - a), with the
+ * remainder exact in an fma: the sequence of div.rn's own fast path,
+ * IEEE's rounded quotient wherever nothing under- or overflows, which
+ * holds when |b| and every |a| lie in [2^-60, 2^60] (all quotients and
+ * remainders normal).  A thread with an element outside (zero, inf,
+ * subnormal, huge) divides all of them with div.rn instead; NaNs pass
+ * through either way.  Five instructions per element instead of ten
+ * and a convergence barrier each. */
+static bool
+div_uniform(CgFn *fn, Op *op, LLVMValueRef **in, const Layout *ly,
+	    LLVMValueRef *r)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	Type *e = ty_elem(ir_type(fn->f, op->opnds[0]));
+	uint32_t dup = ly_dup_mask(ly), i, n = (uint32_t)ly_nregs(ly);
+	LLVMValueRef b, rc, hi, lo, ok, *q;
+	LLVMBasicBlockRef fast, slow, join;
+
+	if (op->kind != OP_DIV || cg->o->fast_math || n < 2 ||
+	    (e->kind != TY_F32 && !is_half(e)))
+		return false;
+	for (i = 1; i < n; i++)
+		if (in[1][i] != in[1][0])
+			return false;
+	b = cg_widen(fn, e, in[1][0]);
+	rc = cg_intr(cg, "llvm.nvvm.rcp.approx.ftz.f", NULL, 0, &b, 1);
+	rc = fma_f32(fn, rc, fma_f32(fn, LLVMBuildFNeg(B, b, ""), rc,
+				     fconst(fn, 1.0)), rc);
+	hi = lo = intr1(fn, "llvm.fabs", b);
+	for (i = 0; i < n; i++) {
+		LLVMValueRef x;
+
+		if (i & dup)
+			continue;
+		x = intr1(fn, "llvm.fabs", cg_widen(fn, e, in[0][i]));
+		hi = intr2(fn, "llvm.maxnum", hi, x);
+		lo = intr2(fn, "llvm.minnum", lo, x);
+	}
+	ok = LLVMBuildAnd(B, LLVMBuildFCmp(B, LLVMRealOLE, hi,
+					   fconst(fn, 0x1p60), ""),
+			  LLVMBuildFCmp(B, LLVMRealOGE, lo,
+					fconst(fn, 0x1p-60), ""), "");
+	fast = cg_new_block(fn, "div.fast");
+	slow = cg_new_block(fn, "div.slow");
+	join = cg_new_block(fn, "div.join");
+	LLVMBuildCondBr(B, ok, fast, slow);
+	LLVMPositionBuilderAtEnd(B, fast);
+	q = cg_regs(fn, ly);
+	for (i = 0; i < n; i++) {
+		LLVMValueRef a, rem;
+
+		if (i & dup)
+			continue;
+		a = cg_widen(fn, e, in[0][i]);
+		q[i] = LLVMBuildFMul(B, a, rc, "");
+		rem = fma_f32(fn, q[i], b, LLVMBuildFNeg(B, a, ""));
+		q[i] = fma_f32(fn, LLVMBuildFNeg(B, rem, ""), rc, q[i]);
+	}
+	LLVMBuildBr(B, join);
+	LLVMPositionBuilderAtEnd(B, slow);
+	for (i = 0; i < n; i++)
+		if (!(i & dup))
+			r[i] = LLVMBuildFDiv(B, cg_widen(fn, e, in[0][i]), b, "");
+	LLVMBuildBr(B, join);
+	LLVMPositionBuilderAtEnd(B, join);
+	for (i = 0; i < n; i++) {
+		LLVMValueRef iv[2], phi;
+		LLVMBasicBlockRef ib[2] = { fast, slow };
+
+		if (i & dup) {
+			r[i] = r[i & ~dup];
+			continue;
+		}
+		iv[0] = q[i];
+		iv[1] = r[i];
+		phi = LLVMBuildPhi(B, cg->t_f32, "");
+		LLVMAddIncoming(phi, iv, ib, 2);
+		r[i] = cg_narrow(fn, e, phi);
+	}
+	return true;
+}
+
 LLVMValueRef *
 cg_elem_compute(CgFn *fn, Op *op, const Layout *ly)
 {
@@ -254,6 +393,8 @@ cg_elem_compute(CgFn *fn, Op *op, const Layout *ly)
 
 	for (j = 0; j < n; j++)
 		in[j] = cg_tile(fn, op->opnds[j], ly);
+	if (div_uniform(fn, op, in, ly, r))
+		return r;
 	for (i = 0; i < (uint32_t)ly_nregs(ly); i++) {
 		if (i & dup) {
 			r[i] = r[i & ~dup];
