@@ -110,6 +110,19 @@ combine(Red *r, LLVMValueRef *a, LLVMValueRef *ia, LLVMValueRef b,
 	*ia = LLVMBuildSelect(B, take, ib, *ia, "");
 }
 
+/* Combines v[0..n) (and their indices) pairwise into v[0]: the same
+ * order in every thread, log2(n) dependent steps instead of n - 1. */
+static void
+tree(Red *r, LLVMValueRef *v, LLVMValueRef *iv, int n)
+{
+	int st, i;
+
+	for (st = 1; st < n; st *= 2)
+		for (i = 0; i + st < n; i += 2 * st)
+			combine(r, &v[i], iv ? &iv[i] : NULL, v[i + st],
+				iv ? iv[i + st] : NULL);
+}
+
 /* shfl.sync.bfly of any 8..64-bit value, through 32-bit words. */
 static LLVMValueRef
 shfl_xor(CgFn *fn, LLVMValueRef v, int lanemask)
@@ -183,7 +196,25 @@ pext(CgFn *fn, LLVMValueRef x, uint32_t mask)
 	return r;
 }
 
-/* Step 3: combine the partials of the warps through scratch. */
+/* Every lane of a warp holds the same result elements (its lanes are
+ * all in the reduced dim, or replicas). */
+static bool
+lanes_agree(Red *r, const Layout *S)
+{
+	int b;
+
+	if (!S)
+		return true;
+	for (b = 0; b < LY_LANES; b++)
+		if (S->lane[b])
+			return false;
+	return true;
+}
+
+/* Step 3: combine the partials of the warps through scratch: every
+ * thread reads them all and combines them as a tree, or, from 16 warps
+ * on, each lane reads one and shuffles combine them (fewer instructions:
+ * 1 + 2 log2(warps) instead of 2 warps - 1). */
 static void
 across_warps(Red *r, const Layout *S, LLVMValueRef *acc, LLVMValueRef *idx,
 	     uint32_t n)
@@ -200,6 +231,7 @@ across_warps(Red *r, const Layout *S, LLVMValueRef *acc, LLVMValueRef *idx,
 	LLVMValueRef tflat = S ? cg_thread_flat(fn, S) : cg_i32(cg, 0), g, off;
 	LLVMBasicBlockRef wr = cg_new_block(fn, "red.write");
 	LLVMBasicBlockRef done = cg_new_block(fn, "red.written");
+	bool by_lanes = slots >= 16 && !is_arg(r) && lanes_agree(r, S);
 	uint32_t k;
 	int s;
 
@@ -224,27 +256,37 @@ across_warps(Red *r, const Layout *S, LLVMValueRef *acc, LLVMValueRef *idx,
 	LLVMPositionBuilderAtEnd(B, done);
 	cg_barrier(fn);
 	for (k = 0; k < n; k++) {
+		LLVMValueRef v[32], iv[32];
+
 		if ((k & r->axreg) || !acc[k])
 			continue;
 		g = LLVMBuildOr(B, tflat, cg_i32(cg, S ? ly_reg_flat(S, k) : 0), "");
+		if (by_lanes) {
+			/* lane l reads warp l's partial; a butterfly over the
+			 * lanes combines them */
+			x = LLVMBuildAnd(B, fn->lane, cg_i32(cg, slots - 1), "");
+			off = LLVMBuildAdd(B, g, LLVMBuildMul(B, x,
+					   cg_i32(cg, nres), ""), "");
+			off = LLVMBuildAdd(B, LLVMBuildMul(B, off, cg_i32(cg, stride), ""),
+					   cg_i32(cg, base), "");
+			cg_smem_load_vec(fn, at, &acc[k], 1, off, ab);
+			for (s = 1; s < slots; s *= 2)
+				combine(r, &acc[k], NULL, shfl_xor(fn, acc[k], s), NULL);
+			continue;
+		}
 		for (s = 0; s < slots; s++) {
-			LLVMValueRef v, iv = NULL;
-
 			off = LLVMBuildAdd(B, g, cg_i32(cg, (int64_t)s * nres), "");
 			off = LLVMBuildAdd(B, LLVMBuildMul(B, off, cg_i32(cg, stride), ""),
 					   cg_i32(cg, base), "");
-			cg_smem_load_vec(fn, at, &v, 1, off, ab);
+			cg_smem_load_vec(fn, at, &v[s], 1, off, ab);
 			if (is_arg(r))
-				cg_smem_load_vec(fn, cg->t_i32, &iv, 1, LLVMBuildAdd(B, off,
+				cg_smem_load_vec(fn, cg->t_i32, &iv[s], 1, LLVMBuildAdd(B, off,
 						 cg_i32(cg, slots * nres * stride), ""), 4);
-			if (s == 0) {
-				acc[k] = v;
-				if (idx)
-					idx[k] = iv;
-			} else {
-				combine(r, &acc[k], idx ? &idx[k] : NULL, v, iv);
-			}
 		}
+		tree(r, v, is_arg(r) ? iv : NULL, slots);
+		acc[k] = v[0];
+		if (idx)
+			idx[k] = iv[0];
 	}
 	cg_scratch_read(fn, base, cg_reduce_scratch(fn, r->op));
 }
@@ -268,25 +310,32 @@ cg_reduce_op(CgFn *fn, Op *op)
 		idx = cg_regs(fn, r.L);
 		t = cg_thread_coord(fn, r.L, r.axis);
 	}
-	/* 1. registers */
-	for (i = 0; i < n; i++) {
-		if (i & dup)
-			continue;
-		k = i & ~r.axreg;
-		v = cg_cvt(fn, r.aty, r.ety, x[i]);
-		if (idx) {
-			uint32_t f = ly_reg_flat(r.L, i);
+	/* 1. registers, as a tree per result register */
+	for (k = 0; k < n; k++) {
+		LLVMValueRef *vs, *ivs = NULL;
+		int m = 0;
 
-			iv = LLVMBuildAdd(cg->B, t, cg_i32(cg, (f >> ly_dim_shift(r.L,
-					  r.axis)) & (r.L->shape[r.axis] - 1)), "");
+		if (k & (r.axreg | dup))
+			continue;
+		vs = cg_regs(fn, r.L);
+		if (idx)
+			ivs = cg_regs(fn, r.L);
+		for (i = k; i < n; i++) {
+			if ((i & ~r.axreg) != k || (i & dup))
+				continue;
+			vs[m] = cg_cvt(fn, r.aty, r.ety, x[i]);
+			if (idx) {
+				uint32_t f = ly_reg_flat(r.L, i);
+
+				ivs[m] = LLVMBuildAdd(cg->B, t, cg_i32(cg, (f >> ly_dim_shift(r.L,
+						     r.axis)) & (r.L->shape[r.axis] - 1)), "");
+			}
+			m++;
 		}
-		if (!acc[k]) {
-			acc[k] = v;
-			if (idx)
-				idx[k] = iv;
-		} else {
-			combine(&r, &acc[k], idx ? &idx[k] : NULL, v, iv);
-		}
+		tree(&r, vs, ivs, m);
+		acc[k] = vs[0];
+		if (idx)
+			idx[k] = ivs[0];
 	}
 	/* 2. lanes */
 	for (b = 0; b < LY_LANES; b++) {
