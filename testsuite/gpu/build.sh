@@ -26,6 +26,18 @@ t="--target=sm_90a"
 "$tlxc" $t "$top/examples/layernorm.tlx" -o "$out/cubin/layernorm4k.cubin"
 "$tlxc" $t -D BLOCK=32768 -D WARPS=16 "$top/examples/softmax.tlx" -o "$out/cubin/softmax32k.cubin"
 "$tlxc" $t -D BLOCK=32768 -D WARPS=16 "$top/examples/layernorm.tlx" -o "$out/cubin/layernorm32k.cubin"
+# the sweep bench/run.py times (best of, like an autotuner): warps per
+# program for each row width of the benchmark, file names carry the values
+for k in softmax layernorm; do
+	for w in 4 8 16 32; do
+		"$tlxc" $t -D BLOCK=4096 -D WARPS=$w "$top/examples/$k.tlx" \
+			-o "$out/cubin/$k-B4096-W$w.cubin"
+	done
+	for w in 16 32; do
+		"$tlxc" $t -D BLOCK=32768 -D WARPS=$w "$top/examples/$k.tlx" \
+			-o "$out/cubin/$k-B32768-W$w.cubin"
+	done
+done
 "$tlxc" $t -D BM=64 -D BN=64 "$top/examples/matmul.tlx" -o "$out/cubin/matmul64.cubin"
 "$tlxc" $t "$top/examples/matmul.tlx" -o "$out/cubin/matmul.cubin"
 cp "$top/testsuite/gpu/run.sh" "$top/bench/run.py" "$out/"

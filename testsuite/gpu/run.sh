@@ -16,6 +16,21 @@ for rc in "7 1000" "3 1024" "33 1" "4096 1000"; do t softmax cubin/softmax1k.cub
 for rc in "2 4096" "1000 3000" "32768 4096"; do t softmax cubin/softmax4k.cubin $rc; done
 for rc in "5 777" "2 1024" "4096 1000"; do t layernorm cubin/layernorm1k.cubin $rc; done
 for rc in "1000 3000" "32768 4096"; do t layernorm cubin/layernorm4k.cubin $rc; done
+# the benchmark's sweep: the fast copy with full and partly masked rows
+# (zeros in softmax: the division's slow path), the generic copy (cols not
+# a multiple of 16)
+for k in softmax layernorm; do
+	for w in 4 8 16 32; do
+		for rc in "256 4096" "64 2048" "100 3000"; do
+			t $k cubin/$k-B4096-W$w.cubin $rc
+		done
+	done
+	for w in 16 32; do
+		for rc in "16 32768" "8 16384" "8 30001"; do
+			t $k cubin/$k-B32768-W$w.cubin $rc
+		done
+	done
+done
 for s in "128 128 64" "100 72 40" "1 1 1" "1000 1000 1000"; do t matmul cubin/matmul64.cubin $s; done
 for s in "128 128 32" "300 200 100" "2048 2048 2048"; do t matmul cubin/matmul.cubin $s; done
 echo "$pass passed, $fail failed"
