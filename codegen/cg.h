@@ -408,6 +408,14 @@ bool cg_shape_op(CgFn *fn, Op *op);      /* shape.c */
 LLVMValueRef *cg_remat(CgFn *fn, Value v, const Layout *ly);
 const Layout *cg_shape_operand_layout(CgFn *fn, Op *op, const Layout *res);
 LLVMValueRef *cg_elem_compute(CgFn *fn, Op *op, const Layout *ly);
+LLVMValueRef cg_elem_one(CgFn *fn, Op *op, LLVMValueRef *x);
+LLVMValueRef cg_convert_one(CgFn *fn, Op *op, LLVMValueRef x);
+/* One element of a rematerialized tile at run-time coordinates c[rank]
+ * (i32), for loops over a thread's elements; NULL when v has a home
+ * (its registers cannot be indexed at run time). */
+LLVMValueRef cg_elem_at(CgFn *fn, Value v, LLVMValueRef *c);
+/* The coordinates of register j (an i32 at run time) of layout l. */
+void cg_reg_coords(CgFn *fn, const Layout *l, LLVMValueRef j, LLVMValueRef *c);
 LLVMValueRef *cg_convert_compute(CgFn *fn, Op *op, const Layout *ly);
 LLVMValueRef cg_widen(CgFn *fn, Type *e, LLVMValueRef v);
 LLVMValueRef cg_narrow(CgFn *fn, Type *e, LLVMValueRef v);

@@ -311,6 +311,12 @@ one(CgFn *fn, Op *op, LLVMValueRef v)
 	return cg_cvt(fn, to, from, v);
 }
 
+LLVMValueRef
+cg_convert_one(CgFn *fn, Op *op, LLVMValueRef x)
+{
+	return one(fn, op, x);
+}
+
 LLVMValueRef *
 cg_convert_compute(CgFn *fn, Op *op, const Layout *ly)
 {

@@ -385,6 +385,12 @@ div_uniform(CgFn *fn, Op *op, LLVMValueRef **in, const Layout *ly,
 	return true;
 }
 
+LLVMValueRef
+cg_elem_one(CgFn *fn, Op *op, LLVMValueRef *x)
+{
+	return elem(fn, op, x);
+}
+
 LLVMValueRef *
 cg_elem_compute(CgFn *fn, Op *op, const Layout *ly)
 {

@@ -247,11 +247,9 @@ mask_uniform(Access *a, int n)
 
 	if (n == 1 || !cg_is_tile(a->fn, m))
 		return true;
-	/* in the fast copy of a versioned loop the loop's check covers the
-	 * mask's assumptions too (cg_fast_deps) */
-	if (a->fn->mode == CG_FAST && a->fn->ax[m].cnst[a->dim] >= n)
-		return true;
-	return a->fn->ax_gen[m].cnst[a->dim] >= n;
+	/* in a fast copy the check covers the mask's assumptions too
+	 * (cg_fast_deps, access) */
+	return cg_axis(a->fn, m)->cnst[a->dim] >= n;
 }
 
 static LLVMValueRef
@@ -353,6 +351,60 @@ store_group(Access *a, uint32_t g, int n)
 
 static void operands(Access *a);
 
+/* A store element by element (the generic path of a narrow access) as a
+ * loop over the thread's registers: the values go through a local array
+ * and each element's pointer and mask are evaluated at run time
+ * (cg_elem_at).  One copy of the code instead of one per element (a
+ * GEMM's epilogue had 128); it runs only for unaligned pointers or odd
+ * strides.  False when the pointers or the mask are not rematerialized. */
+static bool
+store_loop(Access *a)
+{
+	CgFn *fn = a->fn;
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	Op *op = a->op;
+	Value ptr = op->opnds[0], mask = op->nopnds > 2 ? op->opnds[2] : 0;
+	uint32_t n = (uint32_t)ly_nregs(a->ly), i;
+	LLVMTypeRef et = LLVMTypeOf(a->val[0]), at = LLVMArrayType2(et, n);
+	LLVMValueRef arr, j, next, c[TY_MAX_RANK], p, m = NULL, v, ix[2];
+	LLVMBasicBlockRef pre, body, exit;
+
+	if (!fn->vals[ptr].remat || (mask && cg_is_tile(fn, mask) &&
+				     !fn->vals[mask].remat))
+		return false;
+	arr = LLVMBuildAlloca(fn->Bentry, at, "vals");
+	ix[0] = cg_i32(cg, 0);
+	for (i = 0; i < n; i++) {
+		ix[1] = cg_i32(cg, i);
+		LLVMBuildStore(B, a->val[i], LLVMBuildGEP2(B, at, arr, ix, 2, ""));
+	}
+	pre = LLVMGetInsertBlock(B);
+	body = cg_new_block(fn, "st.elem");
+	exit = cg_new_block(fn, "st.elem.done");
+	LLVMBuildBr(B, body);
+	LLVMPositionBuilderAtEnd(B, body);
+	j = LLVMBuildPhi(B, cg->t_i32, "");
+	cg_reg_coords(fn, a->ly, j, c);
+	p = cg_elem_at(fn, ptr, c);
+	if (mask)
+		m = cg_elem_at(fn, mask, c);
+	ix[1] = j;
+	v = LLVMBuildLoad2(B, et, LLVMBuildGEP2(B, at, arr, ix, 2, ""), "");
+	vec_store(a, p, 1, m, &v);
+	next = LLVMBuildAdd(B, j, cg_i32(cg, 1), "");
+	LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntULT, next, cg_i32(cg, n), ""),
+			body, exit);
+	{
+		LLVMValueRef iv[2] = { cg_i32(cg, 0), next };
+		LLVMBasicBlockRef ib[2] = { pre, LLVMGetInsertBlock(B) };
+
+		LLVMAddIncoming(j, iv, ib, 2);
+	}
+	LLVMPositionBuilderAtEnd(B, exit);
+	return true;
+}
+
 /* All groups of the tile with vectors of n; loads return registers. */
 static LLVMValueRef *
 access_all(Access *a, int n, bool load)
@@ -360,6 +412,8 @@ access_all(Access *a, int n, bool load)
 	LLVMValueRef *r = load ? cg_regs(a->fn, a->ly) : NULL;
 	uint32_t dup = ly_dup_mask(a->ly), g, nr = (uint32_t)ly_nregs(a->ly);
 
+	if (!load && n * a->eb < 4 && nr > 1 && store_loop(a))
+		return NULL;
 	/* pointers, masks and `other` are made here, in this path's scope:
 	 * the other path's per-element addresses do not stay live */
 	cg_scope_push(a->fn);
@@ -393,18 +447,31 @@ access(Access *a, bool load)
 	int vg = cg_mem_vec(fn, ptr, a->ly, fn->ax_gen);
 	LLVMBasicBlockRef fb, gb, fe, ge, join;
 	LLVMValueRef *rf, *rg, *r;
+	uint64_t deps;
+	Value m;
 	uint32_t i;
 
 	if (fn->mode == CG_GENERIC)
 		vf = vg;
 	if (vf <= vg || fn->mode == CG_FAST)
 		return access_all(a, vf, load);
+	/* the fast path checks the mask's assumptions too when they make it
+	 * constant over the fast vectors: one predicate per vector, no edge
+	 * path (a GEMM's epilogue) */
+	deps = fn->ax[ptr].deps;
+	if ((m = cg_mask_operand(a->op)) && cg_is_tile(fn, m) &&
+	    fn->ax[m].cnst[a->dim] >= vf && fn->ax_gen[m].cnst[a->dim] < vf)
+		deps |= fn->ax[m].deps;
 	fb = cg_new_block(fn, "fast");
 	gb = cg_new_block(fn, "generic");
 	join = cg_new_block(fn, "join");
-	LLVMBuildCondBr(B, cg_guard(fn, fn->ax[ptr].deps), fb, gb);
+	LLVMBuildCondBr(B, cg_guard(fn, deps), fb, gb);
 	LLVMPositionBuilderAtEnd(B, fb);
+	fn->mode = CG_FAST;
+	fn->ver_deps = deps;
 	rf = access_all(a, vf, load);
+	fn->mode = CG_BOTH;
+	fn->ver_deps = 0;
 	fe = LLVMGetInsertBlock(B);
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, gb);

@@ -95,6 +95,103 @@ cg_remat(CgFn *fn, Value v, const Layout *ly)
 	}
 }
 
+/* The operand coordinates of a shape op's result coordinates c. */
+static void
+operand_coords(CgFn *fn, Op *op, LLVMValueRef *c, LLVMValueRef *oc)
+{
+	Cg *cg = fn->cg;
+	Type *rt = ir_type(fn->f, op->res[0]), *at = ir_type(fn->f, op->opnds[0]);
+	int64_t inv[TY_MAX_RANK];
+	int d, k = 0, axis = (int)attr_int(&op->attrs, "axis", 0), sh = 0;
+	LLVMValueRef flat = cg_i32(cg, 0);
+
+	switch (op->kind) {
+	case OP_BROADCAST:
+		for (d = 0; d < at->rank; d++)
+			oc[d] = at->shape[d] == 1 ? cg_i32(cg, 0) : c[d];
+		return;
+	case OP_EXPAND_DIMS:
+		for (d = 0; d < rt->rank; d++)
+			if (d != axis)
+				oc[k++] = c[d];
+		return;
+	case OP_TRANS:
+		inverse_perm(attr_find(&op->attrs, "perm"), inv);
+		for (d = 0; d < at->rank; d++)
+			oc[d] = c[inv[d]];
+		return;
+	default:  /* reshape: through the row-major flat index */
+		for (d = rt->rank - 1; d >= 0; d--) {
+			flat = LLVMBuildOr(cg->B, flat, LLVMBuildShl(cg->B, c[d],
+					   cg_i32(cg, sh), ""), "");
+			sh += log2i(rt->shape[d]);
+		}
+		for (d = at->rank - 1, sh = 0; d >= 0; d--) {
+			oc[d] = LLVMBuildAnd(cg->B, LLVMBuildLShr(cg->B, flat,
+					     cg_i32(cg, sh), ""),
+					     cg_i32(cg, at->shape[d] - 1), "");
+			sh += log2i(at->shape[d]);
+		}
+		return;
+	}
+}
+
+void
+cg_reg_coords(CgFn *fn, const Layout *l, LLVMValueRef j, LLVMValueRef *c)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	LLVMValueRef flat = cg_thread_flat(fn, l), x;
+	int b, d;
+
+	for (b = 0; b < l->nreg; b++) {
+		if (!l->reg[b])
+			continue;
+		x = LLVMBuildAnd(B, LLVMBuildLShr(B, j, cg_i32(cg, b), ""),
+				 cg_i32(cg, 1), "");
+		flat = LLVMBuildOr(B, flat, LLVMBuildShl(B, x,
+				   cg_i32(cg, log2i(l->reg[b])), ""), "");
+	}
+	for (d = 0; d < l->rank; d++)
+		c[d] = LLVMBuildAnd(B, LLVMBuildLShr(B, flat,
+				    cg_i32(cg, ly_dim_shift(l, d)), ""),
+				    cg_i32(cg, l->shape[d] - 1), "");
+}
+
+LLVMValueRef
+cg_elem_at(CgFn *fn, Value v, LLVMValueRef *c)
+{
+	Op *op = ir_val(fn->f, v)->def;
+	LLVMValueRef x[3], oc[TY_MAX_RANK];
+	uint32_t i;
+
+	if (!cg_is_tile(fn, v))
+		return cg_scalar(fn, v);
+	if (!fn->vals[v].remat || !op)
+		return NULL;
+	switch (op->kind) {
+	case OP_CONST:
+		return cg_const(fn->cg, ir_type(fn->f, v),
+				attr_find(&op->attrs, "value"));
+	case OP_RANGE:
+		return LLVMBuildAdd(fn->cg->B, c[0], cg_i32(fn->cg,
+				    attr_int(&op->attrs, "start", 0)), "");
+	case OP_SPLAT:
+		return cg_scalar(fn, op->opnds[0]);
+	case OP_BROADCAST: case OP_EXPAND_DIMS: case OP_RESHAPE: case OP_TRANS:
+		operand_coords(fn, op, c, oc);
+		return cg_elem_at(fn, op->opnds[0], oc);
+	case OP_CVT: case OP_BITCAST:
+		x[0] = cg_elem_at(fn, op->opnds[0], c);
+		return x[0] ? cg_convert_one(fn, op, x[0]) : NULL;
+	default:
+		for (i = 0; i < op->nopnds && i < 3; i++)
+			if (!(x[i] = cg_elem_at(fn, op->opnds[i], c)))
+				return NULL;
+		return cg_elem_one(fn, op, x);
+	}
+}
+
 static LLVMValueRef
 sreg(CgFn *fn, const char *base, int64_t axis)
 {

@@ -432,6 +432,56 @@ cp_all(CgFn *fn, Op *op, SmemView *w, const Layout *l, LLVMValueRef *src,
 	}
 }
 
+/* The copy element by element as a loop over the thread's registers,
+ * each element's pointer, mask and place evaluated at run time
+ * (cg_elem_at): one copy of the code whatever the tile.  Unrolled, the
+ * generic paths of a GEMM's copies were over half of its PTX and of
+ * ptxas's time; they only run for unaligned pointers or odd strides.
+ * False when the pointers or the mask are not rematerialized. */
+static bool
+cp_loop(CgFn *fn, Op *op, SmemView *w, const Layout *l)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	Value ptr = op->opnds[1], mask = op->nopnds > 2 ? op->opnds[2] : 0;
+	Type *pt = ir_type(fn->f, ptr);
+	LLVMTypeRef et = cg_type(cg, ty_elem(pt)->elem);
+	int eb = MAX(1, ty_bits(ty_elem(pt)->elem) / 8), d;
+	LLVMBasicBlockRef pre = LLVMGetInsertBlock(B), body, exit;
+	LLVMValueRef j, next, c[TY_MAX_RANK], p, m = NULL, x, off;
+	LLVMValueRef zero = cg_i32(cg, 0);
+
+	if (!fn->vals[ptr].remat || (mask && cg_is_tile(fn, mask) &&
+				     !fn->vals[mask].remat))
+		return false;
+	body = cg_new_block(fn, "cp.elem");
+	exit = cg_new_block(fn, "cp.elem.done");
+	LLVMBuildBr(B, body);
+	LLVMPositionBuilderAtEnd(B, body);
+	j = LLVMBuildPhi(B, cg->t_i32, "");
+	cg_reg_coords(fn, l, j, c);
+	off = w->off;
+	for (d = 0; d < l->rank; d++)
+		off = LLVMBuildAdd(B, off, LLVMBuildMul(B, c[d],
+				   cg_i32(cg, w->stride[d] * w->ebytes), ""), "");
+	p = cg_elem_at(fn, ptr, c);
+	if (mask)
+		m = cg_elem_at(fn, mask, c);
+	x = guarded_load(fn, et, p, m);
+	cg_smem_store_vec(fn, et, &x, 1, cg_swizzle(fn, off, w->swz), eb);
+	next = LLVMBuildAdd(B, j, cg_i32(cg, 1), "");
+	LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntULT, next,
+					 cg_i32(cg, ly_nregs(l)), ""), body, exit);
+	{
+		LLVMValueRef iv[2] = { zero, next };
+		LLVMBasicBlockRef ib[2] = { pre, LLVMGetInsertBlock(B) };
+
+		LLVMAddIncoming(j, iv, ib, 2);
+	}
+	LLVMPositionBuilderAtEnd(B, exit);
+	return true;
+}
+
 /* The widest copy: the view's and the pointers' vectors, narrowed
  * until the mask is constant over each. */
 static int
@@ -454,6 +504,7 @@ cp_async(CgFn *fn, Op *op)
 	LLVMValueRef *src = cg_operand(fn, op, 1), *m = NULL, first;
 	LLVMBasicBlockRef in = NULL, done = NULL, fb, gb;
 	int vf = cp_vec(fn, op, w, l, fn->ax), vg = cp_vec(fn, op, w, l, fn->ax_gen);
+	int eb = MAX(1, ty_bits(ty_elem(ir_type(fn->f, op->opnds[1]))->elem) / 8);
 	uint64_t deps;
 
 	if (op->nopnds > 2)
@@ -465,7 +516,8 @@ cp_async(CgFn *fn, Op *op)
 		LLVMPositionBuilderAtEnd(cg->B, in);
 	}
 	if (fn->mode == CG_GENERIC || vf <= vg) {
-		cp_all(fn, op, w, l, src, m, vg);
+		if (vf == vg || vg * eb >= 4 || !cp_loop(fn, op, w, l))
+			cp_all(fn, op, w, l, src, m, vg);
 	} else if (fn->mode == CG_FAST) {
 		cp_all(fn, op, w, l, src, m, vf);
 	} else {
@@ -481,7 +533,8 @@ cp_async(CgFn *fn, Op *op)
 		cp_all(fn, op, w, l, src, m, vf);
 		LLVMBuildBr(cg->B, done);
 		LLVMPositionBuilderAtEnd(cg->B, gb);
-		cp_all(fn, op, w, l, src, m, vg);
+		if (vg * eb >= 4 || !cp_loop(fn, op, w, l))
+			cp_all(fn, op, w, l, src, m, vg);
 	}
 	if (done) {
 		LLVMBuildBr(cg->B, done);
