@@ -33,6 +33,7 @@ typedef struct Access {
 	int dim;             /* dim the vectors run along */
 	uint32_t nvals;      /* 1 for a store: operand 1 is the value */
 	int vec;             /* elements per access of the path */
+	bool slow;           /* the generic path of a wider fast one */
 	const char *hint;    /* PTX qualifiers, or NULL */
 } Access;
 
@@ -412,7 +413,7 @@ access_all(Access *a, int n, bool load)
 	LLVMValueRef *r = load ? cg_regs(a->fn, a->ly) : NULL;
 	uint32_t dup = ly_dup_mask(a->ly), g, nr = (uint32_t)ly_nregs(a->ly);
 
-	if (!load && n * a->eb < 4 && nr > 1 && store_loop(a))
+	if (!load && a->slow && n * a->eb < 4 && nr > 1 && store_loop(a))
 		return NULL;
 	/* pointers, masks and `other` are made here, in this path's scope:
 	 * the other path's per-element addresses do not stay live */
@@ -451,6 +452,7 @@ access(Access *a, bool load)
 	Value m;
 	uint32_t i;
 
+	a->slow = fn->mode == CG_GENERIC && vf > vg;
 	if (fn->mode == CG_GENERIC)
 		vf = vg;
 	if (vf <= vg || fn->mode == CG_FAST)
@@ -475,6 +477,7 @@ access(Access *a, bool load)
 	fe = LLVMGetInsertBlock(B);
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, gb);
+	a->slow = true;
 	rg = access_all(a, vg, load);
 	ge = LLVMGetInsertBlock(B);
 	LLVMBuildBr(B, join);
