@@ -177,6 +177,8 @@ LLVMValueRef cg_const(Cg *cg, Type *t, const Attr *a);
 /* A user error at an op's location; codegen stops after the function. */
 void cg_error(Cg *cg, SrcLoc loc, const char *fmt, ...) TLX_PRINTF(3, 4);
 void cg_unsupported(Cg *cg, Op *op, const char *what);
+/* The loop closed by latch branch br is not unrolled. */
+void cg_no_unroll(Cg *cg, LLVMValueRef br);
 
 /* ---- cubin.c: PTX -> cubin ---------------------------------------------- */
 

@@ -247,6 +247,24 @@ cg_asm(Cg *cg, LLVMTypeRef rty, const char *text, const char *cons,
 	return call;
 }
 
+/* Marks the loop whose latch branch is br as not to be unrolled (the
+ * generic element loops: unrolling only grows code that rarely runs):
+ * !llvm.loop !{self, !{"llvm.loop.unroll.disable"}}. */
+void
+cg_no_unroll(Cg *cg, LLVMValueRef br)
+{
+	static const char key[] = "llvm.loop.unroll.disable";
+	LLVMMetadataRef tmp = LLVMTemporaryMDNode(cg->C, NULL, 0), ops[2], id;
+	LLVMMetadataRef str = LLVMMDStringInContext2(cg->C, key, sizeof key - 1);
+
+	ops[0] = tmp;
+	ops[1] = LLVMMDNodeInContext2(cg->C, &str, 1);
+	id = LLVMMDNodeInContext2(cg->C, ops, 2);
+	LLVMMetadataReplaceAllUsesWith(tmp, id);
+	LLVMSetMetadata(br, LLVMGetMDKindIDInContext(cg->C, "llvm.loop", 9),
+			LLVMMetadataAsValue(cg->C, id));
+}
+
 /* TLX_CG_TIME=1 prints the time of each phase to stderr. */
 static void
 phase(Cg *cg, const char *name)

@@ -394,8 +394,8 @@ store_loop(Access *a)
 	v = LLVMBuildLoad2(B, et, LLVMBuildGEP2(B, at, arr, ix, 2, ""), "");
 	vec_store(a, p, 1, m, &v);
 	next = LLVMBuildAdd(B, j, cg_i32(cg, 1), "");
-	LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntULT, next, cg_i32(cg, n), ""),
-			body, exit);
+	cg_no_unroll(cg, LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntULT, next,
+			 cg_i32(cg, n), ""), body, exit));
 	{
 		LLVMValueRef iv[2] = { cg_i32(cg, 0), next };
 		LLVMBasicBlockRef ib[2] = { pre, LLVMGetInsertBlock(B) };

@@ -470,8 +470,8 @@ cp_loop(CgFn *fn, Op *op, SmemView *w, const Layout *l)
 	x = guarded_load(fn, et, p, m);
 	cg_smem_store_vec(fn, et, &x, 1, cg_swizzle(fn, off, w->swz), eb);
 	next = LLVMBuildAdd(B, j, cg_i32(cg, 1), "");
-	LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntULT, next,
-					 cg_i32(cg, ly_nregs(l)), ""), body, exit);
+	cg_no_unroll(cg, LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntULT, next,
+			 cg_i32(cg, ly_nregs(l)), ""), body, exit));
 	{
 		LLVMValueRef iv[2] = { zero, next };
 		LLVMBasicBlockRef ib[2] = { pre, LLVMGetInsertBlock(B) };
