@@ -595,25 +595,12 @@ stmt_barrier(Sema *s, Ast *st)
 	Op *op;
 
 	if (!top_level(s, st, "barriers") ||
-	    !sema_const_int(s, st->a, "the number of barriers", &n))
+	    !sema_const_int_in(s, st->a, "the number of barriers", 1, 1024, &n) ||
+	    !sema_args(s, st, "barrier", 0, 0, names, &a))
 		return;
-	if (n < 1 || n > 1024) {
-		diag_error(s->diag, st->a->loc, "the number of barriers must be "
-			   "between 1 and 1024, got %lld", (long long)n);
+	if ((e = sema_named(&a, "arrive")) &&
+	    !sema_const_int_in(s, e, "the arrival count", 1, 1 << 20, &arrive))
 		return;
-	}
-	if (!sema_args(s, st, "barrier", 0, 0, names, &a))
-		return;
-	if ((e = sema_named(&a, "arrive"))) {
-		if (!sema_const_int(s, e, "the arrival count", &arrive))
-			return;
-		if (arrive < 1 || arrive > (1 << 20)) {
-			diag_error(s->diag, e->loc, "the arrival count must be "
-				   "between 1 and 1048576, got %lld",
-				   (long long)arrive);
-			return;
-		}
-	}
 	op = ig_opn(s, OP_MBAR_ALLOC, 0, NULL, ty_mbar(s->ir, n), st->loc);
 	attr_set_int(s->ir, &op->attrs, "arrive", arrive);
 	if ((y = sema_declare(s, SYM_LET, st->name, st->loc))) {
@@ -632,13 +619,8 @@ stmt_pipe(Sema *s, Ast *st)
 	Op *op;
 
 	if (!top_level(s, st, "pipes") ||
-	    !sema_const_int(s, st->a, "the depth of a pipe", &depth))
+	    !sema_const_int_in(s, st->a, "the depth of a pipe", 1, 64, &depth))
 		return;
-	if (depth < 1 || depth > 64) {
-		diag_error(s->diag, st->a->loc, "the depth of a pipe must be "
-			   "between 1 and 64, got %lld", (long long)depth);
-		return;
-	}
 	if (!(y = sema_declare(s, SYM_PIPE, st->name, st->loc)))
 		return;
 	y->nfields = st->list.n;
