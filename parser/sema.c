@@ -303,6 +303,19 @@ scalar_bool(Sema *s, Ast *e, SVal *c)
 	return true;
 }
 
+/* Binds the carried variables to new values: block arguments or results. */
+static void
+rebind(Sema *s, Sym **syms, uint32_t n, const Value *vals)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		syms[i]->val.v = vals[i];
+		syms[i]->val.is_const = false;
+		name_value(s, &syms[i]->val, syms[i]->name);
+	}
+}
+
 static void
 stmt_if(Sema *s, Ast *st)
 {
@@ -343,36 +356,7 @@ stmt_if(Sema *s, Ast *st)
 			for (j = 0; j < n; j++)
 				syms[j]->val = saved[j];
 		}
-		for (i = 0; i < n; i++) {
-			syms[i]->val.v = op->res[i];
-			syms[i]->val.is_const = false;
-			name_value(s, &syms[i]->val, syms[i]->name);
-		}
-	}
-}
-
-/* Binds the carried variables to the block arguments starting at `first`. */
-static void
-bind_carried(Sema *s, Sym **syms, uint32_t n, Block *blk, uint32_t first)
-{
-	uint32_t i;
-
-	for (i = 0; i < n; i++) {
-		syms[i]->val.v = blk->args[first + i];
-		syms[i]->val.is_const = false;
-		name_value(s, &syms[i]->val, syms[i]->name);
-	}
-}
-
-static void
-rebind_results(Sema *s, Sym **syms, uint32_t n, Op *op, uint32_t first)
-{
-	uint32_t i;
-
-	for (i = 0; i < n; i++) {
-		syms[i]->val.v = op->res[first + i];
-		syms[i]->val.is_const = false;
-		name_value(s, &syms[i]->val, syms[i]->name);
+		rebind(s, syms, n, op->res);
 	}
 }
 
@@ -405,14 +389,14 @@ loop_body(Sema *s, Op *op, Block *blk, const char *ivname, Sym **syms,
 				  body->loc);
 		name_value(s, &y->val, ivname);
 	}
-	bind_carried(s, syms, n, blk, 1);
+	rebind(s, syms, n, blk->args + 1);
 	s->loop_depth++;
 	sema_block(s, body);
 	s->loop_depth--;
 	yield_syms(s, syms, n, OP_YIELD, body->loc);
 	sema_pop_scope(s);
 	leave(s, old);
-	rebind_results(s, syms, n, op, 0);
+	rebind(s, syms, n, op->res);
 }
 
 static void
@@ -531,7 +515,7 @@ stmt_while(Sema *s, Ast *st)
 			ir_block_add_arg(op->regions[1], rt[i]);
 		}
 		old = enter(s, op->regions[0]);
-		bind_carried(s, syms, n, op->regions[0], 0);
+		rebind(s, syms, n, op->regions[0]->args);
 		if (!scalar_bool(s, st->a, &c) || !sema_materialize(s, &c))
 			c = sv_const_int(s, TY_I1, 0, st->loc), sema_materialize(s, &c);
 		cv[0] = c.v;
@@ -542,14 +526,14 @@ stmt_while(Sema *s, Ast *st)
 
 		old = enter(s, op->regions[1]);
 		sema_push_scope(s);
-		bind_carried(s, syms, n, op->regions[1], 0);
+		rebind(s, syms, n, op->regions[1]->args);
 		s->loop_depth++;
 		sema_block(s, st->d);
 		s->loop_depth--;
 		yield_syms(s, syms, n, OP_YIELD, st->loc);
 		sema_pop_scope(s);
 		leave(s, old);
-		rebind_results(s, syms, n, op, 0);
+		rebind(s, syms, n, op->res);
 	}
 }
 
