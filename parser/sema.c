@@ -1523,9 +1523,15 @@ kernel_attrs(Sema *s, Func *f, Ast *k, Ast **pa, uint32_t n)
 			attr_set_ints(s->ir, &f->attrs, "cluster", v, 3);
 		} else if (!strcmp(a->name, "grid")) {
 			grid = a;
+		} else if (!strcmp(a->name, "stages")) {
+			if (a->list.n != 1 ||
+			    !sema_const_int_in(s, a->list.v[0], "stages", 1, 8,
+					       &v[0]))
+				continue;
+			attr_set_int(s->ir, &f->attrs, "stages", v[0]);
 		} else {
 			diag_error(s->diag, a->loc, "unknown kernel attribute "
-				   "'%s'; expected warps, grid or cluster",
+				   "'%s'; expected warps, grid, cluster or stages",
 				   a->name);
 		}
 	}
