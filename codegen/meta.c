@@ -85,7 +85,10 @@ cg_debug_init(Cg *cg)
 	cg->di_cu = LLVMDIBuilderCreateCompileUnit(
 		cg->dib, LLVMDWARFSourceLanguageC11, cg->di_file, producer,
 		sizeof producer - 1, cg->o->olevel > 0, "", 0, 0, "", 0,
-		LLVMDWARFEmissionLineTablesOnly, 0, 0, 0, "", 0, "", 0);
+		/* DebugDirectivesOnly (3): .file/.loc without debug sections or
+		 * the "debug" target flag, as nvcc -lineinfo does; the C API
+		 * has no name for it, the C++ enum it casts to does */
+		(LLVMDWARFEmissionKind)3, 0, 0, 0, "", 0, "", 0);
 	LLVMAddModuleFlag(cg->M, LLVMModuleFlagBehaviorWarning,
 			  "Debug Info Version", 18,
 			  LLVMValueAsMetadata(cg_i32(cg, LLVMDebugMetadataVersion())));

@@ -277,20 +277,34 @@ rewrite(Pipe *p, bool *chain)
 
 /* ---- finding loops ------------------------------------------------------- */
 
-/* Up to 4 stages, as many as fit in 48 KB (the kernel's shared memory
- * then stays static: measured on the H200, 3 stages of 128x32 + 32x128
- * bf16 run as fast as 4); 2 or 3 bigger stages may take up to 160 KB on
- * sm_90a+ (96 KB on sm_80). */
+/* The kernel's stages(N) when given (1: no pipelining; more than fit is
+ * an error); else up to 4 stages, as many as fit in 48 KB (the kernel's
+ * shared memory then stays static: measured on the H200, 3 stages of
+ * 128x32 + 32x128 bf16 run as fast as 4); 2 or 3 bigger stages may take
+ * up to 160 KB on sm_90a+ (96 KB on sm_80). */
 static int
 stages_for(Cg *cg, Pipe *p)
 {
 	int64_t bytes = 0, budget = cg->o->sm >= 90 ? 160 * 1024 : 96 * 1024;
+	int64_t asked = attr_int(&p->f->attrs, "stages", 0);
 	int i, S = 4;
 
 	for (i = 0; i < 2; i++)
 		if (p->ld[i])
 			bytes += ty_numel(ir_type(p->f, p->ld[i]->res[0])) *
 				 MAX(1, ty_bits(ir_type(p->f, p->ld[i]->res[0])->elem) / 8);
+	if (asked == 1)
+		return 0;
+	if (asked > 1) {
+		if (asked * bytes <= target_smem_limit(cg->o->sm))
+			return (int)asked;
+		diag_error(cg->d, range_at(p->loop->loc), "stages(%lld) would keep "
+			   "%lld bytes of this loop's operands in shared memory; "
+			   "%s has %lld per program", (long long)asked,
+			   (long long)(asked * bytes), target_name(cg->o->sm),
+			   (long long)target_smem_limit(cg->o->sm));
+		return 0;
+	}
 	if (2 * bytes <= 48 * 1024)
 		budget = 48 * 1024;
 	while (S > 2 && S * bytes > budget)

@@ -1463,6 +1463,9 @@ check_func_attrs(Verifier *v)
 	if ((a = attr_find(&f->attrs, "warps")) &&
 	    (a->kind != ATTR_INT || a->i < 1 || a->i > 32))
 		err(v, NULL, "'warps' of '@%s' must be an integer from 1 to 32", f->name);
+	if ((a = attr_find(&f->attrs, "stages")) &&
+	    (a->kind != ATTR_INT || a->i < 1 || a->i > 8))
+		err(v, NULL, "'stages' of '@%s' must be an integer from 1 to 8", f->name);
 	if ((a = attr_find(&f->attrs, "cluster"))) {
 		bool ok = a->kind == ATTR_INTS && a->ints.n == 3;
 

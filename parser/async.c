@@ -44,21 +44,6 @@ i32_arg(Sema *s, Ast *e, const char *what, Value *out)
 	return *out != 0;
 }
 
-static bool
-count_arg(Sema *s, Ast *e, const char *what, int64_t lo, int64_t hi,
-	  int64_t *out)
-{
-	if (!sema_const_int(s, e, what, out))
-		return false;
-	if (*out < lo || *out > hi) {
-		diag_error(s->diag, e->loc, "%s must be between %lld and %lld, "
-			   "got %lld", what, (long long)lo, (long long)hi,
-			   (long long)*out);
-		return false;
-	}
-	return true;
-}
-
 static SVal
 voidv(void)
 {
@@ -93,7 +78,7 @@ a_arrive(Sema *s, CallArgs *a)
 		return sv_error();
 	ops[0] = bar.v;
 	if ((e = sema_named(a, "count")) &&
-	    !count_arg(s, e, "the arrival count", 1, 1 << 20, &count))
+	    !sema_const_int_in(s, e, "the arrival count", 1, 1 << 20, &count))
 		return sv_error();
 	if ((e = sema_named(a, "cta")) && !i32_arg(s, e, "'cta'", &ops[n++]))
 		return sv_error();
@@ -145,7 +130,7 @@ a_with_pending(Sema *s, CallArgs *a, OpKind k)
 	int64_t n = 0;
 	Op *op;
 
-	if (a->npos && !count_arg(s, a->pos[0], "the number of pending groups",
+	if (a->npos && !sema_const_int_in(s, a->pos[0], "the number of pending groups",
 				  0, 63, &n))
 		return sv_error();
 	op = ig_opn(s, k, 0, NULL, NULL, a->call->loc);
@@ -470,7 +455,7 @@ a_dot_wait(Sema *s, CallArgs *a)
 
 	if (x.kind == SV_ERROR)
 		return x;
-	if (pe && !count_arg(s, pe, "'pending'", 0, 63, &pending))
+	if (pe && !sema_const_int_in(s, pe, "'pending'", 0, 63, &pending))
 		return sv_error();
 	if (n > 16) {
 		diag_error(s->diag, a->pos[0]->loc, "'dot_wait' takes at most 16 "

@@ -128,21 +128,6 @@ value_arg(Sema *s, Ast *e, const char *fname, const char *what)
 }
 
 static bool
-int_const_arg(Sema *s, Ast *e, const char *what, int64_t lo, int64_t hi,
-	      int64_t *out)
-{
-	if (!sema_const_int(s, e, what, out))
-		return false;
-	if (*out < lo || *out > hi) {
-		diag_error(s->diag, e->loc, "%s must be between %lld and %lld, "
-			   "got %lld", what, (long long)lo, (long long)hi,
-			   (long long)*out);
-		return false;
-	}
-	return true;
-}
-
-static bool
 shape_arg(Sema *s, Ast *e, const char *what, int64_t *shape, int *rank)
 {
 	uint32_t i;
@@ -154,7 +139,7 @@ shape_arg(Sema *s, Ast *e, const char *what, int64_t *shape, int *rank)
 		return false;
 	}
 	for (i = 0; i < e->list.n; i++) {
-		if (!int_const_arg(s, e->list.v[i], "a dimension", 1, 1 << 20,
+		if (!sema_const_int_in(s, e->list.v[i], "a dimension", 1, 1 << 20,
 				   &shape[i]))
 			return false;
 		if (!is_pow2(shape[i])) {
@@ -224,7 +209,7 @@ bi_program_id(Sema *s, Ast *call, const char *name)
 	if (!sema_args(s, call, name, 0, 1, names, &a))
 		return sv_error();
 	ax = a.npos ? a.pos[0] : sema_named(&a, "axis");
-	if (ax && !int_const_arg(s, ax, "axis", 0, 2, &axis))
+	if (ax && !sema_const_int_in(s, ax, "axis", 0, 2, &axis))
 		return sv_error();
 	if (s->fn && s->fn->kind == FN_GRID) {
 		diag_error(s->diag, call->loc, "'%s' cannot be used in grid()",
@@ -251,10 +236,10 @@ bi_range(Sema *s, Ast *call, const char *name)
 
 	if (!sema_args(s, call, name, 1, 2, NULL, &a))
 		return sv_error();
-	if (a.npos == 2 && !int_const_arg(s, a.pos[0], "the start of a range",
+	if (a.npos == 2 && !sema_const_int_in(s, a.pos[0], "the start of a range",
 					  -(1ll << 31), (1ll << 31) - 1, &lo))
 		return sv_error();
-	if (!int_const_arg(s, a.pos[a.npos - 1], a.npos == 2
+	if (!sema_const_int_in(s, a.pos[a.npos - 1], a.npos == 2
 			   ? "the end of a range" : "the size of a range",
 			   -(1ll << 31), (1ll << 31) - 1, &hi))
 		return sv_error();
@@ -406,17 +391,15 @@ bi_load(Sema *s, Ast *call, const char *name)
 		    !(shape = sema_broadcast_shape(s, shape, o.ty, elem, e->loc)))
 			return sv_error();
 	}
-	p = sema_broadcast(s, p, ty_like(s->ir, shape, ty_elem(p.ty)), call->loc);
-	ops[0] = mat(s, &p);
-	if (m.kind) {
-		m = sema_broadcast(s, m, ty_like(s->ir, shape, ty_elem(m.ty)),
-				   call->loc);
-		ops[n++] = mat(s, &m);
-	}
-	if (o.kind) {
-		o = sema_broadcast(s, o, ty_like(s->ir, shape, elem), call->loc);
-		ops[n++] = mat(s, &o);
-	}
+	if (!sema_to_shape(s, &p, shape, call->loc) ||
+	    (m.kind && !sema_to_shape(s, &m, shape, call->loc)) ||
+	    (o.kind && !sema_to_shape(s, &o, shape, call->loc)))
+		return sv_error();
+	ops[0] = p.v;
+	if (m.kind)
+		ops[n++] = m.v;
+	if (o.kind)
+		ops[n++] = o.v;
 	op = ig_opn(s, OP_LOAD, n, ops, ty_like(s->ir, shape, elem), call->loc);
 	if ((e = sema_named(&a, "cache"))) {
 		const char *w = word_arg(s, e, "cache", cache_words);
@@ -498,15 +481,13 @@ bi_store(Sema *s, Ast *call, const char *name)
 	    (!mask_arg(s, e, &m) ||
 	     !(shape = sema_broadcast_shape(s, shape, m.ty, elem, e->loc))))
 		return sv_error();
-	p = sema_broadcast(s, p, ty_like(s->ir, shape, ty_elem(p.ty)), call->loc);
-	v = sema_broadcast(s, v, shape, call->loc);
-	ops[0] = mat(s, &p);
-	ops[1] = mat(s, &v);
-	if (m.kind) {
-		m = sema_broadcast(s, m, ty_like(s->ir, shape, ty_elem(m.ty)),
-				   call->loc);
-		ops[2] = mat(s, &m);
-	}
+	if (!sema_to_shape(s, &p, shape, call->loc) ||
+	    !sema_to_shape(s, &v, shape, call->loc) ||
+	    (m.kind && !sema_to_shape(s, &m, shape, call->loc)))
+		return sv_error();
+	ops[0] = p.v;
+	ops[1] = v.v;
+	ops[2] = m.v;
 	ig_opn(s, OP_STORE, m.kind ? 3 : 2, ops, NULL, call->loc);
 	return (SVal){ .kind = SV_VOID };
 }
@@ -559,13 +540,15 @@ bi_atomic(Sema *s, Ast *call, const char *name)
 	    (!mask_arg(s, e, &m) ||
 	     !(shape = sema_broadcast_shape(s, shape, m.ty, elem, e->loc))))
 		return sv_error();
-	p = sema_broadcast(s, p, ty_like(s->ir, shape, ty_elem(p.ty)), call->loc);
-	v = sema_broadcast(s, v, shape, call->loc);
-	ops[0] = mat(s, &p);
+	if (!sema_to_shape(s, &p, shape, call->loc) ||
+	    !sema_to_shape(s, &v, shape, call->loc) ||
+	    (cas && !sema_to_shape(s, &c, shape, call->loc)) ||
+	    (m.kind && !sema_to_shape(s, &m, shape, call->loc)))
+		return sv_error();
+	ops[0] = p.v;
 	if (cas) {
-		c = sema_broadcast(s, c, shape, call->loc);
-		ops[1] = mat(s, &c);
-		ops[2] = mat(s, &v);
+		ops[1] = c.v;
+		ops[2] = v.v;
 		op = ig_opn(s, OP_ATOMIC_CAS, 3, ops, shape, call->loc);
 		return sv_value(shape, op->res[0], call->loc);
 	}
@@ -578,12 +561,8 @@ bi_atomic(Sema *s, Ast *call, const char *name)
 			   "elements", name, ty_kind_name(elem->kind));
 		return sv_error();
 	}
-	ops[1] = mat(s, &v);
-	if (m.kind) {
-		m = sema_broadcast(s, m, ty_like(s->ir, shape, ty_elem(m.ty)),
-				   call->loc);
-		ops[2] = mat(s, &m);
-	}
+	ops[1] = v.v;
+	ops[2] = m.v;
 	op = ig_opn(s, OP_ATOMIC, m.kind ? 3 : 2, ops, shape, call->loc);
 	attr_set_sym(s->ir, &op->attrs, "kind", name + strlen("atomic_"));
 	return sv_value(shape, op->res[0], call->loc);
@@ -632,10 +611,9 @@ bi_where(Sema *s, Ast *call, const char *name)
 				      call->loc);
 	if (!need_ir(s, call))
 		return sv_error();
-	c = sema_broadcast(s, c, ty_like(s->ir, shape, ty_elem(c.ty)), call->loc);
-	x = sema_broadcast(s, x, shape, call->loc);
-	y = sema_broadcast(s, y, shape, call->loc);
-	if (!mat(s, &c) || !mat(s, &x) || !mat(s, &y))
+	if (!sema_to_shape(s, &c, shape, call->loc) ||
+	    !sema_to_shape(s, &x, shape, call->loc) ||
+	    !sema_to_shape(s, &y, shape, call->loc))
 		return sv_error();
 	return sv_value(shape, ig_op3(s, OP_SELECT, shape, c.v, x.v, y.v,
 				      call->loc), call->loc);
@@ -725,10 +703,9 @@ bi_fma(Sema *s, Ast *call, const char *name)
 	    !(shape = sema_broadcast_shape(s, shape, z.ty, elem, call->loc)) ||
 	    !need_ir(s, call))
 		return sv_error();
-	x = sema_broadcast(s, x, shape, call->loc);
-	y = sema_broadcast(s, y, shape, call->loc);
-	z = sema_broadcast(s, z, shape, call->loc);
-	if (!mat(s, &x) || !mat(s, &y) || !mat(s, &z))
+	if (!sema_to_shape(s, &x, shape, call->loc) ||
+	    !sema_to_shape(s, &y, shape, call->loc) ||
+	    !sema_to_shape(s, &z, shape, call->loc))
 		return sv_error();
 	return sv_value(shape, ig_op3(s, OP_FMA, shape, x.v, y.v, z.v,
 				      call->loc), call->loc);
@@ -780,7 +757,7 @@ reduce(Sema *s, SVal x, Ast *axis_ast, const char *kind, SrcRange loc)
 			   sv_describe(s, &x));
 		return sv_error();
 	}
-	if (axis_ast && !int_const_arg(s, axis_ast, "axis", -t->rank,
+	if (axis_ast && !sema_const_int_in(s, axis_ast, "axis", -t->rank,
 				       t->rank - 1, &axis))
 		return sv_error();
 	if (!ig_need_builder(s, loc) || !mat(s, &x))
@@ -867,9 +844,8 @@ bi_minmax(Sema *s, Ast *call, const char *name)
 	if (!(shape = sema_broadcast_shape(s, x.ty, y.ty, elem, call->loc)) ||
 	    !need_ir(s, call))
 		return sv_error();
-	x = sema_broadcast(s, x, shape, call->loc);
-	y = sema_broadcast(s, y, shape, call->loc);
-	if (!mat(s, &x) || !mat(s, &y))
+	if (!sema_to_shape(s, &x, shape, call->loc) ||
+	    !sema_to_shape(s, &y, shape, call->loc))
 		return sv_error();
 	return sv_value(shape, ig_op2(s, is_max ? OP_MAX : OP_MIN, shape, x.v,
 				      y.v, call->loc), call->loc);
@@ -1031,7 +1007,7 @@ bi_trans(Sema *s, Ast *call, const char *name)
 			return sv_error();
 		}
 		for (i = 0; i < r; i++) {
-			if (!int_const_arg(s, l->list.v[i], "a dimension", 0,
+			if (!sema_const_int_in(s, l->list.v[i], "a dimension", 0,
 					   r - 1, &perm[i]))
 				return sv_error();
 			if (seen[perm[i]]) {
@@ -1097,7 +1073,7 @@ bi_expand_dims(Sema *s, Ast *call, const char *name)
 			   TY_MAX_RANK);
 		return sv_error();
 	}
-	if (!int_const_arg(s, a.pos[1], "axis", -(r + 1), r, &axis))
+	if (!sema_const_int_in(s, a.pos[1], "axis", -(r + 1), r, &axis))
 		return sv_error();
 	if (axis < 0)
 		axis += r + 1;

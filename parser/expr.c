@@ -227,6 +227,21 @@ sema_const_int(Sema *s, Ast *e, const char *what, int64_t *out)
 	return true;
 }
 
+bool
+sema_const_int_in(Sema *s, Ast *e, const char *what, int64_t lo, int64_t hi,
+		  int64_t *out)
+{
+	if (!sema_const_int(s, e, what, out))
+		return false;
+	if (*out < lo || *out > hi) {
+		diag_error(s->diag, e->loc, "%s must be between %lld and %lld, "
+			   "got %lld", what, (long long)lo, (long long)hi,
+			   (long long)*out);
+		return false;
+	}
+	return true;
+}
+
 /* ---- promotion and broadcasting ------------------------------------------------ */
 
 static TypeKind
@@ -407,6 +422,15 @@ sema_broadcast(Sema *s, SVal v, Type *shape, SrcRange loc)
 	return v;
 }
 
+bool
+sema_to_shape(Sema *s, SVal *v, Type *shape, SrcRange loc)
+{
+	if (v->kind == SV_ERROR || !ig_need_builder(s, loc))
+		return false;
+	*v = sema_broadcast(s, *v, ty_like(s->ir, shape, ty_elem(v->ty)), loc);
+	return v->kind != SV_ERROR && sema_materialize(s, v) != 0;
+}
+
 /* ---- operators --------------------------------------------------------------- */
 
 static const OpKind arith_op[AST_OP_COUNT] = {
@@ -442,12 +466,8 @@ pointer_binary(Sema *s, AstOp op, SVal a, SVal b, SrcRange loc)
 			return sv_error();
 		}
 		shape = sema_broadcast_shape(s, a.ty, b.ty, ty_elem(a.ty), loc);
-		if (!shape || !ig_need_builder(s, loc))
-			return sv_error();
-		a = sema_broadcast(s, a, shape, loc);
-		b = sema_broadcast(s, b, shape, loc);
-		if (a.kind == SV_ERROR || b.kind == SV_ERROR ||
-		    !sema_materialize(s, &a) || !sema_materialize(s, &b))
+		if (!shape || !sema_to_shape(s, &a, shape, loc) ||
+		    !sema_to_shape(s, &b, shape, loc))
 			return sv_error();
 		ig_set_loc(s, loc);
 		return sv_value(ty_like(s->ir, shape, ty_of_scalar(s, TY_I1)),
@@ -476,13 +496,8 @@ pointer_binary(Sema *s, AstOp op, SVal a, SVal b, SrcRange loc)
 		}
 	}
 	shape = sema_broadcast_shape(s, p.ty, off.ty, ty_elem(p.ty), loc);
-	if (!shape || !ig_need_builder(s, loc))
-		return sv_error();
-	p = sema_broadcast(s, p, shape, loc);
-	off = sema_broadcast(s, off, ty_like(s->ir, shape, ty_elem(off.ty)),
-			     loc);
-	if (p.kind == SV_ERROR || off.kind == SV_ERROR ||
-	    !sema_materialize(s, &p) || !sema_materialize(s, &off))
+	if (!shape || !sema_to_shape(s, &p, shape, loc) ||
+	    !sema_to_shape(s, &off, shape, loc))
 		return sv_error();
 	return sv_value(shape, ig_op2(s, OP_PTR_ADD, shape, p.v, off.v, loc),
 			loc);
@@ -549,14 +564,8 @@ sema_binary(Sema *s, AstOp op, SVal a, SVal b, SrcRange loc)
 		r.weak = a.weak && b.weak && !is_cmp(op);
 		return r;
 	}
-	if (!(shape = sema_broadcast_shape(s, a.ty, b.ty, elem, loc)))
-		return sv_error();
-	if (!ig_need_builder(s, loc))
-		return sv_error();
-	a = sema_broadcast(s, a, shape, loc);
-	b = sema_broadcast(s, b, shape, loc);
-	if (a.kind == SV_ERROR || b.kind == SV_ERROR ||
-	    !sema_materialize(s, &a) || !sema_materialize(s, &b))
+	if (!(shape = sema_broadcast_shape(s, a.ty, b.ty, elem, loc)) ||
+	    !sema_to_shape(s, &a, shape, loc) || !sema_to_shape(s, &b, shape, loc))
 		return sv_error();
 	if (is_cmp(op)) {
 		ig_set_loc(s, loc);

@@ -303,6 +303,19 @@ scalar_bool(Sema *s, Ast *e, SVal *c)
 	return true;
 }
 
+/* Binds the carried variables to new values: block arguments or results. */
+static void
+rebind(Sema *s, Sym **syms, uint32_t n, const Value *vals)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		syms[i]->val.v = vals[i];
+		syms[i]->val.is_const = false;
+		name_value(s, &syms[i]->val, syms[i]->name);
+	}
+}
+
 static void
 stmt_if(Sema *s, Ast *st)
 {
@@ -343,36 +356,7 @@ stmt_if(Sema *s, Ast *st)
 			for (j = 0; j < n; j++)
 				syms[j]->val = saved[j];
 		}
-		for (i = 0; i < n; i++) {
-			syms[i]->val.v = op->res[i];
-			syms[i]->val.is_const = false;
-			name_value(s, &syms[i]->val, syms[i]->name);
-		}
-	}
-}
-
-/* Binds the carried variables to the block arguments starting at `first`. */
-static void
-bind_carried(Sema *s, Sym **syms, uint32_t n, Block *blk, uint32_t first)
-{
-	uint32_t i;
-
-	for (i = 0; i < n; i++) {
-		syms[i]->val.v = blk->args[first + i];
-		syms[i]->val.is_const = false;
-		name_value(s, &syms[i]->val, syms[i]->name);
-	}
-}
-
-static void
-rebind_results(Sema *s, Sym **syms, uint32_t n, Op *op, uint32_t first)
-{
-	uint32_t i;
-
-	for (i = 0; i < n; i++) {
-		syms[i]->val.v = op->res[first + i];
-		syms[i]->val.is_const = false;
-		name_value(s, &syms[i]->val, syms[i]->name);
+		rebind(s, syms, n, op->res);
 	}
 }
 
@@ -405,14 +389,14 @@ loop_body(Sema *s, Op *op, Block *blk, const char *ivname, Sym **syms,
 				  body->loc);
 		name_value(s, &y->val, ivname);
 	}
-	bind_carried(s, syms, n, blk, 1);
+	rebind(s, syms, n, blk->args + 1);
 	s->loop_depth++;
 	sema_block(s, body);
 	s->loop_depth--;
 	yield_syms(s, syms, n, OP_YIELD, body->loc);
 	sema_pop_scope(s);
 	leave(s, old);
-	rebind_results(s, syms, n, op, 0);
+	rebind(s, syms, n, op->res);
 }
 
 static void
@@ -531,7 +515,7 @@ stmt_while(Sema *s, Ast *st)
 			ir_block_add_arg(op->regions[1], rt[i]);
 		}
 		old = enter(s, op->regions[0]);
-		bind_carried(s, syms, n, op->regions[0], 0);
+		rebind(s, syms, n, op->regions[0]->args);
 		if (!scalar_bool(s, st->a, &c) || !sema_materialize(s, &c))
 			c = sv_const_int(s, TY_I1, 0, st->loc), sema_materialize(s, &c);
 		cv[0] = c.v;
@@ -542,14 +526,14 @@ stmt_while(Sema *s, Ast *st)
 
 		old = enter(s, op->regions[1]);
 		sema_push_scope(s);
-		bind_carried(s, syms, n, op->regions[1], 0);
+		rebind(s, syms, n, op->regions[1]->args);
 		s->loop_depth++;
 		sema_block(s, st->d);
 		s->loop_depth--;
 		yield_syms(s, syms, n, OP_YIELD, st->loc);
 		sema_pop_scope(s);
 		leave(s, old);
-		rebind_results(s, syms, n, op, 0);
+		rebind(s, syms, n, op->res);
 	}
 }
 
@@ -595,25 +579,12 @@ stmt_barrier(Sema *s, Ast *st)
 	Op *op;
 
 	if (!top_level(s, st, "barriers") ||
-	    !sema_const_int(s, st->a, "the number of barriers", &n))
+	    !sema_const_int_in(s, st->a, "the number of barriers", 1, 1024, &n) ||
+	    !sema_args(s, st, "barrier", 0, 0, names, &a))
 		return;
-	if (n < 1 || n > 1024) {
-		diag_error(s->diag, st->a->loc, "the number of barriers must be "
-			   "between 1 and 1024, got %lld", (long long)n);
+	if ((e = sema_named(&a, "arrive")) &&
+	    !sema_const_int_in(s, e, "the arrival count", 1, 1 << 20, &arrive))
 		return;
-	}
-	if (!sema_args(s, st, "barrier", 0, 0, names, &a))
-		return;
-	if ((e = sema_named(&a, "arrive"))) {
-		if (!sema_const_int(s, e, "the arrival count", &arrive))
-			return;
-		if (arrive < 1 || arrive > (1 << 20)) {
-			diag_error(s->diag, e->loc, "the arrival count must be "
-				   "between 1 and 1048576, got %lld",
-				   (long long)arrive);
-			return;
-		}
-	}
 	op = ig_opn(s, OP_MBAR_ALLOC, 0, NULL, ty_mbar(s->ir, n), st->loc);
 	attr_set_int(s->ir, &op->attrs, "arrive", arrive);
 	if ((y = sema_declare(s, SYM_LET, st->name, st->loc))) {
@@ -632,13 +603,8 @@ stmt_pipe(Sema *s, Ast *st)
 	Op *op;
 
 	if (!top_level(s, st, "pipes") ||
-	    !sema_const_int(s, st->a, "the depth of a pipe", &depth))
+	    !sema_const_int_in(s, st->a, "the depth of a pipe", 1, 64, &depth))
 		return;
-	if (depth < 1 || depth > 64) {
-		diag_error(s->diag, st->a->loc, "the depth of a pipe must be "
-			   "between 1 and 64, got %lld", (long long)depth);
-		return;
-	}
 	if (!(y = sema_declare(s, SYM_PIPE, st->name, st->loc)))
 		return;
 	y->nfields = st->list.n;
@@ -1557,9 +1523,15 @@ kernel_attrs(Sema *s, Func *f, Ast *k, Ast **pa, uint32_t n)
 			attr_set_ints(s->ir, &f->attrs, "cluster", v, 3);
 		} else if (!strcmp(a->name, "grid")) {
 			grid = a;
+		} else if (!strcmp(a->name, "stages")) {
+			if (a->list.n != 1 ||
+			    !sema_const_int_in(s, a->list.v[0], "stages", 1, 8,
+					       &v[0]))
+				continue;
+			attr_set_int(s->ir, &f->attrs, "stages", v[0]);
 		} else {
 			diag_error(s->diag, a->loc, "unknown kernel attribute "
-				   "'%s'; expected warps, grid or cluster",
+				   "'%s'; expected warps, grid, cluster or stages",
 				   a->name);
 		}
 	}

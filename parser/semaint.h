@@ -162,6 +162,9 @@ bool sv_is_scalar(SVal *v);
 const char *sv_describe(Sema *s, SVal *v);  /* "tile<4xf32>", "a shared buffer" */
 /* Evaluates e and requires a compile-time integer constant. */
 bool sema_const_int(Sema *s, Ast *e, const char *what, int64_t *out);
+/* The same, and within [lo, hi]. */
+bool sema_const_int_in(Sema *s, Ast *e, const char *what, int64_t lo,
+		       int64_t hi, int64_t *out);
 /* The binary operator on two values (broadcasting, promotion). */
 SVal sema_binary(Sema *s, AstOp op, SVal a, SVal b, SrcRange loc);
 /* Converts v to element type `elem` (weak literals adapt; typed values
@@ -169,6 +172,9 @@ SVal sema_binary(Sema *s, AstOp op, SVal a, SVal b, SrcRange loc);
 SVal sema_convert(Sema *s, SVal v, Type *elem, SrcRange loc);
 /* Broadcasts v to `shape` (a tile type or scalar type: its shape). */
 SVal sema_broadcast(Sema *s, SVal v, Type *shape, SrcRange loc);
+/* Broadcasts *v, keeping its element type, to the dims of `shape` and
+ * materializes it (v->v is then the IR value); false after an error. */
+bool sema_to_shape(Sema *s, SVal *v, Type *shape, SrcRange loc);
 /* The common element type of a and b, or NULL after an error. */
 Type *sema_promote(Sema *s, SVal *a, SVal *b, SrcRange loc);
 /* False (with an error) for fp8, which is for storage and dot only. */

@@ -12,6 +12,11 @@
  *   examples_test matmul MODULE M N K
  *   examples_test gemm MODULE KERNEL M N K     (TMA GEMMs: gemm_ws, ...)
  *
+ * MODULE is what tlxc made (a cubin, PTX or IR text) or, in builds with
+ * libtlx, a .tlx source that is compiled in-process first (const
+ * overrides from $TLX_DEFINES, "NAME=VALUE,NAME=VALUE"; $TLX_EMIT=ir
+ * for kernels whose GPU code generation is not written yet).
+ *
  * The device is $TLXRT_DEVICE, else a GPU when there is one, else the
  * simulator.  Prints one line; exits 0 when every element is within the
  * kernel's tolerance, 1 otherwise, 77 when no device opens.
@@ -24,6 +29,9 @@
 #include <string.h>
 
 #include "tlx/tlxrt.h"
+#ifdef HAVE_LIBTLX
+#include "tlx/tlx.h"
+#endif
 
 enum { GUARD = 64 };  /* poisoned elements after every output */
 
@@ -124,12 +132,61 @@ download(tlxrt_ptr d, size_t n, size_t esz)
 	return h;
 }
 
+#ifdef HAVE_LIBTLX
+/* Compiles a .tlx file with libtlx and loads the image it gives. */
+static void
+load_source(const char *path, tlxrt_module **m)
+{
+	const char *defs[16], *env = getenv("TLX_DEFINES");
+	char *text = NULL, *copy = env ? strdup(env) : NULL, *save = NULL, *d;
+	tlx_options o = { .name = path, .defines = defs };
+	tlx_ctx *c;
+	tlx_module *tm;
+	const void *img;
+	size_t n = 0, size;
+	int kind;
+	FILE *f = fopen(path, "rb");
+
+	if (!f || !(text = hmalloc(1 << 20)) ||
+	    (n = fread(text, 1, 1 << 20, f)) == 0) {
+		printf("FAIL: cannot read %s\n", path);
+		exit(1);
+	}
+	fclose(f);
+	if (getenv("TLX_EMIT") && !strcmp(getenv("TLX_EMIT"), "ir"))
+		o.emit = TLX_EMIT_IR;
+	for (d = copy ? strtok_r(copy, ",", &save) : NULL; d && o.ndefines < 16;
+	     d = strtok_r(NULL, ",", &save))
+		defs[o.ndefines++] = d;
+	if (tlx_ctx_create(NULL, NULL, &c) != TLX_OK ||
+	    tlx_cache_set_dir(c, NULL) != TLX_OK) {
+		printf("FAIL: libtlx: no context\n");
+		exit(1);
+	}
+	if (tlx_compile(c, text, n, &o, &tm) != TLX_OK) {
+		printf("FAIL: libtlx: %s\n", tlx_errmsg(c));
+		exit(1);
+	}
+	tlx_module_image(tm, &img, &size, &kind);
+	CHECK(tlxrt_module_load(dev, img, size, m), "loading the module");
+	tlx_module_destroy(tm);
+	tlx_ctx_destroy(c);
+	free(copy);
+}
+#endif
+
 static tlxrt_kernel *
 kernel(const char *path, const char *name, tlxrt_module **m)
 {
 	tlxrt_kernel *k;
+	size_t n = strlen(path);
 
-	CHECK(tlxrt_module_load_file(dev, path, m), "loading the module");
+#ifdef HAVE_LIBTLX
+	if (n > 4 && !strcmp(path + n - 4, ".tlx"))
+		load_source(path, m);
+	else
+#endif
+		CHECK(tlxrt_module_load_file(dev, path, m), "loading the module");
 	loaded = *m;
 	CHECK(tlxrt_kernel_get(*m, name, &k), "finding the kernel");
 	return k;
