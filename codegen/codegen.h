@@ -28,6 +28,7 @@ typedef struct CgOpts {
 	bool use_ptxas;     /* cubin through ptxas even when nvJitLink is there */
 	const char *ptxas;  /* ptxas to run (NULL: configure's, then PATH) */
 	bool verbose;       /* report ptxas' resource usage as notes */
+	bool ptx_ok;        /* no assembler for a cubin: PTX instead */
 } CgOpts;
 
 /* What code generation learned about one kernel (also in __tlx_meta). */
@@ -44,6 +45,8 @@ typedef struct CgResult {
 	CgKernelInfo *kernels;
 	uint32_t nkernels;
 	const char *linker; /* "nvJitLink" or the ptxas path (cubins) */
+	bool ptx_fallback;  /* a cubin was asked, but no assembler is found:
+			       data is PTX (the driver assembles it) */
 } CgResult;
 
 /* Compiles m for o->sm.  Returns false after reporting errors to d. */
@@ -51,6 +54,11 @@ bool cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out);
 
 /* True when a cubin can be made here (nvJitLink or ptxas is found). */
 bool cg_can_assemble(void);
+
+/* Starts loading nvJitLink in a background thread (once per process) and
+ * warming it up for target sm, to overlap the front end and LLVM; the
+ * assembler waits for it. */
+void cg_preload_assembler(int sm);
 
 /* The LLVM version codegen was built with ("22.1.8"). */
 const char *cg_llvm_version(void);

@@ -17,21 +17,17 @@ codegen(Job *j, Module *m)
 {
 	CgOpts o = { .sm = j->sm, .olevel = j->olevel, .lineinfo = j->lineinfo,
 		     .debug = j->debug, .fast_math = j->fast_math,
-		     .use_ptxas = j->ptxas != NULL, .ptxas = j->ptxas };
+		     .use_ptxas = j->ptxas != NULL, .ptxas = j->ptxas,
+		     .ptx_ok = j->ptx_ok };
 	CgResult r;
 
 	o.emit = j->emit == EMIT_LLVM ? CG_EMIT_LLVM
 		 : j->emit == EMIT_PTX ? CG_EMIT_PTX : CG_EMIT_CUBIN;
-	/* Without an assembler a cubin cannot be made: PTX instead, which
-	 * the driver assembles at load time. */
-	if (o.emit == CG_EMIT_CUBIN && !j->ptxas && !cg_can_assemble()) {
-		o.emit = CG_EMIT_PTX;
-		j->ptx_fallback = true;
-	}
 	if (!cg_compile(m, &o, &j->diag, &r))
 		return false;
 	buf_put(&j->out, r.data, r.size);
-	j->binary = o.emit == CG_EMIT_CUBIN;
+	j->ptx_fallback = r.ptx_fallback;
+	j->binary = o.emit == CG_EMIT_CUBIN && !r.ptx_fallback;
 	return true;
 }
 
@@ -65,6 +61,8 @@ compile_run(Job *j)
 	Ast *file = NULL;
 	Buf ir = { 0 };
 
+	if (j->emit == EMIT_CUBIN && !j->ptxas)
+		cg_preload_assembler(j->sm);
 	src_init(&j->src, j->arena, j->name, j->text, j->len);
 	diag_init(&j->diag, j->arena, &j->src, j->diag_out);
 	j->diag.werror = j->werror;

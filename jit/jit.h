@@ -32,6 +32,7 @@ typedef struct Job {
 	const char *ptxas;         /* assemble with this ptxas, not nvJitLink */
 	bool tir;                  /* the text is tile IR, not a program */
 	bool werror;
+	bool ptx_ok;               /* no assembler: PTX in place of a cubin */
 	FILE *diag_out;            /* where diagnostics go as they come; NULL: kept */
 	/* outputs */
 	Arena *arena;

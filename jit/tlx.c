@@ -209,7 +209,7 @@ setup_job(tlx_ctx *c, Job *j, const char *src, size_t len,
 		return fail(c, TLX_MISUSE, "opt_level must be 0 to 3");
 	j->olevel = o->opt_level ? o->opt_level : 2;
 	switch (o->emit) {
-	case TLX_EMIT_CUBIN: j->emit = EMIT_CUBIN; break;
+	case TLX_EMIT_CUBIN: j->emit = EMIT_CUBIN; j->ptx_ok = true; break;
 	case TLX_EMIT_PTX: j->emit = EMIT_PTX; break;
 	case TLX_EMIT_IR: j->emit = EMIT_IR; break;
 	default: return fail(c, TLX_MISUSE, "unknown emit kind %d", o->emit);

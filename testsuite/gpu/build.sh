@@ -38,6 +38,16 @@ for k in softmax layernorm; do
 			-o "$out/cubin/$k-B32768-W$w.cubin"
 	done
 done
+# softmax with --fast-math too (exp as ex2.approx, division by the
+# reciprocal: what Triton's tl.exp and torch's --use_fast_math builds do)
+for w in 4 8; do
+	"$tlxc" $t --fast-math -D BLOCK=4096 -D WARPS=$w "$top/examples/softmax.tlx" \
+		-o "$out/cubin/softmax-B4096-W$w-fast.cubin"
+done
+for w in 16 32; do
+	"$tlxc" $t --fast-math -D BLOCK=32768 -D WARPS=$w "$top/examples/softmax.tlx" \
+		-o "$out/cubin/softmax-B32768-W$w-fast.cubin"
+done
 "$tlxc" $t -D BM=64 -D BN=64 "$top/examples/matmul.tlx" -o "$out/cubin/matmul64.cubin"
 "$tlxc" $t "$top/examples/matmul.tlx" -o "$out/cubin/matmul.cubin"
 cp "$top/testsuite/gpu/run.sh" "$top/bench/run.py" "$out/"

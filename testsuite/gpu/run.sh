@@ -31,6 +31,12 @@ for k in softmax layernorm; do
 		done
 	done
 done
+for w in 4 8; do
+	for rc in "256 4096" "100 3000"; do t softmax cubin/softmax-B4096-W$w-fast.cubin $rc; done
+done
+for w in 16 32; do
+	for rc in "16 32768" "8 30001"; do t softmax cubin/softmax-B32768-W$w-fast.cubin $rc; done
+done
 for s in "128 128 64" "100 72 40" "1 1 1" "1000 1000 1000"; do t matmul cubin/matmul64.cubin $s; done
 for s in "128 128 32" "300 200 100" "2048 2048 2048"; do t matmul cubin/matmul.cubin $s; done
 echo "$pass passed, $fail failed"
