@@ -168,11 +168,15 @@ def tlxc_compile_ms(example, defines=()):
     exe = os.path.join(here, "tlxc")
     if not os.path.exists(exe):
         return None
+    # nvJitLink goes through the driver, whose JIT cache would hand back
+    # the cubin of the previous run: every run here compiles for real
+    env = dict(os.environ, CUDA_CACHE_DISABLE="1")
     ts = []
     for _ in range(7):
         t0 = time.perf_counter()
         p = subprocess.run([exe, *defines, os.path.join(here, "examples", example), "-o",
-                            os.path.join(tempfile.gettempdir(), "tlx-bench.cubin")], capture_output=True)
+                            os.path.join(tempfile.gettempdir(), "tlx-bench.cubin")],
+                           capture_output=True, env=env)
         ts.append((time.perf_counter() - t0) * 1e3)
         if p.returncode != 0:
             print("tlxc failed:", example, p.stderr.decode()[:300], flush=True)

@@ -286,23 +286,25 @@ phase(Cg *cg, const char *name)
  * CSE'd and hoisted by our passes, and lowering emits straight-line code
  * whose redundancy is local (a layout's index arithmetic repeated per
  * register, constants in the bits of lane and warp).  A short function
- * pipeline removes it: SROA, early CSE, two rounds of instcombine around
- * GVN, LICM for the address arithmetic of loops, DSE, ADCE and CFG
+ * pipeline removes it: SROA, early CSE, instcombine, LICM for the address
+ * arithmetic of loops, GVN and a second instcombine, ADCE and CFG
  * cleanup.  LLVM's default<O3> runs instcombine eight times and took
  * three times as long (matmul: 61 ms against 21 here) for PTX a few
- * percent larger.  -O1 drops GVN, LICM and DSE.  TLX_LLVM_PASSES (a
- * pipeline in opt's syntax) replaces it, for experiments.
+ * percent larger and the same speed on the H200 (bench/RESULTS.md); DSE
+ * cost 9 ms and removed nothing.  -O1 drops GVN and the second
+ * instcombine.  TLX_LLVM_PASSES (a pipeline in opt's syntax) replaces
+ * these, for experiments.
  */
 static const char *const pipelines[4] = {
 	"function(verify)",
 	"function(sroa,early-cse,instcombine<no-verify-fixpoint>,"
-	"simplifycfg,adce)",
+	"simplifycfg,loop-mssa(licm),early-cse,adce)",
 	"function(sroa,early-cse,instcombine<no-verify-fixpoint>,"
 	"simplifycfg,loop-mssa(licm),gvn,instcombine<no-verify-fixpoint>,"
-	"dse,adce,simplifycfg)",
+	"adce,simplifycfg)",
 	"function(sroa,early-cse,instcombine<no-verify-fixpoint>,"
 	"simplifycfg,loop-mssa(licm),gvn,instcombine<no-verify-fixpoint>,"
-	"dse,adce,simplifycfg)",
+	"adce,simplifycfg)",
 };
 
 static bool
