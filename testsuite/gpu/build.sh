@@ -50,6 +50,12 @@ for w in 16 32; do
 done
 "$tlxc" $t -D BM=64 -D BN=64 "$top/examples/matmul.tlx" -o "$out/cubin/matmul64.cubin"
 "$tlxc" $t "$top/examples/matmul.tlx" -o "$out/cubin/matmul.cubin"
+# the GEMM's sweep (bench/run.py): k-step and pipeline depth
+for c in "64 3" "32 4"; do
+	set -- $c
+	"$tlxc" $t -D BK=$1 -D STAGES=$2 "$top/examples/matmul.tlx" \
+		-o "$out/cubin/matmul-BK$1-S$2.cubin"
+done
 cp "$top/testsuite/gpu/run.sh" "$top/bench/run.py" "$out/"
 mkdir -p "$out/examples"
 cp "$top"/examples/*.tlx "$out/examples/"
