@@ -300,6 +300,61 @@ fma_f32(CgFn *fn, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c)
 	return cg_intr(fn->cg, "llvm.fma", &t, 1, args, 3);
 }
 
+/* The rare path of div_uniform: every a[i] / b with div.rn, as a loop
+ * over a local array rather than one div.rn per register (ptxas expands
+ * each into a dozen instructions and a call: a softmax row of 32
+ * elements per thread took it 40 ms more to assemble).  Returns the block
+ * the quotients are defined in. */
+static LLVMBasicBlockRef
+div_slow_loop(CgFn *fn, Type *e, LLVMValueRef *a, uint32_t dup, uint32_t n,
+	      LLVMValueRef b, LLVMValueRef *r)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	LLVMTypeRef at = LLVMArrayType2(cg->t_f32, n);
+	LLVMValueRef arr = LLVMBuildAlloca(fn->Bentry, at, "quot"), ix[2], j,
+		     p, next;
+	LLVMBasicBlockRef pre, body, done;
+	uint32_t i;
+
+	ix[0] = cg_i32(cg, 0);
+	for (i = 0; i < n; i++) {
+		if (i & dup)
+			continue;
+		ix[1] = cg_i32(cg, i);
+		LLVMBuildStore(B, cg_widen(fn, e, a[i]),
+			       LLVMBuildGEP2(B, at, arr, ix, 2, ""));
+	}
+	pre = LLVMGetInsertBlock(B);
+	body = cg_new_block(fn, "div.elem");
+	done = cg_new_block(fn, "div.elem.done");
+	LLVMBuildBr(B, body);
+	LLVMPositionBuilderAtEnd(B, body);
+	j = LLVMBuildPhi(B, cg->t_i32, "");
+	ix[1] = j;
+	p = LLVMBuildGEP2(B, at, arr, ix, 2, "");
+	LLVMBuildStore(B, LLVMBuildFDiv(B, LLVMBuildLoad2(B, cg->t_f32, p, ""),
+					b, ""), p);
+	next = LLVMBuildAdd(B, j, cg_i32(cg, 1), "");
+	cg_no_unroll(cg, LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntULT, next,
+			 cg_i32(cg, n), ""), body, done));
+	{
+		LLVMValueRef iv[2] = { cg_i32(cg, 0), next };
+		LLVMBasicBlockRef ib[2] = { pre, body };
+
+		LLVMAddIncoming(j, iv, ib, 2);
+	}
+	LLVMPositionBuilderAtEnd(B, done);
+	for (i = 0; i < n; i++) {
+		if (i & dup)
+			continue;
+		ix[1] = cg_i32(cg, i);
+		r[i] = LLVMBuildLoad2(B, cg->t_f32,
+				      LLVMBuildGEP2(B, at, arr, ix, 2, ""), "");
+	}
+	return done;
+}
+
 /* A tile divided by one value (a row's sum broadcast back: softmax).
  * The reciprocal is refined once, r = rcp(b) + rcp(b) (1 - b rcp(b)),
  * then each element takes q = a r and q - r (b q - a), with the
@@ -307,8 +362,8 @@ fma_f32(CgFn *fn, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c)
  * IEEE's rounded quotient wherever nothing under- or overflows, which
  * holds when |b| and every |a| lie in [2^-60, 2^60] (all quotients and
  * remainders normal).  A thread with an element outside (zero, inf,
- * subnormal, huge) divides all of them with div.rn instead; NaNs pass
- * through either way.  Five instructions per element instead of ten
+ * subnormal, huge) divides all of them with div.rn instead, in a loop
+ * (div_slow_loop); NaNs pass through either way.  Five instructions per element instead of ten
  * and a convergence barrier each. */
 static bool
 div_uniform(CgFn *fn, Op *op, LLVMValueRef **in, const Layout *ly,
@@ -363,9 +418,7 @@ div_uniform(CgFn *fn, Op *op, LLVMValueRef **in, const Layout *ly,
 	}
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, slow);
-	for (i = 0; i < n; i++)
-		if (!(i & dup))
-			r[i] = LLVMBuildFDiv(B, cg_widen(fn, e, in[0][i]), b, "");
+	slow = div_slow_loop(fn, e, in[0], dup, n, b, r);
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, join);
 	for (i = 0; i < n; i++) {
