@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "codegen/cg.h"
@@ -107,7 +108,17 @@ typedef struct JlReq {
 	char **out;
 	size_t *size;
 	bool ok, done;
+	double ms;          /* the link took */
 } JlReq;
+
+static double
+now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
 
 static struct {
 	pthread_mutex_t mu;
@@ -117,7 +128,9 @@ static struct {
 	bool busy;          /* it has a request */
 	JlReq *req;
 	int sm;             /* the target it warms up for */
-} jw = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0 };
+	double t_load, t_warm;  /* ms: dlopen and create, the warm-up */
+} jw = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0,
+	 0, 0 };
 
 static bool jl_link(Cg *cg, JitLink *j, const char *ptx, size_t len,
 		    char **out, size_t *size);
@@ -150,12 +163,17 @@ jl_load(void)
 static void *
 jl_worker(void *arg)
 {
+	double t0 = now_ms();
+
 	(void)arg;
 	pthread_once(&jl_once, jl_load);
+	jw.t_load = now_ms() - t0;
 	pthread_mutex_lock(&jw.mu);
 	if (jl_ok && !jw.req) {  /* warm up only while nothing waits */
 		pthread_mutex_unlock(&jw.mu);
+		t0 = now_ms();
 		jl_warm(&jl_lib, jw.sm);
+		jw.t_warm = now_ms() - t0;
 		pthread_mutex_lock(&jw.mu);
 	}
 	jw.loaded = true;
@@ -167,7 +185,9 @@ jl_worker(void *arg)
 			pthread_cond_wait(&jw.cv, &jw.mu);
 		r = jw.req;
 		pthread_mutex_unlock(&jw.mu);
+		t0 = now_ms();
 		r->ok = jl_link(r->cg, &jl_lib, r->ptx, r->len, r->out, r->size);
+		r->ms = now_ms() - t0;
 		pthread_mutex_lock(&jw.mu);
 		r->done = true;
 		jw.req = NULL;
@@ -426,17 +446,25 @@ cg_assemble(Cg *cg, const char *ptx, size_t len, char **cubin, size_t *size,
 	/* nvJitLink stays loaded: unloading its C++ runtime would leak its
 	 * allocations */
 	if (!cg->o->use_ptxas && (j = jl_get())) {
-		JlReq r = { cg, ptx, len, cubin, size, false, false };
+		JlReq r = { cg, ptx, len, cubin, size, false, false, 0 };
 
 		*linker = "nvJitLink";
 		pthread_mutex_lock(&jw.mu);
 		if (jw.running && !jw.busy) {
+			double t0 = now_ms();
+
 			jw.busy = true;
 			jw.req = &r;
 			pthread_cond_broadcast(&jw.cv);
 			while (!r.done)
 				pthread_cond_wait(&jw.cv, &jw.mu);
 			pthread_mutex_unlock(&jw.mu);
+			if (cg->timing)
+				fprintf(stderr, "codegen: nvJitLink: load %.1f ms "
+					"and warm-up %.1f ms on the worker; "
+					"waited %.1f ms, linked in %.1f ms\n",
+					jw.t_load, jw.t_warm,
+					now_ms() - t0 - r.ms, r.ms);
 			return r.ok;
 		}
 		pthread_mutex_unlock(&jw.mu);
