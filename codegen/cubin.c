@@ -124,12 +124,11 @@ static struct {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool running;       /* the worker exists (and is ours: not forked) */
-	bool loaded;        /* it has loaded and warmed the library */
 	bool busy;          /* it has a request */
 	JlReq *req;
 	int sm;             /* the target it warms up for */
 	double t_load, t_warm;  /* ms: dlopen and create, the warm-up */
-} jw = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0,
+} jw = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0,
 	 0, 0 };
 
 static bool jl_link(Cg *cg, JitLink *j, const char *ptx, size_t len,
@@ -176,8 +175,6 @@ jl_worker(void *arg)
 		jw.t_warm = now_ms() - t0;
 		pthread_mutex_lock(&jw.mu);
 	}
-	jw.loaded = true;
-	pthread_cond_broadcast(&jw.cv);
 	for (;;) {
 		JlReq *r;
 
@@ -215,7 +212,6 @@ cg_preload_assembler(int sm)
 	pthread_mutex_lock(&jw.mu);
 	if (!jw.running && target_ptx(sm)) {
 		jw.sm = sm;
-		jw.loaded = false;
 		if (pthread_create(&t, NULL, jl_worker, NULL) == 0) {
 			pthread_detach(t);
 			jw.running = true;

@@ -7,10 +7,12 @@
  *   jit_test CACHE_DIR
  */
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../unit/test.h"
@@ -233,6 +235,66 @@ test_errors(void)
 	CHECK(strcmp(tlx_libversion(), TLX_VERSION) == 0);
 }
 
+/* One compilation to a cubin (or PTX where nothing assembles) with its own
+ * context and BLOCK, run on the simulator.  Returns the number of things
+ * that went wrong (threads do not touch the shared failure count). */
+static void *
+compile_one(void *arg)
+{
+	char def[32];
+	const char *defs[1] = { def };
+	tlx_options o = { .name = "vadd.tlx", .emit = TLX_EMIT_CUBIN,
+			  .defines = defs, .ndefines = 1, .no_cache = 1 };
+	tlx_ctx *c;
+	tlx_module *m;
+	const void *img;
+	size_t size;
+	int kind;
+	intptr_t bad = 0;
+
+	snprintf(def, sizeof def, "BLOCK=%d", (int)(intptr_t)arg);
+	if (tlx_ctx_create(NULL, NULL, &c) != TLX_OK)
+		return (void *)1;
+	if (tlx_compile(c, vadd, sizeof vadd - 1, &o, &m) != TLX_OK) {
+		fprintf(stderr, "compile: %s\n", tlx_errmsg(c));
+		bad = 1;
+	} else {
+		bad += tlx_module_image(m, &img, &size, &kind) != TLX_OK ||
+		       (kind != TLX_IMAGE_CUBIN && kind != TLX_IMAGE_PTX);
+		bad += bad == 0 && run_vadd(img, size, 777) != 0;
+		tlx_module_destroy(m);
+	}
+	tlx_ctx_destroy(c);
+	return (void *)bad;
+}
+
+/* Compilations from several threads at once: the assembler's worker
+ * takes one, the others link on their own threads.  Then a forked child,
+ * which has the worker's state but not its thread, compiles too. */
+static void
+test_threads_and_fork(void)
+{
+	pthread_t t[4];
+	void *bad;
+	int i, status = -1;
+	pid_t pid;
+
+	for (i = 0; i < 4; i++)
+		ASSERT(0, pthread_create(&t[i], NULL, compile_one,
+					 (void *)(intptr_t)(64 << i)));
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], &bad);
+		ASSERT(0, (int)(intptr_t)bad);
+	}
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(compile_one((void *)(intptr_t)32) != NULL);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -244,5 +306,6 @@ main(int argc, char **argv)
 	test_compile_and_run(argv[1]);
 	test_overrides_and_kinds();
 	test_errors();
+	test_threads_and_fork();
 	TEST_MAIN_END();
 }
