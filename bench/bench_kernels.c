@@ -5,7 +5,7 @@
  * bench/run.py runs it beside the torch, cuBLAS and Triton baselines.
  *
  *   bench_kernels vadd|copy MODULE N [REPS]
- *   bench_kernels softmax|layernorm MODULE ROWS COLS [REPS]
+ *   bench_kernels softmax|softmax_loop|layernorm MODULE ROWS COLS [REPS]
  *   bench_kernels matmul MODULE M N K [REPS]
  *
  * Bytes count every input read once and every output written once;
@@ -132,7 +132,8 @@ main(int argc, char **argv)
 		a[na++] = tlxrt_arg_i32(n);
 		snprintf(size, sizeof size, "%d", n);
 		bench(what, size, k, a, na, reps, (copy ? 2.0 : 3.0) * 4 * n, 0);
-	} else if (!strcmp(what, "softmax") || !strcmp(what, "layernorm")) {
+	} else if (!strcmp(what, "softmax") || !strcmp(what, "softmax_loop") ||
+		   !strcmp(what, "layernorm")) {
 		int r = atoi(argv[3]), c = argc > 4 ? atoi(argv[4]) : 0, ln;
 		size_t n = (size_t)r * c;
 

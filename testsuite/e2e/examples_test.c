@@ -7,7 +7,7 @@
  *
  *   examples_test vadd MODULE N
  *   examples_test copy MODULE N
- *   examples_test softmax MODULE ROWS COLS
+ *   examples_test softmax|softmax_loop MODULE ROWS COLS
  *   examples_test layernorm MODULE ROWS COLS
  *   examples_test matmul MODULE M N K
  *   examples_test gemm MODULE KERNEL M N K     (TMA GEMMs: gemm_ws, ...)
@@ -298,13 +298,13 @@ random_bf16(size_t n, double scale, double shift)
 }
 
 static int
-run_softmax(const char *path, int rows, int cols)
+run_softmax(const char *path, const char *name, int rows, int cols)
 {
 	size_t n = (size_t)rows * cols, r, c;
 	uint16_t *x = random_bf16(n, 4, 0), *y;
 	tlxrt_ptr dx = dalloc(n, 2), dy = dalloc(n, 2);
 	tlxrt_module *m;
-	tlxrt_kernel *k = kernel(path, "softmax", &m);
+	tlxrt_kernel *k = kernel(path, name, &m);
 	tlxrt_arg a[5];
 	Err e = { 0 };
 	float ms;
@@ -329,7 +329,7 @@ run_softmax(const char *path, int rows, int cols)
 				exp(from_bf16(x[r * cols + c]) - mx) / s,
 				1e-6, 1.0 / 128);
 	}
-	return report("softmax", &e, ms);
+	return report(name, &e, ms);
 }
 
 static int
@@ -498,8 +498,8 @@ main(int argc, char **argv)
 	}
 	if (!strcmp(what, "vadd") || !strcmp(what, "copy"))
 		rc = run_vadd(path, arg(argv, argc, 3), !strcmp(what, "copy"));
-	else if (!strcmp(what, "softmax"))
-		rc = run_softmax(path, arg(argv, argc, 3), arg(argv, argc, 4));
+	else if (!strcmp(what, "softmax") || !strcmp(what, "softmax_loop"))
+		rc = run_softmax(path, what, arg(argv, argc, 3), arg(argv, argc, 4));
 	else if (!strcmp(what, "layernorm"))
 		rc = run_layernorm(path, arg(argv, argc, 3), arg(argv, argc, 4));
 	else if (!strcmp(what, "matmul"))
