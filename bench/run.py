@@ -84,12 +84,14 @@ for (M, N, mod_sm, mod_ln) in [(32768, 4096, "softmax4k.cubin", "layernorm4k.cub
         row(f"{k} bf16", f"{M}x{N}", o and o["TBps"], base[k], names[k])
     for k in ("softmax", "layernorm"):
         best = None
-        cfgs = [(f"BLOCK={N} WARPS={wp}", f"{k}-B{N}-W{wp}.cubin") for wp in SWEEP[N]]
+        cfgs = [(k, f"BLOCK={N} WARPS={wp}", f"{k}-B{N}-W{wp}.cubin") for wp in SWEEP[N]]
         if k == "softmax":
-            cfgs += [(f"BLOCK={N} WARPS={wp} --fast-math", f"{k}-B{N}-W{wp}-fast.cubin")
+            cfgs += [(k, f"BLOCK={N} WARPS={wp} --fast-math", f"{k}-B{N}-W{wp}-fast.cubin")
                      for wp in FAST[N]]
-        for cfg, mod in cfgs:
-            o = ours(k, cubin(mod), M, N)
+            cfgs += [("softmax_loop", f"softmax_loop BLOCK={b} WARPS=8", f"softmax_loop-B{b}.cubin")
+                     for b in (4096, 8192)]
+        for kn, cfg, mod in cfgs:
+            o = ours(kn, cubin(mod), M, N)
             r = {"kernel": k, "size": f"{M}x{N}", "config": cfg, "TBps": o and o["TBps"]}
             res["sweep"].append(r)
             print(json.dumps(r), flush=True)

@@ -50,6 +50,11 @@ for w in 16 32; do
 done
 "$tlxc" $t -D BM=64 -D BN=64 "$top/examples/matmul.tlx" -o "$out/cubin/matmul64.cubin"
 "$tlxc" $t "$top/examples/matmul.tlx" -o "$out/cubin/matmul.cubin"
+# softmax in chunks (examples/softmax_loop.tlx), in the softmax sweep
+for b in 4096 8192; do
+	"$tlxc" $t -D BLOCK=$b "$top/examples/softmax_loop.tlx" \
+		-o "$out/cubin/softmax_loop-B$b.cubin"
+done
 # the GEMM's sweep (bench/run.py): k-step and pipeline depth
 for c in "64 3" "32 4"; do
 	set -- $c

@@ -37,6 +37,9 @@ done
 for w in 16 32; do
 	for rc in "16 32768" "8 30001"; do t softmax cubin/softmax-B32768-W$w-fast.cubin $rc; done
 done
+for b in 4096 8192; do
+	for rc in "16 32768" "8 30001" "3 1"; do t softmax_loop cubin/softmax_loop-B$b.cubin $rc; done
+done
 for s in "128 128 64" "100 72 40" "1 1 1" "1000 1000 1000"; do t matmul cubin/matmul64.cubin $s; done
 for s in "128 128 32" "300 200 100" "2048 2048 2048"; do t matmul cubin/matmul.cubin $s; done
 for c in BK64-S3 BK32-S4; do for s in "300 200 100" "1024 1024 1000"; do t matmul cubin/matmul-$c.cubin $s; done; done
