@@ -404,6 +404,11 @@ run_ptxas(Cg *cg, const char *ptx, size_t len, char **out, size_t *size,
 	posix_spawn_file_actions_adddup2(&fa, 1, 2);
 	rc = posix_spawnp(&pid, *tool, &fa, NULL, (char *const *)argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0 && cg->o->ptxas) {
+		diag_error_noloc(cg->d, "cannot run the ptxas given with "
+				 "--ptxas, '%s': %s", *tool, strerror(rc));
+		goto clean;
+	}
 	if (rc != 0) {
 		diag_error_noloc(cg->d, "cannot produce a cubin: neither "
 				 "nvJitLink nor ptxas ('%s': %s) is available; "
