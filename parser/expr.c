@@ -346,9 +346,13 @@ sema_broadcast_shape(Sema *s, Type *a, Type *b, Type *elem, SrcRange loc)
 SVal
 sema_convert(Sema *s, SVal v, Type *elem, SrcRange loc)
 {
-	Type *from = ty_elem(v.ty);
+	Type *from;
 
-	if (v.kind != SV_VALUE || from == elem)
+	/* an error (already reported) stays one; it has no type */
+	if (v.kind != SV_VALUE)
+		return v;
+	from = ty_elem(v.ty);
+	if (from == elem)
 		return v;
 	if (v.is_const && !v.v) {
 		if (v.weak && !ty_is_float_kind(from->kind) &&

@@ -12,7 +12,9 @@
  *
  *   fuzz_test EXAMPLES_DIR [ITERATIONS [SEED]]
  *
- * A failing input is written to fuzz-fail-N.tlx in the current directory.
+ * A failing input is written to fuzz-fail-N.tlx in the current directory;
+ * with TLX_FUZZ_KEEP set, each input is first written to fuzz-last.tlx, so
+ * that a crash leaves its input behind.
  */
 #include <dirent.h>
 #include <stdbool.h>
@@ -204,6 +206,7 @@ main(int argc, char **argv)
 	static const char *const targets[] = { "sm_90a", "sm_80", "sm_100a" };
 	Text corpus[32];
 	int ncorpus, it, iters, compiled = 0, refused = 0, ptx = 0, i;
+	bool keep = getenv("TLX_FUZZ_KEEP") != NULL;
 	tlx_ctx *c;
 
 	if (argc < 2) {
@@ -226,6 +229,14 @@ main(int argc, char **argv)
 
 		memcpy(t.s, src->s, src->n);
 		mutate(&t, corpus, ncorpus);
+		if (keep) {  /* what a crash leaves behind */
+			FILE *f = fopen("fuzz-last.tlx", "wb");
+
+			if (f) {
+				fwrite(t.s, 1, t.n, f);
+				fclose(f);
+			}
+		}
 		rc = tlx_compile(c, t.s, t.n, &o, &m);
 		/* what the front end accepts goes on through LLVM to PTX, for
 		 * one of the targets */
