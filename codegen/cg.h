@@ -177,8 +177,6 @@ LLVMValueRef cg_const(Cg *cg, Type *t, const Attr *a);
 /* A user error at an op's location; codegen stops after the function. */
 void cg_error(Cg *cg, SrcLoc loc, const char *fmt, ...) TLX_PRINTF(3, 4);
 void cg_unsupported(Cg *cg, Op *op, const char *what);
-/* The loop closed by latch branch br is not unrolled. */
-void cg_no_unroll(Cg *cg, LLVMValueRef br);
 
 /* ---- cubin.c: PTX -> cubin ---------------------------------------------- */
 
@@ -316,6 +314,17 @@ LLVMValueRef *cg_regs(CgFn *fn, const Layout *ly);  /* fresh array */
 /* Layout of the home or first materialization of v (NULL: none yet). */
 const Layout *cg_layout_of(CgFn *fn, Value v);
 LLVMBasicBlockRef cg_new_block(CgFn *fn, const char *name);
+/* A loop over j = 0 .. n-1 that LLVM does not unroll (the generic element
+ * loops over a thread's registers: unrolling only grows code that rarely
+ * runs).  cg_loop_begin branches into blocks NAME.elem and returns j;
+ * cg_loop_end closes the loop after n iterations and continues in
+ * NAME.elem.done. */
+typedef struct CgLoop {
+	LLVMBasicBlockRef pre, body, exit;
+	LLVMValueRef j;
+} CgLoop;
+LLVMValueRef cg_loop_begin(CgFn *fn, CgLoop *l, const char *name);
+void cg_loop_end(CgFn *fn, CgLoop *l, uint32_t n);
 static inline bool cg_is_tile(CgFn *fn, Value v)
 {
 	return ir_type(fn->f, v)->kind == TY_TILE;
@@ -326,6 +335,10 @@ static inline bool cg_is_tile(CgFn *fn, Value v)
 /* Rewrites f (after __tlx_ir was printed): loads feeding a dot in a loop
  * become a ring of cp.async stages. */
 void cg_pipeline(Cg *cg, Func *f);
+/* Ops cheap enough to recompute where they are needed (index arithmetic,
+ * broadcasts, compares, conversions): what the pipeliner recomputes for a
+ * later iteration and what a load may take along when it moves up. */
+bool cg_op_cheap(Op *op);
 /* schedule.c: loads move above the reductions and dots before them. */
 void cg_schedule(CgFn *fn);
 

@@ -312,9 +312,8 @@ div_slow_loop(CgFn *fn, Type *e, LLVMValueRef *a, uint32_t dup, uint32_t n,
 	Cg *cg = fn->cg;
 	LLVMBuilderRef B = cg->B;
 	LLVMTypeRef at = LLVMArrayType2(cg->t_f32, n);
-	LLVMValueRef arr = LLVMBuildAlloca(fn->Bentry, at, "quot"), ix[2], j,
-		     p, next;
-	LLVMBasicBlockRef pre, body, done;
+	LLVMValueRef arr = LLVMBuildAlloca(fn->Bentry, at, "quot"), ix[2], p;
+	CgLoop loop;
 	uint32_t i;
 
 	ix[0] = cg_i32(cg, 0);
@@ -325,26 +324,11 @@ div_slow_loop(CgFn *fn, Type *e, LLVMValueRef *a, uint32_t dup, uint32_t n,
 		LLVMBuildStore(B, cg_widen(fn, e, a[i]),
 			       LLVMBuildGEP2(B, at, arr, ix, 2, ""));
 	}
-	pre = LLVMGetInsertBlock(B);
-	body = cg_new_block(fn, "div.elem");
-	done = cg_new_block(fn, "div.elem.done");
-	LLVMBuildBr(B, body);
-	LLVMPositionBuilderAtEnd(B, body);
-	j = LLVMBuildPhi(B, cg->t_i32, "");
-	ix[1] = j;
+	ix[1] = cg_loop_begin(fn, &loop, "div");
 	p = LLVMBuildGEP2(B, at, arr, ix, 2, "");
 	LLVMBuildStore(B, LLVMBuildFDiv(B, LLVMBuildLoad2(B, cg->t_f32, p, ""),
 					b, ""), p);
-	next = LLVMBuildAdd(B, j, cg_i32(cg, 1), "");
-	cg_no_unroll(cg, LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntULT, next,
-			 cg_i32(cg, n), ""), body, done));
-	{
-		LLVMValueRef iv[2] = { cg_i32(cg, 0), next };
-		LLVMBasicBlockRef ib[2] = { pre, body };
-
-		LLVMAddIncoming(j, iv, ib, 2);
-	}
-	LLVMPositionBuilderAtEnd(B, done);
+	cg_loop_end(fn, &loop, n);
 	for (i = 0; i < n; i++) {
 		if (i & dup)
 			continue;
@@ -352,7 +336,7 @@ div_slow_loop(CgFn *fn, Type *e, LLVMValueRef *a, uint32_t dup, uint32_t n,
 		r[i] = LLVMBuildLoad2(B, cg->t_f32,
 				      LLVMBuildGEP2(B, at, arr, ix, 2, ""), "");
 	}
-	return done;
+	return loop.exit;
 }
 
 /* A tile divided by one value (a row's sum broadcast back: softmax).
@@ -363,8 +347,8 @@ div_slow_loop(CgFn *fn, Type *e, LLVMValueRef *a, uint32_t dup, uint32_t n,
  * holds when |b| and every |a| lie in [2^-60, 2^60] (all quotients and
  * remainders normal).  A thread with an element outside (zero, inf,
  * subnormal, huge) divides all of them with div.rn instead, in a loop
- * (div_slow_loop); NaNs pass through either way.  Five instructions per element instead of ten
- * and a convergence barrier each. */
+ * (div_slow_loop); NaNs pass through either way.  Five instructions per
+ * element instead of ten and a convergence barrier each. */
 static bool
 div_uniform(CgFn *fn, Op *op, LLVMValueRef **in, const Layout *ly,
 	    LLVMValueRef *r)

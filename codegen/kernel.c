@@ -20,6 +20,57 @@ cg_new_block(CgFn *fn, const char *name)
 	return LLVMAppendBasicBlockInContext(fn->cg->C, fn->fn, name);
 }
 
+/* Marks the loop whose latch branch is br as not to be unrolled (the
+ * generic element loops: unrolling only grows code that rarely runs):
+ * !llvm.loop !{self, !{"llvm.loop.unroll.disable"}}. */
+static void
+no_unroll(Cg *cg, LLVMValueRef br)
+{
+	static const char key[] = "llvm.loop.unroll.disable";
+	LLVMMetadataRef tmp = LLVMTemporaryMDNode(cg->C, NULL, 0), ops[2], id;
+	LLVMMetadataRef str = LLVMMDStringInContext2(cg->C, key, sizeof key - 1);
+
+	ops[0] = tmp;
+	ops[1] = LLVMMDNodeInContext2(cg->C, &str, 1);
+	id = LLVMMDNodeInContext2(cg->C, ops, 2);
+	LLVMMetadataReplaceAllUsesWith(tmp, id);
+	LLVMSetMetadata(br, LLVMGetMDKindIDInContext(cg->C, "llvm.loop", 9),
+			LLVMMetadataAsValue(cg->C, id));
+}
+
+LLVMValueRef
+cg_loop_begin(CgFn *fn, CgLoop *l, const char *name)
+{
+	LLVMBuilderRef B = fn->cg->B;
+	char bn[64];
+
+	l->pre = LLVMGetInsertBlock(B);
+	snprintf(bn, sizeof bn, "%s.elem", name);
+	l->body = cg_new_block(fn, bn);
+	snprintf(bn, sizeof bn, "%s.elem.done", name);
+	l->exit = cg_new_block(fn, bn);
+	LLVMBuildBr(B, l->body);
+	LLVMPositionBuilderAtEnd(B, l->body);
+	l->j = LLVMBuildPhi(B, fn->cg->t_i32, "");
+	return l->j;
+}
+
+void
+cg_loop_end(CgFn *fn, CgLoop *l, uint32_t n)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	LLVMValueRef next = LLVMBuildAdd(B, l->j, cg_i32(cg, 1), "");
+	LLVMValueRef iv[2] = { cg_i32(cg, 0), next };
+	LLVMBasicBlockRef ib[2] = { l->pre, LLVMGetInsertBlock(B) };
+
+	no_unroll(cg, LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntULT, next,
+				      cg_i32(cg, (int64_t)n), ""),
+				      l->body, l->exit));
+	LLVMAddIncoming(l->j, iv, ib, 2);
+	LLVMPositionBuilderAtEnd(B, l->exit);
+}
+
 void
 cg_scope_push(CgFn *fn)
 {

@@ -247,24 +247,6 @@ cg_asm(Cg *cg, LLVMTypeRef rty, const char *text, const char *cons,
 	return call;
 }
 
-/* Marks the loop whose latch branch is br as not to be unrolled (the
- * generic element loops: unrolling only grows code that rarely runs):
- * !llvm.loop !{self, !{"llvm.loop.unroll.disable"}}. */
-void
-cg_no_unroll(Cg *cg, LLVMValueRef br)
-{
-	static const char key[] = "llvm.loop.unroll.disable";
-	LLVMMetadataRef tmp = LLVMTemporaryMDNode(cg->C, NULL, 0), ops[2], id;
-	LLVMMetadataRef str = LLVMMDStringInContext2(cg->C, key, sizeof key - 1);
-
-	ops[0] = tmp;
-	ops[1] = LLVMMDNodeInContext2(cg->C, &str, 1);
-	id = LLVMMDNodeInContext2(cg->C, ops, 2);
-	LLVMMetadataReplaceAllUsesWith(tmp, id);
-	LLVMSetMetadata(br, LLVMGetMDKindIDInContext(cg->C, "llvm.loop", 9),
-			LLVMMetadataAsValue(cg->C, id));
-}
-
 /* TLX_CG_TIME=1 prints the time of each phase to stderr. */
 static void
 phase(Cg *cg, const char *name)
@@ -295,13 +277,10 @@ phase(Cg *cg, const char *name)
  * instcombine.  TLX_LLVM_PASSES (a pipeline in opt's syntax) replaces
  * these, for experiments.
  */
-static const char *const pipelines[4] = {
+static const char *const pipelines[3] = {  /* -O0, -O1, -O2 and -O3 */
 	"function(verify)",
 	"function(sroa,early-cse,instcombine<no-verify-fixpoint>,"
 	"simplifycfg,loop-mssa(licm),early-cse,adce)",
-	"function(sroa,early-cse,instcombine<no-verify-fixpoint>,"
-	"simplifycfg,loop-mssa(licm),gvn,instcombine<no-verify-fixpoint>,"
-	"adce,simplifycfg)",
 	"function(sroa,early-cse,instcombine<no-verify-fixpoint>,"
 	"simplifycfg,loop-mssa(licm),gvn,instcombine<no-verify-fixpoint>,"
 	"adce,simplifycfg)",
@@ -315,7 +294,7 @@ optimize(Cg *cg)
 	LLVMErrorRef e;
 
 	if (!pipe || !*pipe)
-		pipe = pipelines[cg->o->olevel < 0 ? 0 : cg->o->olevel > 3 ? 3
+		pipe = pipelines[cg->o->olevel < 0 ? 0 : cg->o->olevel > 2 ? 2
 				 : cg->o->olevel];
 	e = LLVMRunPasses(cg->M, pipe, cg->TM, po);
 	LLVMDisposePassBuilderOptions(po);

@@ -368,8 +368,8 @@ store_loop(Access *a)
 	Value ptr = op->opnds[0], mask = op->nopnds > 2 ? op->opnds[2] : 0;
 	uint32_t n = (uint32_t)ly_nregs(a->ly), i;
 	LLVMTypeRef et = LLVMTypeOf(a->val[0]), at = LLVMArrayType2(et, n);
-	LLVMValueRef arr, j, next, c[TY_MAX_RANK], p, m = NULL, v, ix[2];
-	LLVMBasicBlockRef pre, body, exit;
+	LLVMValueRef arr, c[TY_MAX_RANK], p, m = NULL, v, ix[2];
+	CgLoop loop;
 
 	if (!fn->vals[ptr].remat || (mask && cg_is_tile(fn, mask) &&
 				     !fn->vals[mask].remat))
@@ -380,29 +380,14 @@ store_loop(Access *a)
 		ix[1] = cg_i32(cg, i);
 		LLVMBuildStore(B, a->val[i], LLVMBuildGEP2(B, at, arr, ix, 2, ""));
 	}
-	pre = LLVMGetInsertBlock(B);
-	body = cg_new_block(fn, "st.elem");
-	exit = cg_new_block(fn, "st.elem.done");
-	LLVMBuildBr(B, body);
-	LLVMPositionBuilderAtEnd(B, body);
-	j = LLVMBuildPhi(B, cg->t_i32, "");
-	cg_reg_coords(fn, a->ly, j, c);
+	ix[1] = cg_loop_begin(fn, &loop, "st");
+	cg_reg_coords(fn, a->ly, ix[1], c);
 	p = cg_elem_at(fn, ptr, c);
 	if (mask)
 		m = cg_elem_at(fn, mask, c);
-	ix[1] = j;
 	v = LLVMBuildLoad2(B, et, LLVMBuildGEP2(B, at, arr, ix, 2, ""), "");
 	vec_store(a, p, 1, m, &v);
-	next = LLVMBuildAdd(B, j, cg_i32(cg, 1), "");
-	cg_no_unroll(cg, LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntULT, next,
-			 cg_i32(cg, n), ""), body, exit));
-	{
-		LLVMValueRef iv[2] = { cg_i32(cg, 0), next };
-		LLVMBasicBlockRef ib[2] = { pre, LLVMGetInsertBlock(B) };
-
-		LLVMAddIncoming(j, iv, ib, 2);
-	}
-	LLVMPositionBuilderAtEnd(B, exit);
+	cg_loop_end(fn, &loop, n);
 	return true;
 }
 

@@ -46,8 +46,8 @@ typedef struct Pipe {
 	uint32_t nvals;  /* values before the rewrite (chain[] and uses[]) */
 } Pipe;
 
-static bool
-cheap(Op *op)
+bool
+cg_op_cheap(Op *op)
 {
 	switch (op->kind) {
 	case OP_CONST: case OP_RANGE: case OP_PROGRAM_ID: case OP_NUM_PROGRAMS:
@@ -76,7 +76,7 @@ recomputable(Pipe *p, Value v, bool *chain)
 		return true;                /* defined before the loop */
 	if (chain[v])
 		return true;
-	if (!cheap(vi->def))
+	if (!cg_op_cheap(vi->def))
 		return false;
 	for (i = 0; i < vi->def->nopnds; i++)
 		if (!recomputable(p, vi->def->opnds[i], chain))

@@ -21,20 +21,6 @@
 
 #include "codegen/cg.h"
 
-static bool
-cheap(Op *op)
-{
-	switch (op->kind) {
-	case OP_CONST: case OP_RANGE: case OP_PROGRAM_ID: case OP_NUM_PROGRAMS:
-	case OP_SPLAT: case OP_BROADCAST: case OP_EXPAND_DIMS: case OP_RESHAPE:
-	case OP_TRANS: case OP_CMP: case OP_SELECT: case OP_CVT: case OP_BITCAST:
-	case OP_PTR_ADD:
-		return true;
-	default:
-		return op_has(op, F_ELEM) && !op_has(op, F_MATH);
-	}
-}
-
 /* Ops a load may move above. */
 static bool
 crossable(Op *op)
@@ -55,7 +41,7 @@ mark(Func *f, Value v, Op **ops, uint32_t n, bool *mv, Op **blocker)
 		;
 	if (k == n || mv[k])
 		return true;
-	if (!cheap(d) && d->kind != OP_LOAD) {
+	if (!cg_op_cheap(d) && d->kind != OP_LOAD) {
 		*blocker = d;
 		return false;
 	}

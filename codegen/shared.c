@@ -447,19 +447,13 @@ cp_loop(CgFn *fn, Op *op, SmemView *w, const Layout *l)
 	Type *pt = ir_type(fn->f, ptr);
 	LLVMTypeRef et = cg_type(cg, ty_elem(pt)->elem);
 	int eb = MAX(1, ty_bits(ty_elem(pt)->elem) / 8), d;
-	LLVMBasicBlockRef pre = LLVMGetInsertBlock(B), body, exit;
-	LLVMValueRef j, next, c[TY_MAX_RANK], p, m = NULL, x, off;
-	LLVMValueRef zero = cg_i32(cg, 0);
+	LLVMValueRef c[TY_MAX_RANK], p, m = NULL, x, off;
+	CgLoop loop;
 
 	if (!fn->vals[ptr].remat || (mask && cg_is_tile(fn, mask) &&
 				     !fn->vals[mask].remat))
 		return false;
-	body = cg_new_block(fn, "cp.elem");
-	exit = cg_new_block(fn, "cp.elem.done");
-	LLVMBuildBr(B, body);
-	LLVMPositionBuilderAtEnd(B, body);
-	j = LLVMBuildPhi(B, cg->t_i32, "");
-	cg_reg_coords(fn, l, j, c);
+	cg_reg_coords(fn, l, cg_loop_begin(fn, &loop, "cp"), c);
 	off = w->off;
 	for (d = 0; d < l->rank; d++)
 		off = LLVMBuildAdd(B, off, LLVMBuildMul(B, c[d],
@@ -469,16 +463,7 @@ cp_loop(CgFn *fn, Op *op, SmemView *w, const Layout *l)
 		m = cg_elem_at(fn, mask, c);
 	x = guarded_load(fn, et, p, m);
 	cg_smem_store_vec(fn, et, &x, 1, cg_swizzle(fn, off, w->swz), eb);
-	next = LLVMBuildAdd(B, j, cg_i32(cg, 1), "");
-	cg_no_unroll(cg, LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntULT, next,
-			 cg_i32(cg, ly_nregs(l)), ""), body, exit));
-	{
-		LLVMValueRef iv[2] = { zero, next };
-		LLVMBasicBlockRef ib[2] = { pre, LLVMGetInsertBlock(B) };
-
-		LLVMAddIncoming(j, iv, ib, 2);
-	}
-	LLVMPositionBuilderAtEnd(B, exit);
+	cg_loop_end(fn, &loop, (uint32_t)ly_nregs(l));
 	return true;
 }
 
