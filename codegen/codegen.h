@@ -59,6 +59,9 @@ bool cg_can_assemble(void);
  * warming it up for target sm, to overlap the front end and LLVM; the
  * assembler waits for it. */
 void cg_preload_assembler(int sm);
+/* Waits until that worker is out of the library's start-up (before a
+ * compilation returns: its caller may exit). */
+void cg_settle_assembler(void);
 
 /* The LLVM version codegen was built with ("22.1.8"). */
 const char *cg_llvm_version(void);

@@ -125,11 +125,12 @@ static struct {
 	pthread_cond_t cv;
 	bool running;       /* the worker exists (and is ours: not forked) */
 	bool busy;          /* it has a request */
+	bool settling;      /* it is loading the library or warming up */
 	JlReq *req;
 	int sm;             /* the target it warms up for */
 	double t_load, t_warm;  /* ms: dlopen and create, the warm-up */
 } jw = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0,
-	 0, 0 };
+	 0, 0, 0 };
 
 static bool jl_link(Cg *cg, JitLink *j, const char *ptx, size_t len,
 		    char **out, size_t *size);
@@ -175,6 +176,8 @@ jl_worker(void *arg)
 		jw.t_warm = now_ms() - t0;
 		pthread_mutex_lock(&jw.mu);
 	}
+	jw.settling = false;
+	pthread_cond_broadcast(&jw.cv);
 	for (;;) {
 		JlReq *r;
 
@@ -200,7 +203,7 @@ jl_atfork_child(void)
 {
 	pthread_mutex_init(&jw.mu, NULL);
 	pthread_cond_init(&jw.cv, NULL);
-	jw.running = jw.busy = false;
+	jw.running = jw.busy = jw.settling = false;
 	jw.req = NULL;
 }
 
@@ -212,12 +215,26 @@ cg_preload_assembler(int sm)
 	pthread_mutex_lock(&jw.mu);
 	if (!jw.running && target_ptx(sm)) {
 		jw.sm = sm;
+		jw.settling = true;
 		if (pthread_create(&t, NULL, jl_worker, NULL) == 0) {
 			pthread_detach(t);
 			jw.running = true;
 			pthread_atfork(NULL, NULL, jl_atfork_child);
 		}
 	}
+	pthread_mutex_unlock(&jw.mu);
+}
+
+/* Returns once the worker is out of nvJitLink's load and warm-up.  A
+ * compilation that ends before it assembles (a diagnostic) waits here:
+ * the process may exit next, and exit runs the library's destructors
+ * under a thread still inside it (a crash seen once in the test suite). */
+void
+cg_settle_assembler(void)
+{
+	pthread_mutex_lock(&jw.mu);
+	while (jw.running && jw.settling)
+		pthread_cond_wait(&jw.cv, &jw.mu);
 	pthread_mutex_unlock(&jw.mu);
 }
 

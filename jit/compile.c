@@ -52,8 +52,8 @@ front(Job *j, Ast *file)
 	return m;
 }
 
-bool
-compile_run(Job *j)
+static bool
+run(Job *j)
 {
 	PrintOpts pr = { .locs = true };
 	PipelineOpts po = j->popts;
@@ -61,8 +61,6 @@ compile_run(Job *j)
 	Ast *file = NULL;
 	Buf ir = { 0 };
 
-	if (j->emit == EMIT_CUBIN && !j->ptxas)
-		cg_preload_assembler(j->sm);
 	src_init(&j->src, j->arena, j->name, j->text, j->len);
 	diag_init(&j->diag, j->arena, &j->src, j->diag_out);
 	j->diag.werror = j->werror;
@@ -102,4 +100,20 @@ compile_run(Job *j)
 		return true;
 	}
 	return codegen(j, m);
+}
+
+/* The assembler's worker starts first, to overlap its start-up with the
+ * front end and LLVM; a compilation that fails before assembling waits
+ * for that start-up to end before it returns. */
+bool
+compile_run(Job *j)
+{
+	bool preload = j->emit == EMIT_CUBIN && !j->ptxas, ok;
+
+	if (preload)
+		cg_preload_assembler(j->sm);
+	ok = run(j);
+	if (preload)
+		cg_settle_assembler();
+	return ok;
 }
