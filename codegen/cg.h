@@ -362,6 +362,9 @@ int cg_mem_vec(CgFn *fn, Value ptr, const Layout *ly, const Axis *ax);
 /* The assumptions the accesses of op (and its regions) need for their
  * fast-path vectors; 0 when the fast path is no wider. */
 uint64_t cg_fast_deps(CgFn *fn, Op *op);
+/* Lowers the loads ops[0..n) behind one check (memory.c); false, having
+ * emitted nothing, when one of them cannot join that way. */
+bool cg_load_group(CgFn *fn, Op **ops, uint32_t n);
 Value cg_mask_operand(Op *op);           /* 0: none */
 int cg_vec_dim(const Layout *l);         /* the dim vectors run along */
 

@@ -408,26 +408,101 @@ hoist_anchor(CgFn *fn, Op *op)
 	return next;
 }
 
-/* In a generic copy the moved loads are lowered at their first place:
- * its scalar accesses hold a register per element, and the early start
- * only pays on the fast path. */
-void
-cg_lower_block(CgFn *fn, Block *b)
+/* Needs op no lowering at its place, or only a uniform scalar? */
+static bool
+passive(CgFn *fn, Op *op)
 {
-	bool defer = fn->mode == CG_GENERIC && fn->hoists.n;
-	Op *op;
 	uint32_t i;
 
-	for (op = b->first; op && !fn->failed; op = op->next) {
+	if (op->nres != 1 || op->nregions)
+		return false;
+	if (cg_is_tile(fn, op->res[0]))
+		return fn->vals[op->res[0]].remat;
+	if (!op_has(op, F_PURE))
+		return false;
+	for (i = 0; i < op->nopnds; i++)
+		if (cg_is_tile(fn, op->opnds[i]))
+			return false;
+	return true;
+}
+
+/* Does op read the result of one of lds[0..n)? */
+static bool
+reads_any(CgFn *fn, Op *op, Op **lds, uint32_t n)
+{
+	uint32_t i, k;
+
+	for (i = 0; i < op->nopnds; i++)
+		for (k = 0; k < n; k++)
+			if (ir_val(fn->f, op->opnds[i])->def == lds[k])
+				return true;
+	return false;
+}
+
+/* The loads from op on that schedule.c (or the program) placed side by
+ * side, with only passive ops between them that read none of them, are
+ * lowered as one group behind one check (cg_load_group): the passive ops
+ * first, then the loads.  Returns the op after the run, or op itself
+ * when there is none. */
+static Op *
+load_run(CgFn *fn, Op *op, Op *to)
+{
+	Op **lds, *o, *last = op;
+	uint32_t n = 0, cap = 0;
+
+	for (o = op; o != to && (o->kind == OP_LOAD || passive(fn, o));
+	     o = o->next)
+		cap += o->kind == OP_LOAD;
+	if (cap < 2)
+		return op;
+	lds = arena_alloc(fn->a, cap * sizeof *lds);
+	for (o = op; o != to && (o->kind == OP_LOAD || passive(fn, o)) &&
+		     !reads_any(fn, o, lds, n); o = o->next)
+		if (o->kind == OP_LOAD)
+			lds[n++] = last = o;
+	if (n < 2)
+		return op;
+	for (o = op; o != last; o = o->next)
+		if (o->kind != OP_LOAD)
+			lower_one(fn, o);
+	if (!cg_load_group(fn, lds, n))
+		for (o = op; o != last->next; o = o->next)
+			if (o->kind == OP_LOAD)
+				lower_one(fn, o);
+	return last->next;
+}
+
+/* Lowers the ops of b from `from` on (NULL: from the first).  In a
+ * generic copy of a versioned loop the moved loads are lowered at their
+ * first place: the early start only pays on the fast path. */
+static void
+lower_from(CgFn *fn, Block *b, Op *from, Op *to, bool defer)
+{
+	Op *op, *next;
+	uint32_t i;
+
+	defer = defer && fn->mode == CG_GENERIC && fn->hoists.n;
+	for (op = from ? from : b->first; op != to && !fn->failed; op = next) {
+		next = op->next;
 		if (defer) {
 			for (i = 0; i < fn->hoists.n; i++)
 				if (hoist_anchor(fn, fn->hoists.v[i].ld) == op)
 					lower_one(fn, fn->hoists.v[i].ld);
 			if (hoist_anchor(fn, op))
 				continue;
+		} else if (fn->mode == CG_BOTH && op->kind == OP_LOAD &&
+			   (next = load_run(fn, op, to)) != op) {
+			continue;
 		}
+		next = op->next;
 		lower_one(fn, op);
 	}
+}
+
+void
+cg_lower_block(CgFn *fn, Block *b)
+{
+	lower_from(fn, b, NULL, NULL, true);
 }
 
 /* ---- the kernel function ----------------------------------------------- */
@@ -588,36 +663,59 @@ make_entry(CgFn *fn)
 		fn->vals[fn->f->body->args[i]].v = LLVMGetParam(fn->fn, i);
 }
 
-static uint64_t
-body_deps(CgFn *fn)
+/* Ops a versioned tail may hold: per-thread work, cheap to emit twice. */
+static bool
+tail_op(Op *op)
 {
-	uint64_t d = 0;
-	Op *op;
-
-	for (op = fn->f->body->first; op; op = op->next)
-		d |= cg_fast_deps(fn, op);
-	return d;
+	if (op->nregions)
+		return false;
+	switch (op->kind) {
+	case OP_LOAD: case OP_STORE: case OP_CVT: case OP_BITCAST:
+	case OP_CONST: case OP_RANGE: case OP_SPLAT: case OP_BROADCAST:
+	case OP_EXPAND_DIMS: case OP_RESHAPE: case OP_TRANS: case OP_PTR_ADD:
+	case OP_CMP: case OP_SELECT: case OP_PROGRAM_ID: case OP_NUM_PROGRAMS:
+	case OP_RETURN:
+		return true;
+	default:
+		return op_has(op, F_ELEM);
+	}
 }
 
-/* A kernel without dots whose accesses have wider fast-path vectors is
- * emitted twice behind one check of the assumptions (as loops are, in
- * control.c): in the fast copy every vector's mask is one predicate, and
- * masks constant over vectors are computed once per vector, so the row
- * kernels carry no per-element masks, edge paths or branches between
- * their loads.  Kernels with dots keep one copy (their loops are large;
- * the loops version themselves). */
+/*
+ * Global accesses whose fast path assumes more than is proven (16-byte
+ * alignment, strides and sizes that are multiples of the vector) check
+ * the assumption at run time.  Each access does so on its own, its
+ * generic path a loop over the thread's elements (memory.c), joined to
+ * the fast one before its uses: the computation between the accesses is
+ * emitted once.  The kernel's tail -- from the first load after its last
+ * reduction (or other work across threads) to the end: loads, per-element
+ * math and stores -- is instead emitted twice behind one check of all its
+ * assumptions, so that the fast copy is straight-line code whose loads
+ * ptxas can interleave with the math and the stores (a layer norm's w and
+ * b: at 32 elements per thread, joining each load before its use held
+ * both rows at once and spilled).  Kernels with dots version their loops
+ * (control.c) and accesses only.
+ */
 static void
 lower_body(CgFn *fn)
 {
 	LLVMBuilderRef B = fn->cg->B;
+	Block *body = fn->f->body;
 	LLVMBasicBlockRef copy[2];
-	uint64_t deps = has_dot(fn->f->body) ? 0 : body_deps(fn);
+	uint64_t deps = 0;
+	Op *tail = NULL, *op;
 	int i;
 
-	if (!deps) {
-		cg_lower_block(fn, fn->f->body);
-		return;
+	if (!has_dot(body)) {
+		for (op = body->last; op && tail_op(op); op = op->prev)
+			if (op->kind == OP_LOAD)
+				tail = op;
+		for (op = tail; op; op = op->next)
+			deps |= cg_fast_deps(fn, op);
 	}
+	lower_from(fn, body, NULL, deps ? tail : NULL, true);
+	if (!deps)
+		return;
 	copy[0] = cg_new_block(fn, "fast");
 	copy[1] = cg_new_block(fn, "generic");
 	LLVMBuildCondBr(B, cg_guard(fn, deps), copy[0], copy[1]);
@@ -630,7 +728,7 @@ lower_body(CgFn *fn)
 		fn->reads.n = 0;
 		fn->scratch_dirty = false;
 		cg_scope_push(fn);
-		cg_lower_block(fn, fn->f->body);
+		lower_from(fn, body, tail, NULL, false);
 		cg_scope_pop(fn);
 	}
 	fn->mode = CG_BOTH;

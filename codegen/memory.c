@@ -152,11 +152,11 @@ suffix(Access *a, int n, int words)
 }
 
 /* One vector load of n elements at p, as inline PTX (LLVM must neither
- * split it nor merge it with the other path of a guard).  With `pred`,
- * lanes where it is false keep `other`. */
-static void
-vec_load(Access *a, LLVMValueRef p, int n, LLVMValueRef pred,
-	 LLVMValueRef *other, LLVMValueRef *out)
+ * split it nor merge it with the other path of a guard): the words it
+ * moves.  With `pred`, lanes where it is false keep `other`. */
+static LLVMValueRef
+vec_load_words(Access *a, LLVMValueRef p, int n, LLVMValueRef pred,
+	       LLVMValueRef *other)
 {
 	Cg *cg = a->fn->cg;
 	int words, i, nargs = 0;
@@ -204,7 +204,14 @@ vec_load(Access *a, LLVMValueRef p, int n, LLVMValueRef pred,
 				LLVMBuildExtractValue(cg->B, r, (unsigned)i, ""),
 				cg_i32(cg, i), "");
 	}
-	unpack(a, w, n, out);
+	return w;
+}
+
+static void
+vec_load(Access *a, LLVMValueRef p, int n, LLVMValueRef pred,
+	 LLVMValueRef *other, LLVMValueRef *out)
+{
+	unpack(a, vec_load_words(a, p, n, pred, other), n, out);
 }
 
 static void
@@ -357,8 +364,8 @@ static void operands(Access *a);
  * and each element's pointer and mask are evaluated at run time
  * (cg_elem_at).  One copy of the code instead of one per element (a
  * GEMM's epilogue had 128); it runs only for unaligned pointers or odd
- * strides.  False when the pointers or the mask are not rematerialized. */
-static bool
+ * strides (loop_ok). */
+static void
 store_loop(Access *a)
 {
 	CgFn *fn = a->fn;
@@ -371,9 +378,6 @@ store_loop(Access *a)
 	LLVMValueRef arr, c[TY_MAX_RANK], p, m = NULL, v, ix[2];
 	CgLoop loop;
 
-	if (!fn->vals[ptr].remat || (mask && cg_is_tile(fn, mask) &&
-				     !fn->vals[mask].remat))
-		return false;
 	arr = LLVMBuildAlloca(fn->Bentry, at, "vals");
 	ix[0] = cg_i32(cg, 0);
 	for (i = 0; i < n; i++) {
@@ -388,18 +392,95 @@ store_loop(Access *a)
 	v = LLVMBuildLoad2(B, et, LLVMBuildGEP2(B, at, arr, ix, 2, ""), "");
 	vec_store(a, p, 1, m, &v);
 	cg_loop_end(fn, &loop, n);
+}
+
+/* Can the generic path of a narrow access go element by element through
+ * a loop (store_loop, load_loop)?  Its pointers and mask (and a load's
+ * `other`) must be rematerialized: each is evaluated at the register's
+ * coordinates inside the loop. */
+static bool
+loop_ok(Access *a, int n, uint32_t nr)
+{
+	CgFn *fn = a->fn;
+	Op *op = a->op;
+	uint32_t i;
+
+	if (!a->slow || nr <= 1 || (n != 1 && n * a->eb >= 4) ||
+	    !fn->vals[op->opnds[0]].remat)
+		return false;
+	for (i = 1 + a->nvals; i < op->nopnds; i++)
+		if (cg_is_tile(fn, op->opnds[i]) && !fn->vals[op->opnds[i]].remat)
+			return false;
 	return true;
+}
+
+/* A load element by element (the generic path of a narrow access) as a
+ * loop over the thread's registers into a local array (the loop is the
+ * store_loop's; pointers, mask and `other` are evaluated per element),
+ * read back after it by load_back: a row kernel's generic path had an
+ * unrolled predicated load, address and compare per element.  The array
+ * holds the elements as they are in memory, so that it reads back as
+ * the fast path's words. */
+static LLVMValueRef
+load_loop(Access *a)
+{
+	CgFn *fn = a->fn;
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	Op *op = a->op;
+	uint32_t n = (uint32_t)ly_nregs(a->ly);
+	LLVMValueRef arr, c[TY_MAX_RANK], p, m = NULL, o, w, ix[2];
+	CgLoop loop;
+
+	arr = LLVMBuildAlloca(fn->Bentry, LLVMArrayType2(a->mt, n), "ld.vals");
+	LLVMSetAlignment(arr, 16);
+	ix[0] = cg_i32(cg, 0);
+	ix[1] = cg_loop_begin(fn, &loop, "ld");
+	cg_reg_coords(fn, a->ly, ix[1], c);
+	p = cg_elem_at(fn, op->opnds[0], c);
+	if (op->nopnds > 1)
+		m = cg_elem_at(fn, op->opnds[1], c);
+	o = op->nopnds > 2 ? cg_elem_at(fn, op->opnds[2], c)
+			   : LLVMConstNull(cg_type(cg, a->ety));
+	w = vec_load_words(a, p, 1, m, &o);
+	LLVMBuildStore(B, w, LLVMBuildGEP2(B, LLVMArrayType2(a->mt, n), arr,
+					    ix, 2, ""));
+	cg_loop_end(fn, &loop, n);
+	return arr;
+}
+
+/* The words of registers g .. g+n-1 from load_loop's array. */
+static LLVMValueRef
+load_back(Access *a, LLVMValueRef arr, uint32_t g, int n)
+{
+	Cg *cg = a->fn->cg;
+	LLVMValueRef ix = cg_i32(cg, g), l;
+	int words;
+	LLVMTypeRef wt = word_type(a, n, &words);
+
+	l = LLVMBuildLoad2(cg->B, wt, LLVMBuildGEP2(cg->B, a->mt, arr, &ix, 1,
+						     ""), "");
+	LLVMSetAlignment(l, (unsigned)MIN(16, n * a->eb));
+	return l;
 }
 
 /* All groups of the tile with vectors of n; loads return registers. */
 static LLVMValueRef *
 access_all(Access *a, int n, bool load)
 {
-	LLVMValueRef *r = load ? cg_regs(a->fn, a->ly) : NULL;
+	LLVMValueRef *r = load ? cg_regs(a->fn, a->ly) : NULL, arr;
 	uint32_t dup = ly_dup_mask(a->ly), g, nr = (uint32_t)ly_nregs(a->ly);
 
-	if (!load && a->slow && n * a->eb < 4 && nr > 1 && store_loop(a))
-		return NULL;
+	if (loop_ok(a, n, nr)) {
+		if (!load) {
+			store_loop(a);
+			return NULL;
+		}
+		arr = load_loop(a);
+		for (g = 0; g < nr; g++)
+			unpack(a, load_back(a, arr, g, 1), 1, r + g);
+		return r;
+	}
 	/* pointers, masks and `other` are made here, in this path's scope:
 	 * the other path's per-element addresses do not stay live */
 	cg_scope_push(a->fn);
@@ -545,6 +626,143 @@ operands(Access *a)
 	}
 }
 
+/*
+ * Loads whose generic path is load_loop and whose fast path loads every
+ * vector as one (predicated) access, lowered together behind one check
+ * of their assumptions (cg_load_group): both paths make the fast path's
+ * words, one phi per vector joins them, and the words are unpacked after
+ * the join, once.  A group is what schedule.c placed side by side (x, w
+ * and b of a layer norm at 16 elements per thread): joined one by one,
+ * the unpacking of one load waited for its data before the next load
+ * was issued.
+ */
+typedef struct Joined {
+	Access a;
+	int vf;
+	LLVMValueRef *w;   /* the fast path's words, then the phis */
+	LLVMValueRef *wg;  /* the generic path's */
+} Joined;
+
+static bool
+join_ok(CgFn *fn, Op *op, Joined *j)
+{
+	Access *a = &j->a;
+	Value ptr = op->opnds[0];
+	bool ok;
+
+	if (op->kind != OP_LOAD || !cg_is_tile(fn, op->res[0]))
+		return false;
+	access_init(a, fn, op, ir_type(fn->f, op->res[0]));
+	a->hint = load_hint(fn, op);
+	access_tile(a, 0);
+	j->vf = cg_mem_vec(fn, ptr, a->ly, fn->ax);
+	if (j->vf <= 1 || cg_mem_vec(fn, ptr, a->ly, fn->ax_gen) != 1)
+		return false;
+	a->slow = true;
+	ok = loop_ok(a, 1, (uint32_t)ly_nregs(a->ly));
+	a->slow = false;
+	return ok && (!cg_mask_operand(op) || mask_uniform(a, j->vf));
+}
+
+bool
+cg_load_group(CgFn *fn, Op **ops, uint32_t n)
+{
+	LLVMBuilderRef B = fn->cg->B;
+	Joined *j = arena_alloc(fn->a, n * sizeof *j);
+	LLVMBasicBlockRef fb, gb, join, ib[2];
+	LLVMValueRef arr, iv[2], *r;
+	uint64_t deps = 0;
+	uint32_t i, g, nr, dup;
+	bool ok = true;
+
+	for (i = 0; i < n; i++)
+		deps |= cg_fast_deps(fn, ops[i]);
+	fn->mode = CG_FAST;
+	fn->ver_deps = deps;
+	for (i = 0; i < n && ok; i++)
+		ok = join_ok(fn, ops[i], &j[i]);
+	fn->mode = CG_BOTH;
+	fn->ver_deps = 0;
+	if (!ok)
+		return false;
+	fb = cg_new_block(fn, "fast");
+	gb = cg_new_block(fn, "generic");
+	join = cg_new_block(fn, "join");
+	LLVMBuildCondBr(B, cg_guard(fn, deps), fb, gb);
+	LLVMPositionBuilderAtEnd(B, fb);
+	fn->mode = CG_FAST;
+	fn->ver_deps = deps;
+	for (i = 0; i < n; i++) {
+		Access *a = &j[i].a;
+
+		cg_set_cur_op(fn, ops[i]);
+		cg_debug_loc(fn, ops[i]->loc);
+		nr = (uint32_t)ly_nregs(a->ly);
+		dup = ly_dup_mask(a->ly);
+		j[i].w = cg_regs(fn, a->ly);
+		cg_scope_push(fn);
+		operands(a);
+		a->vec = j[i].vf;
+		for (g = 0; g < nr; g += (uint32_t)j[i].vf)
+			if (!(g & dup))
+				j[i].w[g] = vec_load_words(a, a->ptr[g], j[i].vf,
+							   a->mask ? a->mask[g] : NULL,
+							   a->other + g);
+		cg_scope_pop(fn);
+	}
+	fn->mode = CG_BOTH;
+	fn->ver_deps = 0;
+	ib[0] = LLVMGetInsertBlock(B);
+	LLVMBuildBr(B, join);
+	LLVMPositionBuilderAtEnd(B, gb);
+	for (i = 0; i < n; i++) {
+		Access *a = &j[i].a;
+
+		cg_set_cur_op(fn, ops[i]);
+		cg_debug_loc(fn, ops[i]->loc);
+		a->slow = true;
+		arr = load_loop(a);
+		j[i].wg = cg_regs(fn, a->ly);
+		nr = (uint32_t)ly_nregs(a->ly);
+		dup = ly_dup_mask(a->ly);
+		for (g = 0; g < nr; g += (uint32_t)j[i].vf)
+			if (!(g & dup))
+				j[i].wg[g] = load_back(a, arr, g, j[i].vf);
+	}
+	ib[1] = LLVMGetInsertBlock(B);
+	LLVMBuildBr(B, join);
+	LLVMPositionBuilderAtEnd(B, join);
+	for (i = 0; i < n; i++) {
+		nr = (uint32_t)ly_nregs(j[i].a.ly);
+		dup = ly_dup_mask(j[i].a.ly);
+		for (g = 0; g < nr; g += (uint32_t)j[i].vf) {
+			if (g & dup)
+				continue;
+			iv[0] = j[i].w[g];
+			iv[1] = j[i].wg[g];
+			j[i].w[g] = LLVMBuildPhi(B, LLVMTypeOf(iv[0]), "");
+			LLVMAddIncoming(j[i].w[g], iv, ib, 2);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		Access *a = &j[i].a;
+
+		cg_set_cur_op(fn, ops[i]);
+		cg_debug_loc(fn, ops[i]->loc);
+		nr = (uint32_t)ly_nregs(a->ly);
+		dup = ly_dup_mask(a->ly);
+		r = cg_regs(fn, a->ly);
+		for (g = 0; g < nr; g += (uint32_t)j[i].vf)
+			if (!(g & dup))
+				unpack(a, j[i].w[g], j[i].vf, r + g);
+		for (g = 0; g < nr; g++)
+			if (g & dup)
+				r[g] = r[g & ~dup];
+		cg_set_tile(fn, ops[i]->res[0], a->ly, r);
+	}
+	return true;
+}
+
 static bool
 load_op(CgFn *fn, Op *op)
 {
@@ -569,6 +787,8 @@ load_op(CgFn *fn, Op *op)
 		fn->vals[op->res[0]].v = v;
 		return true;
 	}
+	if (fn->mode == CG_BOTH && cg_load_group(fn, &op, 1))
+		return true;
 	access_tile(&a, 0);
 	cg_set_tile(fn, op->res[0], a.ly, access(&a, true));
 	return true;
