@@ -26,9 +26,17 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static void
 init_targets(void)
 {
-	static const char *const argv[] = { "tlx", "-nvptx-short-ptr" };
+	const char *argv[16] = { "tlx", "-nvptx-short-ptr" };
+	char *extra = getenv("TLX_LLVM_OPTS"), *save = NULL, *w;
+	int argc = 2;
 
-	LLVMParseCommandLineOptions(2, argv, "");
+	/* TLX_LLVM_OPTS: more of LLVM's own options, for experiments
+	 * (-time-passes, -debug-pass-manager, ...) */
+	if (extra && (extra = strdup(extra)) != NULL)
+		for (w = strtok_r(extra, " ", &save); w && argc < 16;
+		     w = strtok_r(NULL, " ", &save))
+			argv[argc++] = w;
+	LLVMParseCommandLineOptions(argc, argv, "");
 	LLVMInitializeNVPTXTargetInfo();
 	LLVMInitializeNVPTXTarget();
 	LLVMInitializeNVPTXTargetMC();
