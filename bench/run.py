@@ -110,8 +110,11 @@ for s in (4096, 8192):
     o = ours("matmul", cubin("matmul.cubin"), s, s, s)
     row("matmul bf16 (mma.sync)", f"{s}^3", o and o["TFLOPs"], cub, "cuBLAS (torch.matmul)", unit="TFLOP/s")
     best = None
-    for cfg, mod in [("BK=32 STAGES=3", "matmul.cubin"), ("BK=64 STAGES=3", "matmul-BK64-S3.cubin"),
-                     ("BK=32 STAGES=4", "matmul-BK32-S4.cubin")]:
+    for cfg, mod in [("BK=32 STAGES=3 WARPS=4", "matmul.cubin"),
+                     ("BK=64 STAGES=3 WARPS=4", "matmul-BK64-S3-W4.cubin"),
+                     ("BK=32 STAGES=4 WARPS=4", "matmul-BK32-S4-W4.cubin"),
+                     ("BK=32 STAGES=3 WARPS=8", "matmul-BK32-S3-W8.cubin"),
+                     ("BK=64 STAGES=3 WARPS=8", "matmul-BK64-S3-W8.cubin")]:
         o = ours("matmul", cubin(mod), s, s, s)
         r = {"kernel": "matmul", "size": f"{s}^3", "config": cfg, "TFLOPs": o and o["TFLOPs"]}
         res["sweep"].append(r)

@@ -55,11 +55,11 @@ for b in 4096 8192; do
 	"$tlxc" $t -D BLOCK=$b "$top/examples/softmax_loop.tlx" \
 		-o "$out/cubin/softmax_loop-B$b.cubin"
 done
-# the GEMM's sweep (bench/run.py): k-step and pipeline depth
-for c in "64 3" "32 4"; do
+# the GEMM's sweep (bench/run.py): k-step, pipeline depth and warps
+for c in "64 3 4" "32 4 4" "32 3 8" "64 3 8"; do
 	set -- $c
-	"$tlxc" $t -D BK=$1 -D STAGES=$2 "$top/examples/matmul.tlx" \
-		-o "$out/cubin/matmul-BK$1-S$2.cubin"
+	"$tlxc" $t -D BK=$1 -D STAGES=$2 -D WARPS=$3 "$top/examples/matmul.tlx" \
+		-o "$out/cubin/matmul-BK$1-S$2-W$3.cubin"
 done
 cp "$top/testsuite/gpu/run.sh" "$top/bench/run.py" "$out/"
 mkdir -p "$out/examples"

@@ -42,6 +42,6 @@ for b in 4096 8192; do
 done
 for s in "128 128 64" "100 72 40" "1 1 1" "1000 1000 1000"; do t matmul cubin/matmul64.cubin $s; done
 for s in "128 128 32" "300 200 100" "2048 2048 2048"; do t matmul cubin/matmul.cubin $s; done
-for c in BK64-S3 BK32-S4; do for s in "300 200 100" "1024 1024 1000"; do t matmul cubin/matmul-$c.cubin $s; done; done
+for c in BK64-S3-W4 BK32-S4-W4 BK32-S3-W8 BK64-S3-W8; do for s in "300 200 100" "1024 1024 1000"; do t matmul cubin/matmul-$c.cubin $s; done; done
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
