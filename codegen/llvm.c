@@ -22,13 +22,21 @@ static const char triple[] = "nvptx64-nvidia-cuda";
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 /* Once per process.  32-bit pointers for shared memory (as Triton does):
- * the data layout gets p3:32, so smem address arithmetic is 32-bit. */
+ * the data layout gets p3:32, so smem address arithmetic is 32-bit.
+ * Three of NVPTX's IR passes are off: straight-line strength reduction,
+ * n-ary reassociation and speculative execution changed no instruction
+ * of any example's PTX and took 15% of the matmul's LLVM time (the first
+ * alone 40% of the 4-warp softmax's, scanning its candidates against
+ * each other through SCEV's poison analysis). */
 static void
 init_targets(void)
 {
-	const char *argv[16] = { "tlx", "-nvptx-short-ptr" };
+	const char *argv[16] = {
+		"tlx", "-nvptx-short-ptr",
+		"-opt-disable=slsr,nary-reassociate,speculative-execution",
+	};
 	char *extra = getenv("TLX_LLVM_OPTS"), *save = NULL, *w;
-	int argc = 2;
+	int argc = 3;
 
 	/* TLX_LLVM_OPTS: more of LLVM's own options, for experiments
 	 * (-time-passes, -debug-pass-manager, ...) */
