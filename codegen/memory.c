@@ -373,23 +373,31 @@ store_loop(Access *a)
 	LLVMBuilderRef B = cg->B;
 	Op *op = a->op;
 	Value ptr = op->opnds[0], mask = op->nopnds > 2 ? op->opnds[2] : 0;
-	uint32_t n = (uint32_t)ly_nregs(a->ly), i;
-	LLVMTypeRef et = LLVMTypeOf(a->val[0]), at = LLVMArrayType2(et, n);
-	LLVMValueRef arr, c[TY_MAX_RANK], p, m = NULL, v, ix[2];
+	uint32_t n = (uint32_t)ly_nregs(a->ly), k = MIN(n, (uint32_t)MAX(1, 16 / a->eb));
+	LLVMTypeRef at = LLVMArrayType2(a->mt, n);
+	LLVMValueRef arr, c[TY_MAX_RANK], p, m = NULL, v, ix[2], st;
 	CgLoop loop;
+	uint32_t i;
 
+	/* the values go in as the elements are in memory, 16 bytes at a time
+	 * (one store per element made NVPTX's strength reduction scan a
+	 * GEMM epilogue's 128 addresses against each other) */
 	arr = LLVMBuildAlloca(fn->Bentry, at, "vals");
+	LLVMSetAlignment(arr, 16);
 	ix[0] = cg_i32(cg, 0);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i += k) {
 		ix[1] = cg_i32(cg, i);
-		LLVMBuildStore(B, a->val[i], LLVMBuildGEP2(B, at, arr, ix, 2, ""));
+		st = LLVMBuildStore(B, pack(a, a->val + i, (int)k),
+				    LLVMBuildGEP2(B, at, arr, ix, 2, ""));
+		LLVMSetAlignment(st, k * (uint32_t)a->eb);
 	}
 	ix[1] = cg_loop_begin(fn, &loop, "st");
 	cg_reg_coords(fn, a->ly, ix[1], c);
 	p = cg_elem_at(fn, ptr, c);
 	if (mask)
 		m = cg_elem_at(fn, mask, c);
-	v = LLVMBuildLoad2(B, et, LLVMBuildGEP2(B, at, arr, ix, 2, ""), "");
+	v = from_mem(a, LLVMBuildLoad2(B, a->mt, LLVMBuildGEP2(B, at, arr, ix, 2,
+							      ""), ""));
 	vec_store(a, p, 1, m, &v);
 	cg_loop_end(fn, &loop, n);
 }
