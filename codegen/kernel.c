@@ -253,7 +253,7 @@ coords(CgFn *fn, const Layout *ly)
 	Cg *cg = fn->cg;
 	LLVMBuilderRef B = fn->Bentry;
 	CoordCache *c;
-	LLVMValueRef flat = cg_i32(cg, 0);
+	LLVMValueRef flat = NULL;
 	int i, d;
 
 	for (c = fn->coords; c; c = c->next)
@@ -261,24 +261,37 @@ coords(CgFn *fn, const Layout *ly)
 			return c;
 	c = arena_alloc(fn->a, sizeof *c);
 	c->ly = ly;
+	/* runs of lane (or warp) bits that land on consecutive bits of the
+	 * index move together: one mask and one shift per run, and no chain
+	 * of single bits for instcombine to test as a bit permutation */
 	for (i = 0; i < LY_LANES + ly->nwarp; i++) {
 		uint32_t b = i < LY_LANES ? ly->lane[i] : ly->warp[i - LY_LANES];
 		LLVMValueRef src = i < LY_LANES ? fn->lane : fn->warp;
-		int bit = i < LY_LANES ? i : i - LY_LANES, to;
+		int bit = i < LY_LANES ? i : i - LY_LANES, end = LY_LANES + ly->nwarp;
+		int to, k = 1;
 		LLVMValueRef x;
 
 		if (!b)
 			continue;
 		to = log2i(b);
-		x = LLVMBuildAnd(B, src, cg_i32(cg, 1 << bit), "");
-		x = to >= bit ? LLVMBuildShl(B, x, cg_i32(cg, to - bit), "")
-			      : LLVMBuildLShr(B, x, cg_i32(cg, bit - to), "");
-		flat = LLVMBuildOr(B, flat, x, "");
+		while (i + k < (i < LY_LANES ? LY_LANES : end) &&
+		       (i + k < LY_LANES ? ly->lane[i + k]
+					 : ly->warp[i + k - LY_LANES]) == b << k)
+			k++;
+		x = LLVMBuildAnd(B, src, cg_i32(cg, ((1 << k) - 1) << bit), "");
+		if (to != bit)
+			x = to > bit ? LLVMBuildShl(B, x, cg_i32(cg, to - bit), "")
+				     : LLVMBuildLShr(B, x, cg_i32(cg, bit - to), "");
+		flat = flat ? LLVMBuildOr(B, flat, x, "") : x;
+		i += k - 1;
 	}
+	if (!flat)
+		flat = cg_i32(cg, 0);
 	c->flat = flat;
 	for (d = 0; d < ly->rank; d++) {
-		LLVMValueRef x = LLVMBuildLShr(B, flat,
-					       cg_i32(cg, ly_dim_shift(ly, d)), "");
+		int sh = ly_dim_shift(ly, d);
+		LLVMValueRef x = sh ? LLVMBuildLShr(B, flat, cg_i32(cg, sh), "")
+				    : flat;
 
 		c->dim[d] = LLVMBuildAnd(B, x,
 					 cg_i32(cg, (int64_t)ly->shape[d] - 1), "");
@@ -681,20 +694,49 @@ tail_op(Op *op)
 	}
 }
 
+/* Does op compute (not access memory) with a tile that the fast-path
+ * assumptions make constant over longer runs (a mask `c < cols` with
+ * cols % 16 == 0 is one predicate per vector)?  Such math is cheaper in
+ * a fast copy: a layer norm's where(m, v - mean, 0) took a compare and
+ * an index per element when emitted once, a fifth of the speed of a
+ * 32768-wide row, whose statistics are latency-bound. */
+static bool
+sensitive(CgFn *fn, Op *op)
+{
+	uint32_t i;
+	int d;
+
+	if (op->kind == OP_LOAD || op->kind == OP_STORE || op->kind == OP_ATOMIC ||
+	    op->kind == OP_ATOMIC_CAS || op->kind == OP_CP_ASYNC || !op->nres ||
+	    !cg_is_tile(fn, op->res[0]) || fn->vals[op->res[0]].remat)
+		return false;
+	for (i = 0; i < op->nopnds; i++) {
+		Value v = op->opnds[i];
+
+		if (!cg_is_tile(fn, v) || !fn->ax[v].deps)
+			continue;
+		for (d = 0; d < ir_type(fn->f, v)->rank; d++)
+			if (fn->ax[v].cnst[d] > fn->ax_gen[v].cnst[d])
+				return true;
+	}
+	return false;
+}
+
 /*
  * Global accesses whose fast path assumes more than is proven (16-byte
  * alignment, strides and sizes that are multiples of the vector) check
  * the assumption at run time.  Each access does so on its own, its
  * generic path a loop over the thread's elements (memory.c), joined to
  * the fast one before its uses: the computation between the accesses is
- * emitted once.  The kernel's tail -- from the first load after its last
- * reduction (or other work across threads) to the end: loads, per-element
- * math and stores -- is instead emitted twice behind one check of all its
- * assumptions, so that the fast copy is straight-line code whose loads
- * ptxas can interleave with the math and the stores (a layer norm's w and
- * b: at 32 elements per thread, joining each load before its use held
- * both rows at once and spilled).  Kernels with dots version their loops
- * (control.c) and accesses only.
+ * emitted once.  Part of the kernel is instead emitted twice behind one
+ * check of all its assumptions: from its first computation that the
+ * assumptions make cheaper (sensitive), else from the first load after
+ * its last reduction (or other work across threads) -- a tail of loads,
+ * per-element math and stores, whose fast copy is straight-line code in
+ * which ptxas can interleave the loads with the math and the stores (a
+ * layer norm's w and b: at 32 elements per thread, joining each load
+ * before its use held both rows at once and spilled).  Kernels with dots
+ * version their loops (control.c) and accesses only.
  */
 static void
 lower_body(CgFn *fn)
@@ -710,8 +752,19 @@ lower_body(CgFn *fn)
 		for (op = body->last; op && tail_op(op); op = op->prev)
 			if (op->kind == OP_LOAD)
 				tail = op;
-		for (op = tail; op; op = op->next)
+		for (op = body->first; op && op != tail; op = op->next)
+			if (sensitive(fn, op)) {
+				tail = op;
+				break;
+			}
+		for (op = tail; op; op = op->next) {
+			uint32_t k;
+
 			deps |= cg_fast_deps(fn, op);
+			for (k = 0; sensitive(fn, op) && k < op->nopnds; k++)
+				if (cg_is_tile(fn, op->opnds[k]))
+					deps |= fn->ax[op->opnds[k]].deps;
+		}
 	}
 	lower_from(fn, body, NULL, deps ? tail : NULL, true);
 	if (!deps)
