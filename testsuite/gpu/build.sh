@@ -24,8 +24,8 @@ t="--target=sm_90a"
 "$tlxc" $t "$top/examples/softmax.tlx" -o "$out/cubin/softmax4k.cubin"
 "$tlxc" $t -D BLOCK=1024 "$top/examples/layernorm.tlx" -o "$out/cubin/layernorm1k.cubin"
 "$tlxc" $t "$top/examples/layernorm.tlx" -o "$out/cubin/layernorm4k.cubin"
-"$tlxc" $t -D BLOCK=32768 -D WARPS=16 "$top/examples/softmax.tlx" -o "$out/cubin/softmax32k.cubin"
-"$tlxc" $t -D BLOCK=32768 -D WARPS=16 "$top/examples/layernorm.tlx" -o "$out/cubin/layernorm32k.cubin"
+"$tlxc" $t -D BLOCK=32768 "$top/examples/softmax.tlx" -o "$out/cubin/softmax32k.cubin"
+"$tlxc" $t -D BLOCK=32768 "$top/examples/layernorm.tlx" -o "$out/cubin/layernorm32k.cubin"
 # the sweep bench/run.py times (best of, like an autotuner): warps per
 # program for each row width of the benchmark, file names carry the values
 for k in softmax layernorm; do

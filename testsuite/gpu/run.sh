@@ -26,7 +26,7 @@ for k in softmax layernorm; do
 		done
 	done
 	for w in 16 32; do
-		for rc in "16 32768" "8 16384" "8 30001"; do
+		for rc in "16 32768" "8 16384" "8 30001" "300 32768" "1000 30001"; do
 			t $k cubin/$k-B32768-W$w.cubin $rc
 		done
 	done
