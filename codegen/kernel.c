@@ -699,7 +699,7 @@ tail_op(Op *op)
  * cols % 16 == 0 is one predicate per vector)?  Such math is cheaper in
  * a fast copy: a layer norm's where(m, v - mean, 0) took a compare and
  * an index per element when emitted once, a fifth of the speed of a
- * 32768-wide row, whose statistics are latency-bound. */
+ * 32768-wide row (one program per SM, its statistics latency-bound). */
 static bool
 sensitive(CgFn *fn, Op *op)
 {
@@ -752,7 +752,12 @@ lower_body(CgFn *fn)
 		for (op = body->last; op && tail_op(op); op = op->prev)
 			if (op->kind == OP_LOAD)
 				tail = op;
-		for (op = body->first; op && op != tail; op = op->next)
+		/* only where one program fills an SM (its latency is the
+		 * kernel's): with several, the per-element masks cost little
+		 * (a 4096-wide layer norm at 8 programs per SM ran as fast
+		 * without) and the second copy is ptxas's time */
+		for (op = body->first; !fn->min_ctas && op && op != tail;
+		     op = op->next)
 			if (sensitive(fn, op)) {
 				tail = op;
 				break;
