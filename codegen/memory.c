@@ -359,53 +359,75 @@ store_group(Access *a, uint32_t g, int n)
 
 static void operands(Access *a);
 
-/* A store element by element (the generic path of a narrow access) as a
- * loop over the thread's registers: the values go through a local array
- * and each element's pointer and mask are evaluated at run time
- * (cg_elem_at).  One copy of the code instead of one per element (a
- * GEMM's epilogue had 128); it runs only for unaligned pointers or odd
- * strides (loop_ok). */
+/* The generic path of a narrow access element by element is a loop over
+ * the thread's registers (store_loop, load_loop) through a local array
+ * that holds the registers' elements as they are in memory: each
+ * element's pointer and mask are evaluated at run time (cg_elem_at), one
+ * copy of the code instead of one per element (a GEMM's epilogue had
+ * 128); it runs only for unaligned pointers or odd strides (loop_ok). */
+static LLVMValueRef
+elem_array(Access *a, const char *name)
+{
+	LLVMValueRef arr = LLVMBuildAlloca(a->fn->Bentry,
+					   LLVMArrayType2(a->mt, (unsigned)ly_nregs(a->ly)),
+					   name);
+
+	LLVMSetAlignment(arr, 16);
+	return arr;
+}
+
+/* Element i of the array (i: an LLVM i32). */
+static LLVMValueRef
+elem_slot(Access *a, LLVMValueRef arr, LLVMValueRef i)
+{
+	return LLVMBuildGEP2(a->fn->cg->B, a->mt, arr, &i, 1, "");
+}
+
+/* Starts the loop: register j (returned), its coordinates c, pointer *p
+ * and mask *m (NULL when the access has none). */
+static LLVMValueRef
+elem_loop_begin(Access *a, CgLoop *loop, const char *name, LLVMValueRef *c,
+		LLVMValueRef *p, LLVMValueRef *m)
+{
+	CgFn *fn = a->fn;
+	Op *op = a->op;
+	uint32_t mi = 1 + a->nvals;
+	LLVMValueRef j = cg_loop_begin(fn, loop, name);
+
+	cg_reg_coords(fn, a->ly, j, c);
+	*p = cg_elem_at(fn, op->opnds[0], c);
+	*m = op->nopnds > mi ? cg_elem_at(fn, op->opnds[mi], c) : NULL;
+	return j;
+}
+
+/* A store: the values go in 16 bytes at a time (one store per element
+ * made NVPTX's strength reduction scan a GEMM epilogue's 128 addresses
+ * against each other), the loop stores each element. */
 static void
 store_loop(Access *a)
 {
 	CgFn *fn = a->fn;
-	Cg *cg = fn->cg;
-	LLVMBuilderRef B = cg->B;
-	Op *op = a->op;
-	Value ptr = op->opnds[0], mask = op->nopnds > 2 ? op->opnds[2] : 0;
+	LLVMBuilderRef B = fn->cg->B;
 	uint32_t n = (uint32_t)ly_nregs(a->ly), k = MIN(n, (uint32_t)MAX(1, 16 / a->eb));
-	LLVMTypeRef at = LLVMArrayType2(a->mt, n);
-	LLVMValueRef arr, c[TY_MAX_RANK], p, m = NULL, v, ix[2], st;
+	LLVMValueRef arr = elem_array(a, "st.vals"), c[TY_MAX_RANK], p, m, v, j, st;
 	CgLoop loop;
 	uint32_t i;
 
-	/* the values go in as the elements are in memory, 16 bytes at a time
-	 * (one store per element made NVPTX's strength reduction scan a
-	 * GEMM epilogue's 128 addresses against each other) */
-	arr = LLVMBuildAlloca(fn->Bentry, at, "vals");
-	LLVMSetAlignment(arr, 16);
-	ix[0] = cg_i32(cg, 0);
 	for (i = 0; i < n; i += k) {
-		ix[1] = cg_i32(cg, i);
 		st = LLVMBuildStore(B, pack(a, a->val + i, (int)k),
-				    LLVMBuildGEP2(B, at, arr, ix, 2, ""));
+				    elem_slot(a, arr, cg_i32(fn->cg, i)));
 		LLVMSetAlignment(st, k * (uint32_t)a->eb);
 	}
-	ix[1] = cg_loop_begin(fn, &loop, "st");
-	cg_reg_coords(fn, a->ly, ix[1], c);
-	p = cg_elem_at(fn, ptr, c);
-	if (mask)
-		m = cg_elem_at(fn, mask, c);
-	v = from_mem(a, LLVMBuildLoad2(B, a->mt, LLVMBuildGEP2(B, at, arr, ix, 2,
-							      ""), ""));
+	j = elem_loop_begin(a, &loop, "st", c, &p, &m);
+	v = from_mem(a, LLVMBuildLoad2(B, a->mt, elem_slot(a, arr, j), ""));
 	vec_store(a, p, 1, m, &v);
 	cg_loop_end(fn, &loop, n);
 }
 
 /* Can the generic path of a narrow access go element by element through
- * a loop (store_loop, load_loop)?  Its pointers and mask (and a load's
- * `other`) must be rematerialized: each is evaluated at the register's
- * coordinates inside the loop. */
+ * a loop?  Its pointers and mask (and a load's `other`) must be
+ * rematerialized: each is evaluated at the register's coordinates inside
+ * the loop. */
 static bool
 loop_ok(Access *a, int n, uint32_t nr)
 {
@@ -422,38 +444,24 @@ loop_ok(Access *a, int n, uint32_t nr)
 	return true;
 }
 
-/* A load element by element (the generic path of a narrow access) as a
- * loop over the thread's registers into a local array (the loop is the
- * store_loop's; pointers, mask and `other` are evaluated per element),
- * read back after it by load_back: a row kernel's generic path had an
- * unrolled predicated load, address and compare per element.  The array
- * holds the elements as they are in memory, so that it reads back as
- * the fast path's words. */
+/* A load: the loop loads each element (masked-off ones are `other`) into
+ * the array, which load_back reads back as the fast path's words (a row
+ * kernel's generic path had an unrolled predicated load, address and
+ * compare per element). */
 static LLVMValueRef
 load_loop(Access *a)
 {
 	CgFn *fn = a->fn;
-	Cg *cg = fn->cg;
-	LLVMBuilderRef B = cg->B;
 	Op *op = a->op;
-	uint32_t n = (uint32_t)ly_nregs(a->ly);
-	LLVMValueRef arr, c[TY_MAX_RANK], p, m = NULL, o, w, ix[2];
+	LLVMValueRef arr = elem_array(a, "ld.vals"), c[TY_MAX_RANK], p, m, o, j;
 	CgLoop loop;
 
-	arr = LLVMBuildAlloca(fn->Bentry, LLVMArrayType2(a->mt, n), "ld.vals");
-	LLVMSetAlignment(arr, 16);
-	ix[0] = cg_i32(cg, 0);
-	ix[1] = cg_loop_begin(fn, &loop, "ld");
-	cg_reg_coords(fn, a->ly, ix[1], c);
-	p = cg_elem_at(fn, op->opnds[0], c);
-	if (op->nopnds > 1)
-		m = cg_elem_at(fn, op->opnds[1], c);
+	j = elem_loop_begin(a, &loop, "ld", c, &p, &m);
 	o = op->nopnds > 2 ? cg_elem_at(fn, op->opnds[2], c)
-			   : LLVMConstNull(cg_type(cg, a->ety));
-	w = vec_load_words(a, p, 1, m, &o);
-	LLVMBuildStore(B, w, LLVMBuildGEP2(B, LLVMArrayType2(a->mt, n), arr,
-					    ix, 2, ""));
-	cg_loop_end(fn, &loop, n);
+			   : LLVMConstNull(cg_type(fn->cg, a->ety));
+	LLVMBuildStore(fn->cg->B, vec_load_words(a, p, 1, m, &o),
+		       elem_slot(a, arr, j));
+	cg_loop_end(fn, &loop, (uint32_t)ly_nregs(a->ly));
 	return arr;
 }
 
@@ -461,13 +469,11 @@ load_loop(Access *a)
 static LLVMValueRef
 load_back(Access *a, LLVMValueRef arr, uint32_t g, int n)
 {
-	Cg *cg = a->fn->cg;
-	LLVMValueRef ix = cg_i32(cg, g), l;
 	int words;
-	LLVMTypeRef wt = word_type(a, n, &words);
+	LLVMValueRef l = LLVMBuildLoad2(a->fn->cg->B, word_type(a, n, &words),
+					elem_slot(a, arr, cg_i32(a->fn->cg, g)),
+					"");
 
-	l = LLVMBuildLoad2(cg->B, wt, LLVMBuildGEP2(cg->B, a->mt, arr, &ix, 1,
-						     ""), "");
 	LLVMSetAlignment(l, (unsigned)MIN(16, n * a->eb));
 	return l;
 }
@@ -510,6 +516,24 @@ access_all(Access *a, int n, bool load)
 	return r;
 }
 
+/* Branches on the check of deps to a fast block, where it leaves the
+ * builder (in CG_FAST mode), and *gb, the generic one; both go on to
+ * *join. */
+static void
+fast_branch(CgFn *fn, uint64_t deps, LLVMBasicBlockRef *gb,
+	    LLVMBasicBlockRef *join)
+{
+	LLVMBuilderRef B = fn->cg->B;
+	LLVMBasicBlockRef fb = cg_new_block(fn, "fast");
+
+	*gb = cg_new_block(fn, "generic");
+	*join = cg_new_block(fn, "join");
+	LLVMBuildCondBr(B, cg_guard(fn, deps), fb, *gb);
+	LLVMPositionBuilderAtEnd(B, fb);
+	fn->mode = CG_FAST;
+	fn->ver_deps = deps;
+}
+
 /* Emits the access with vectors of the fast and of the proven width,
  * behind the run-time check when they differ. */
 static LLVMValueRef *
@@ -520,10 +544,8 @@ access(Access *a, bool load)
 	Value ptr = a->op->opnds[0];
 	int vf = cg_mem_vec(fn, ptr, a->ly, fn->ax);
 	int vg = cg_mem_vec(fn, ptr, a->ly, fn->ax_gen);
-	LLVMBasicBlockRef fb, gb, fe, ge, join;
+	LLVMBasicBlockRef gb, fe, ge, join;
 	LLVMValueRef *rf, *rg, *r;
-	uint64_t deps;
-	Value m;
 	uint32_t i;
 
 	a->slow = fn->mode == CG_GENERIC && vf > vg;
@@ -534,17 +556,7 @@ access(Access *a, bool load)
 	/* the fast path checks the mask's assumptions too when they make it
 	 * constant over the fast vectors: one predicate per vector, no edge
 	 * path (a GEMM's epilogue) */
-	deps = fn->ax[ptr].deps;
-	if ((m = cg_mask_operand(a->op)) && cg_is_tile(fn, m) &&
-	    fn->ax[m].cnst[a->dim] >= vf && fn->ax_gen[m].cnst[a->dim] < vf)
-		deps |= fn->ax[m].deps;
-	fb = cg_new_block(fn, "fast");
-	gb = cg_new_block(fn, "generic");
-	join = cg_new_block(fn, "join");
-	LLVMBuildCondBr(B, cg_guard(fn, deps), fb, gb);
-	LLVMPositionBuilderAtEnd(B, fb);
-	fn->mode = CG_FAST;
-	fn->ver_deps = deps;
+	fast_branch(fn, cg_fast_deps(fn, a->op), &gb, &join);
 	rf = access_all(a, vf, load);
 	fn->mode = CG_BOTH;
 	fn->ver_deps = 0;
@@ -647,9 +659,18 @@ operands(Access *a)
 typedef struct Joined {
 	Access a;
 	int vf;
+	uint32_t nr, dup;  /* registers, replicated ones */
 	LLVMValueRef *w;   /* the fast path's words, then the phis */
 	LLVMValueRef *wg;  /* the generic path's */
 } Joined;
+
+/* Lowering continues for op: its line and its operands' layouts. */
+static void
+focus(CgFn *fn, Op *op)
+{
+	cg_set_cur_op(fn, op);
+	cg_debug_loc(fn, op->loc);
+}
 
 static bool
 join_ok(CgFn *fn, Op *op, Joined *j)
@@ -663,11 +684,13 @@ join_ok(CgFn *fn, Op *op, Joined *j)
 	access_init(a, fn, op, ir_type(fn->f, op->res[0]));
 	a->hint = load_hint(fn, op);
 	access_tile(a, 0);
+	j->nr = (uint32_t)ly_nregs(a->ly);
+	j->dup = ly_dup_mask(a->ly);
 	j->vf = cg_mem_vec(fn, ptr, a->ly, fn->ax);
 	if (j->vf <= 1 || cg_mem_vec(fn, ptr, a->ly, fn->ax_gen) != 1)
 		return false;
 	a->slow = true;
-	ok = loop_ok(a, 1, (uint32_t)ly_nregs(a->ly));
+	ok = loop_ok(a, 1, j->nr);
 	a->slow = false;
 	return ok && (!cg_mask_operand(op) || mask_uniform(a, j->vf));
 }
@@ -677,10 +700,10 @@ cg_load_group(CgFn *fn, Op **ops, uint32_t n)
 {
 	LLVMBuilderRef B = fn->cg->B;
 	Joined *j = arena_alloc(fn->a, n * sizeof *j);
-	LLVMBasicBlockRef fb, gb, join, ib[2];
+	LLVMBasicBlockRef gb, join, ib[2];
 	LLVMValueRef arr, iv[2], *r;
 	uint64_t deps = 0;
-	uint32_t i, g, nr, dup;
+	uint32_t i, g;
 	bool ok = true;
 
 	for (i = 0; i < n; i++)
@@ -693,26 +716,17 @@ cg_load_group(CgFn *fn, Op **ops, uint32_t n)
 	fn->ver_deps = 0;
 	if (!ok)
 		return false;
-	fb = cg_new_block(fn, "fast");
-	gb = cg_new_block(fn, "generic");
-	join = cg_new_block(fn, "join");
-	LLVMBuildCondBr(B, cg_guard(fn, deps), fb, gb);
-	LLVMPositionBuilderAtEnd(B, fb);
-	fn->mode = CG_FAST;
-	fn->ver_deps = deps;
+	fast_branch(fn, deps, &gb, &join);
 	for (i = 0; i < n; i++) {
 		Access *a = &j[i].a;
 
-		cg_set_cur_op(fn, ops[i]);
-		cg_debug_loc(fn, ops[i]->loc);
-		nr = (uint32_t)ly_nregs(a->ly);
-		dup = ly_dup_mask(a->ly);
+		focus(fn, ops[i]);
 		j[i].w = cg_regs(fn, a->ly);
 		cg_scope_push(fn);
 		operands(a);
 		a->vec = j[i].vf;
-		for (g = 0; g < nr; g += (uint32_t)j[i].vf)
-			if (!(g & dup))
+		for (g = 0; g < j[i].nr; g += (uint32_t)j[i].vf)
+			if (!(g & j[i].dup))
 				j[i].w[g] = vec_load_words(a, a->ptr[g], j[i].vf,
 							   a->mask ? a->mask[g] : NULL,
 							   a->other + g);
@@ -724,48 +738,37 @@ cg_load_group(CgFn *fn, Op **ops, uint32_t n)
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, gb);
 	for (i = 0; i < n; i++) {
-		Access *a = &j[i].a;
-
-		cg_set_cur_op(fn, ops[i]);
-		cg_debug_loc(fn, ops[i]->loc);
-		a->slow = true;
-		arr = load_loop(a);
-		j[i].wg = cg_regs(fn, a->ly);
-		nr = (uint32_t)ly_nregs(a->ly);
-		dup = ly_dup_mask(a->ly);
-		for (g = 0; g < nr; g += (uint32_t)j[i].vf)
-			if (!(g & dup))
-				j[i].wg[g] = load_back(a, arr, g, j[i].vf);
+		focus(fn, ops[i]);
+		j[i].a.slow = true;
+		arr = load_loop(&j[i].a);
+		j[i].wg = cg_regs(fn, j[i].a.ly);
+		for (g = 0; g < j[i].nr; g += (uint32_t)j[i].vf)
+			if (!(g & j[i].dup))
+				j[i].wg[g] = load_back(&j[i].a, arr, g, j[i].vf);
 	}
 	ib[1] = LLVMGetInsertBlock(B);
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, join);
-	for (i = 0; i < n; i++) {
-		nr = (uint32_t)ly_nregs(j[i].a.ly);
-		dup = ly_dup_mask(j[i].a.ly);
-		for (g = 0; g < nr; g += (uint32_t)j[i].vf) {
-			if (g & dup)
+	for (i = 0; i < n; i++)
+		for (g = 0; g < j[i].nr; g += (uint32_t)j[i].vf) {
+			if (g & j[i].dup)
 				continue;
 			iv[0] = j[i].w[g];
 			iv[1] = j[i].wg[g];
 			j[i].w[g] = LLVMBuildPhi(B, LLVMTypeOf(iv[0]), "");
 			LLVMAddIncoming(j[i].w[g], iv, ib, 2);
 		}
-	}
 	for (i = 0; i < n; i++) {
 		Access *a = &j[i].a;
 
-		cg_set_cur_op(fn, ops[i]);
-		cg_debug_loc(fn, ops[i]->loc);
-		nr = (uint32_t)ly_nregs(a->ly);
-		dup = ly_dup_mask(a->ly);
+		focus(fn, ops[i]);
 		r = cg_regs(fn, a->ly);
-		for (g = 0; g < nr; g += (uint32_t)j[i].vf)
-			if (!(g & dup))
+		for (g = 0; g < j[i].nr; g += (uint32_t)j[i].vf)
+			if (!(g & j[i].dup))
 				unpack(a, j[i].w[g], j[i].vf, r + g);
-		for (g = 0; g < nr; g++)
-			if (g & dup)
-				r[g] = r[g & ~dup];
+		for (g = 0; g < j[i].nr; g++)
+			if (g & j[i].dup)
+				r[g] = r[g & ~j[i].dup];
 		cg_set_tile(fn, ops[i]->res[0], a->ly, r);
 	}
 	return true;
