@@ -503,11 +503,14 @@ lower_from(CgFn *fn, Block *b, Op *from, Op *to, bool defer)
 					lower_one(fn, fn->hoists.v[i].ld);
 			if (hoist_anchor(fn, op))
 				continue;
-		} else if (fn->mode == CG_BOTH && op->kind == OP_LOAD &&
-			   (next = load_run(fn, op, to)) != op) {
-			continue;
+		} else if (fn->mode == CG_BOTH && op->kind == OP_LOAD) {
+			Op *after = load_run(fn, op, to);
+
+			if (after != op) {
+				next = after;
+				continue;
+			}
 		}
-		next = op->next;
 		lower_one(fn, op);
 	}
 }
@@ -736,42 +739,52 @@ sensitive(CgFn *fn, Op *op)
  * which ptxas can interleave the loads with the math and the stores (a
  * layer norm's w and b: at 32 elements per thread, joining each load
  * before its use held both rows at once and spilled).  Kernels with dots
- * version their loops (control.c) and accesses only.
+ * version their loops (control.c) and accesses only.  versioned_part
+ * returns the first op of the part emitted twice (NULL: none) and the
+ * assumptions its check covers.
  */
+static Op *
+versioned_part(CgFn *fn, uint64_t *deps)
+{
+	Block *body = fn->f->body;
+	Op *from = NULL, *op;
+	uint32_t k;
+
+	*deps = 0;
+	if (has_dot(body))
+		return NULL;
+	for (op = body->last; op && tail_op(op); op = op->prev)
+		if (op->kind == OP_LOAD)
+			from = op;
+	/* only where one program fills an SM (its latency is the kernel's):
+	 * with several, the per-element masks cost little (a 4096-wide layer
+	 * norm at 8 programs per SM ran as fast without) and the second copy
+	 * is ptxas's time */
+	for (op = body->first; !fn->min_ctas && op && op != from; op = op->next)
+		if (sensitive(fn, op)) {
+			from = op;
+			break;
+		}
+	for (op = from; op; op = op->next) {
+		*deps |= cg_fast_deps(fn, op);
+		for (k = 0; sensitive(fn, op) && k < op->nopnds; k++)
+			if (cg_is_tile(fn, op->opnds[k]))
+				*deps |= fn->ax[op->opnds[k]].deps;
+	}
+	return *deps ? from : NULL;
+}
+
 static void
 lower_body(CgFn *fn)
 {
 	LLVMBuilderRef B = fn->cg->B;
 	Block *body = fn->f->body;
 	LLVMBasicBlockRef copy[2];
-	uint64_t deps = 0;
-	Op *tail = NULL, *op;
+	uint64_t deps;
+	Op *tail = versioned_part(fn, &deps);
 	int i;
 
-	if (!has_dot(body)) {
-		for (op = body->last; op && tail_op(op); op = op->prev)
-			if (op->kind == OP_LOAD)
-				tail = op;
-		/* only where one program fills an SM (its latency is the
-		 * kernel's): with several, the per-element masks cost little
-		 * (a 4096-wide layer norm at 8 programs per SM ran as fast
-		 * without) and the second copy is ptxas's time */
-		for (op = body->first; !fn->min_ctas && op && op != tail;
-		     op = op->next)
-			if (sensitive(fn, op)) {
-				tail = op;
-				break;
-			}
-		for (op = tail; op; op = op->next) {
-			uint32_t k;
-
-			deps |= cg_fast_deps(fn, op);
-			for (k = 0; sensitive(fn, op) && k < op->nopnds; k++)
-				if (cg_is_tile(fn, op->opnds[k]))
-					deps |= fn->ax[op->opnds[k]].deps;
-		}
-	}
-	lower_from(fn, body, NULL, deps ? tail : NULL, true);
+	lower_from(fn, body, NULL, tail, true);
 	if (!deps)
 		return;
 	copy[0] = cg_new_block(fn, "fast");
