@@ -18,6 +18,11 @@
 
 typedef enum CgEmit { CG_EMIT_LLVM, CG_EMIT_PTX, CG_EMIT_CUBIN } CgEmit;
 
+/* ptxas's -Ofast-compile levels: how much of its optimization it trades
+ * for compile time (CG_FC_DEFAULT: none) */
+enum { CG_FC_DEFAULT, CG_FC_OFF, CG_FC_MIN, CG_FC_MID, CG_FC_MAX };
+extern const char *const cg_fc_names[5];
+
 typedef struct CgOpts {
 	CgEmit emit;
 	int sm;             /* 80, 90 (sm_90a) or 100 (sm_100a) */
@@ -28,6 +33,7 @@ typedef struct CgOpts {
 	bool use_ptxas;     /* cubin through ptxas even when nvJitLink is there */
 	const char *ptxas;  /* ptxas to run (NULL: configure's, then PATH) */
 	bool verbose;       /* report ptxas' resource usage as notes */
+	int fast_compile;   /* ptxas -Ofast-compile: CG_FC_* */
 	bool ptx_ok;        /* no assembler for a cubin: PTX instead */
 } CgOpts;
 
@@ -54,6 +60,10 @@ bool cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out);
 
 /* True when a cubin can be made here (nvJitLink or ptxas is found). */
 bool cg_can_assemble(void);
+
+/* The ptxas a cubin would be made with: configure's, else the first on
+ * PATH; NULL when there is none. */
+const char *cg_find_ptxas(void);
 
 /* Starts loading nvJitLink in a background thread (once per process) and
  * warming it up for target sm, to overlap the front end and LLVM; the

@@ -135,6 +135,20 @@ static struct {
 static bool jl_link(Cg *cg, JitLink *j, const char *ptx, size_t len,
 		    char **out, size_t *size);
 
+const char *const cg_fc_names[5] = { "", "0", "min", "mid", "max" };
+
+/* ptxas's -Ofast-compile level for this compilation, NULL for none (the
+ * default).  min cut ptxas's work on the GEMM by a fifth at the same
+ * speed, but cost the 4096-wide layer norm 17% of its speed on the H200
+ * (bench/RESULTS.md): it stays a choice. */
+static const char *
+fast_compile(const Cg *cg)
+{
+	int l = cg->o->fast_compile;
+
+	return cg->o->olevel > 0 && l > CG_FC_OFF ? cg_fc_names[l] : NULL;
+}
+
 static void
 jl_warm(JitLink *j, int sm)
 {
@@ -299,8 +313,8 @@ static bool
 jl_link(Cg *cg, JitLink *j, const char *ptx, size_t len, char **out,
 	size_t *size)
 {
-	const char *opts[4];
-	char arch[32], olevel[16];
+	const char *opts[5], *fc = fast_compile(cg);
+	char arch[32], olevel[16], fcopt[40];
 	JlHandle h = NULL;
 	uint32_t n = 0;
 	char *log;
@@ -311,7 +325,13 @@ jl_link(Cg *cg, JitLink *j, const char *ptx, size_t len, char **out,
 	/* nvJitLink takes only -O0 and -O3 */
 	snprintf(olevel, sizeof olevel, "-O%d", cg->o->olevel > 0 ? 3 : 0);
 	opts[n++] = arch;
-	opts[n++] = olevel;
+	/* ptxas refuses -O3 (nvJitLink's default) beside -Ofast-compile */
+	if (fc) {
+		snprintf(fcopt, sizeof fcopt, "-Xptxas=--Ofast-compile=%s", fc);
+		opts[n++] = fcopt;
+	} else {
+		opts[n++] = olevel;
+	}
 	if (cg->o->lineinfo || cg->o->debug)
 		opts[n++] = "-lineinfo";
 	if (cg->o->verbose)
@@ -379,7 +399,8 @@ run_ptxas(Cg *cg, const char *ptx, size_t len, char **out, size_t *size,
 	  const char **tool)
 {
 	char dir[] = "/tmp/tlxc-XXXXXX", in[64], cub[64], logp[64], arch[32];
-	const char *argv[12];
+	char fcopt[40];
+	const char *argv[12], *fc = fast_compile(cg);
 	posix_spawn_file_actions_t fa;
 	int argc = 0, status = 0, rc;
 	char *log;
@@ -407,7 +428,13 @@ run_ptxas(Cg *cg, const char *ptx, size_t len, char **out, size_t *size,
 	fclose(f);
 	argv[argc++] = *tool;
 	argv[argc++] = arch;
-	argv[argc++] = cg->o->olevel > 0 ? "-O3" : "-O0";
+	/* -Ofast-compile implies -O3, and ptxas refuses both together */
+	if (fc) {
+		snprintf(fcopt, sizeof fcopt, "--Ofast-compile=%s", fc);
+		argv[argc++] = fcopt;
+	} else {
+		argv[argc++] = cg->o->olevel > 0 ? "-O3" : "-O0";
+	}
 	if (cg->o->lineinfo || cg->o->debug)
 		argv[argc++] = "-lineinfo";
 	if (cg->o->verbose)
@@ -491,27 +518,44 @@ cg_assemble(Cg *cg, const char *ptx, size_t len, char **cubin, size_t *size,
 	return run_ptxas(cg, ptx, len, cubin, size, linker);
 }
 
-bool
-cg_can_assemble(void)
-{
-	const char *p = "ptxas";
-	const char *path = getenv("PATH");
-	char buf[4096];
+static char ptxas_found[4096];
+static pthread_once_t ptxas_once = PTHREAD_ONCE_INIT;
 
-	if (jl_get())
-		return true;
+static void
+find_ptxas(void)
+{
+	const char *path = getenv("PATH");
+
 #ifdef PTXAS_PATH
-	if (access(PTXAS_PATH, X_OK) == 0)
-		return true;
+	if (access(PTXAS_PATH, X_OK) == 0) {
+		snprintf(ptxas_found, sizeof ptxas_found, "%s", PTXAS_PATH);
+		return;
+	}
 #endif
 	while (path && *path) {
 		const char *colon = strchr(path, ':');
 		size_t n = colon ? (size_t)(colon - path) : strlen(path);
 
-		snprintf(buf, sizeof buf, "%.*s/%s", (int)n, path, p);
-		if (access(buf, X_OK) == 0)
-			return true;
+		if (n > 0 && n + 7 < sizeof ptxas_found) {
+			snprintf(ptxas_found, sizeof ptxas_found, "%.*s/ptxas",
+				 (int)n, path);
+			if (access(ptxas_found, X_OK) == 0)
+				return;
+		}
 		path = colon ? colon + 1 : NULL;
 	}
-	return false;
+	ptxas_found[0] = 0;
+}
+
+const char *
+cg_find_ptxas(void)
+{
+	pthread_once(&ptxas_once, find_ptxas);
+	return ptxas_found[0] ? ptxas_found : NULL;
+}
+
+bool
+cg_can_assemble(void)
+{
+	return cg_find_ptxas() || jl_get();
 }

@@ -29,6 +29,7 @@ typedef struct Job {
 	PipelineOpts popts;
 	bool lineinfo, debug;
 	bool fast_math;            /* approximate math in codegen */
+	int fast_compile;          /* CG_FC_*: ptxas -Ofast-compile */
 	const char *ptxas;         /* assemble with this ptxas, not nvJitLink */
 	bool tir;                  /* the text is tile IR, not a program */
 	bool werror;

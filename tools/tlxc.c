@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/codegen.h"
 #include "jit/jit.h"
 
 enum {
@@ -58,6 +59,8 @@ typedef struct Options {
 	bool lineinfo;       /* -lineinfo (likewise) */
 	bool fast_math;      /* --fast-math (code generation) */
 	const char *ptxas;   /* --ptxas=PATH: assemble with it, not nvJitLink */
+	int assembler;       /* --assembler: ASM_* */
+	int fast_compile;    /* --fast-compile=LEVEL: CG_FC_* */
 	Vec(Define) defs;
 } Options;
 
@@ -75,8 +78,7 @@ static const char usage_text[] =
 "                          ir     the tile IR after the passes, with locations\n"
 "                          llvm   LLVM IR for NVPTX, optimized\n"
 "                          ptx    PTX assembly\n"
-"                          cubin  a loadable CUDA binary (nvJitLink, or\n"
-"                                 ptxas when nvJitLink is not installed)\n"
+"                          cubin  a loadable CUDA binary (see --assembler)\n"
 "\n"
 "Compilation:\n"
 "  -D NAME=VALUE, -DNAME=VALUE\n"
@@ -86,7 +88,12 @@ static const char usage_text[] =
 "  --target=SM           sm_80, sm_90a or sm_100a (default: sm_90a)\n"
 "  -g, -lineinfo         keep source line information in the output\n"
 "  --fast-math           approximate exp, log, sin, cos, tanh, sqrt, division\n"
-"  --ptxas=PATH          assemble cubins with this ptxas instead of nvJitLink\n"
+"  --assembler=WHICH     what makes cubins: ptxas (a process), nvjitlink (in\n"
+"                        this process), or auto (the default: ptxas when one\n"
+"                        is found, else nvJitLink)\n"
+"  --ptxas=PATH          assemble cubins with this ptxas\n"
+"  --fast-compile=LEVEL  how much of ptxas's optimization to trade for\n"
+"                        compile time: 0 (none, the default), min, mid, max\n"
 "  FILE.tir              tile IR text instead of a program\n"
 "  --werror              treat warnings as errors\n"
 "\n"
@@ -229,6 +236,39 @@ set_target(Options *o, const char *v)
 			   "sm_100a)", v);
 }
 
+enum { ASM_AUTO, ASM_PTXAS, ASM_NVJITLINK };
+
+static int
+set_assembler(Options *o, const char *v)
+{
+	static const char *const names[] = { "auto", "ptxas", "nvjitlink" };
+	int i;
+
+	for (i = 0; i < (int)countof(names); i++) {
+		if (strcmp(v, names[i]) == 0) {
+			o->assembler = i;
+			return CONTINUE;
+		}
+	}
+	return usage_error("unknown --assembler '%s' (expected auto, ptxas "
+			   "or nvjitlink)", v);
+}
+
+static int
+set_fast_compile(Options *o, const char *v)
+{
+	int i;
+
+	for (i = CG_FC_OFF; i <= CG_FC_MAX; i++) {
+		if (strcmp(v, cg_fc_names[i]) == 0) {
+			o->fast_compile = i;
+			return CONTINUE;
+		}
+	}
+	return usage_error("unknown --fast-compile level '%s' (expected 0, "
+			   "min, mid or max)", v);
+}
+
 /* Options that are a bare flag. */
 static bool
 set_flag(Options *o, const char *arg)
@@ -279,6 +319,10 @@ set_valued(Options *o, const char *arg)
 		o->popts.reproducer = v;
 	else if ((v = value_of(arg, "--ptxas")))
 		o->ptxas = v;
+	else if ((v = value_of(arg, "--fast-compile")))
+		return set_fast_compile(o, v);
+	else if ((v = value_of(arg, "--assembler")))
+		return set_assembler(o, v);
 	else
 		return usage_error("unknown option '%s'", arg);
 	return CONTINUE;
@@ -359,6 +403,9 @@ parse_options(Options *o, Arena *a, int argc, char **argv)
 	}
 	if (!o->input)
 		return usage_error("no input file");
+	if (o->ptxas && o->assembler == ASM_NVJITLINK)
+		return usage_error("--ptxas and --assembler=nvjitlink contradict "
+				   "each other; give one");
 	return CONTINUE;
 }
 
@@ -458,7 +505,16 @@ run(const Options *o, Job *j, Buf *text)
 	j->lineinfo = o->lineinfo;
 	j->debug = o->debug_info;
 	j->fast_math = o->fast_math;
+	/* ptxas by default: in a process of its own it costs its start-up,
+	 * 10 ms, while nvJitLink initializes the CUDA driver where one is
+	 * installed (about 180 ms on the H200 machine when no process holds
+	 * a context), every run of tlxc again; libtlx, whose process keeps
+	 * the driver, links in-process */
 	j->ptxas = o->ptxas;
+	if (!j->ptxas && o->assembler != ASM_NVJITLINK && o->emit == EMIT_CUBIN)
+		j->ptxas = cg_find_ptxas() ? cg_find_ptxas()
+			   : o->assembler == ASM_PTXAS ? "ptxas" : NULL;
+	j->fast_compile = o->fast_compile;
 	j->tir = is_tir(o->input);
 	j->werror = o->werror;
 	j->diag_out = o->verify_diags ? NULL : stderr;

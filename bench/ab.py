@@ -1,0 +1,94 @@
+# bench/ab.py: the same kernels compiled in several ways (one cubin folder
+# each, as testsuite/gpu/build.sh fills them with TLXC_FLAGS), timed in
+# rounds that alternate between the folders, against torch and cuBLAS in
+# the same run.  For deciding a compiler default by measurement.
+#
+#   python3 ab.py OUT_JSON DIR...
+#
+# Prints, per kernel and folder, the median over rounds of bench_kernels'
+# median, and its ratio to the baseline.
+import json, os, statistics, subprocess, sys
+
+import torch
+from triton.testing import do_bench
+
+here = os.path.dirname(os.path.abspath(__file__))
+out, dirs = sys.argv[1], sys.argv[2:]
+ROUNDS = 3
+
+
+def med(fn):
+    return do_bench(fn, warmup=50, rep=300, return_mode="median")
+
+
+def ours(kernel, path, *args):
+    p = subprocess.run([os.path.join(here, "bench_kernels"), kernel, path, *map(str, args)],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        print("bench_kernels failed:", kernel, path, p.stderr.strip()[:300], flush=True)
+        return None
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    return r.get("TBps") or r.get("TFLOPs")
+
+
+def baselines():
+    b = {}
+    x = torch.empty(2**28, device="cuda").normal_()
+    z = torch.empty_like(x)
+    b["copy"] = 2 * x.numel() * 4 / med(lambda: z.copy_(x)) / 1e9
+    del x, z
+    for M, N in ((32768, 4096), (8192, 32768)):
+        xx = torch.randn(M, N, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(N, device="cuda", dtype=torch.bfloat16)
+        bw = 2 * xx.numel() * 2
+        b[f"softmax {M}x{N}"] = bw / med(lambda: torch.softmax(xx, -1)) / 1e9
+        b[f"layernorm {M}x{N}"] = bw / med(
+            lambda: torch.nn.functional.layer_norm(xx, (N,), w, w)) / 1e9
+        del xx
+    for s in (4096, 8192):
+        a = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
+        b[f"matmul {s}"] = 2 * s**3 / med(lambda: a @ a) / 1e9
+        del a
+    torch.cuda.empty_cache()
+    return b
+
+
+# (label, kernel, cubin, sizes, baseline key)
+CASES = [
+    ("vadd", "vadd", "vadd.cubin", (2**28,), "copy"),
+    ("copy", "copy", "copy.cubin", (2**28,), "copy"),
+    ("softmax 32768x4096", "softmax", "softmax4k.cubin", (32768, 4096), "softmax 32768x4096"),
+    ("softmax 8192x32768", "softmax", "softmax32k.cubin", (8192, 32768), "softmax 8192x32768"),
+    ("layernorm 32768x4096", "layernorm", "layernorm4k.cubin", (32768, 4096),
+     "layernorm 32768x4096"),
+    ("layernorm 8192x32768", "layernorm", "layernorm32k.cubin", (8192, 32768),
+     "layernorm 8192x32768"),
+    ("softmax_loop B4096 8192x32768", "softmax_loop", "softmax_loop-B4096.cubin",
+     (8192, 32768), "softmax 8192x32768"),
+    ("softmax_loop B8192 8192x32768", "softmax_loop", "softmax_loop-B8192.cubin",
+     (8192, 32768), "softmax 8192x32768"),
+    ("matmul 4096^3", "matmul", "matmul.cubin", (4096, 4096, 4096), "matmul 4096"),
+    ("matmul 8192^3", "matmul", "matmul.cubin", (8192, 8192, 8192), "matmul 8192"),
+    ("matmul BK64 8192^3", "matmul", "matmul-BK64-S3-W4.cubin", (8192, 8192, 8192),
+     "matmul 8192"),
+]
+
+base = baselines()
+got = {(c[0], d): [] for c in CASES for d in dirs}
+for r in range(ROUNDS):
+    for label, kernel, mod, sizes, _ in CASES:
+        for d in (dirs if r % 2 == 0 else dirs[::-1]):
+            v = ours(kernel, os.path.join(here, d, mod), *sizes)
+            if v:
+                got[(label, d)].append(v)
+rows = []
+for label, kernel, mod, sizes, bk in CASES:
+    for d in dirs:
+        v = got[(label, d)]
+        m = statistics.median(v) if v else None
+        row = {"case": label, "dir": d, "value": m, "all": v, "baseline": base[bk],
+               "ratio": m / base[bk] if m else None}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+json.dump({"gpu": torch.cuda.get_device_name(), "baselines": base, "rows": rows},
+          open(out, "w"), indent=1)

@@ -1,0 +1,54 @@
+# bench/compile_time.py: tlxc source-to-cubin time of every example, in
+# several option sets, the runs of the sets interleaved so that the
+# machine's noise falls on all of them alike.  Runs from the folder that
+# testsuite/gpu/build.sh fills (tlxc, examples/).
+#
+#   python3 compile_time.py OUT_JSON [RUNS] ["OPTIONS" ...]
+#
+# An option set is a string of tlxc options, optionally beginning with
+# NAME=VALUE environment settings; "" is the defaults.
+import json, os, statistics, subprocess, sys, tempfile, time
+
+here = os.path.dirname(os.path.abspath(__file__))
+out = sys.argv[1]
+runs = int(sys.argv[2]) if len(sys.argv) > 2 else 15
+sets = sys.argv[3:] or [""]
+EXAMPLES = ["vadd", "copy", "softmax", "layernorm", "softmax_loop", "matmul"]
+cubin = os.path.join(tempfile.gettempdir(), "tlx-compile-time.cubin")
+
+
+def command(opts, example):
+    env = dict(os.environ, CUDA_CACHE_DISABLE="1")
+    args = []
+    for w in opts.split():
+        if "=" in w and not w.startswith("-"):
+            k, v = w.split("=", 1)
+            env[k] = v
+        else:
+            args.append(w)
+    cmd = [os.path.join(here, "tlxc"), *args, os.path.join(here, "examples", example + ".tlx"),
+           "-o", cubin]
+    return cmd, env
+
+
+times = {(e, s): [] for e in EXAMPLES for s in sets}
+for e in EXAMPLES:
+    for i in range(runs):
+        for s in (sets if i % 2 == 0 else sets[::-1]):
+            cmd, env = command(s, e)
+            t0 = time.perf_counter()
+            p = subprocess.run(cmd, env=env, capture_output=True)
+            t = (time.perf_counter() - t0) * 1e3
+            if p.returncode != 0:
+                print("tlxc failed:", cmd, p.stderr.decode()[:300], flush=True)
+                continue
+            times[(e, s)].append(t)
+rows = []
+for e in EXAMPLES:
+    for s in sets:
+        v = times[(e, s)]
+        r = {"example": e, "options": s, "median_ms": statistics.median(v) if v else None,
+             "min_ms": min(v) if v else None, "runs": len(v)}
+        rows.append(r)
+        print(json.dumps(r), flush=True)
+json.dump({"cpu": os.cpu_count(), "rows": rows}, open(out, "w"), indent=1)
