@@ -3,8 +3,9 @@
 # rounds that alternate between the folders, against torch and cuBLAS in
 # the same run.  For deciding a compiler default by measurement.
 #
-#   python3 ab.py OUT_JSON DIR...
+#   python3 ab.py [--only WORD] OUT_JSON DIR...
 #
+# --only keeps the cases whose label contains WORD (e.g. matmul).
 # Prints, per kernel and folder, the median over rounds of bench_kernels'
 # median, and its ratio to the baseline.
 import json, os, statistics, subprocess, sys
@@ -13,7 +14,11 @@ import torch
 from triton.testing import do_bench
 
 here = os.path.dirname(os.path.abspath(__file__))
-out, dirs = sys.argv[1], sys.argv[2:]
+args = sys.argv[1:]
+only = None
+if args[:1] == ["--only"]:
+    only, args = args[1], args[2:]
+out, dirs = args[0], args[1:]
 ROUNDS = 3
 
 
@@ -28,7 +33,7 @@ def ours(kernel, path, *args):
         print("bench_kernels failed:", kernel, path, p.stderr.strip()[:300], flush=True)
         return None
     r = json.loads(p.stdout.strip().splitlines()[-1])
-    return r.get("TBps") or r.get("TFLOPs")
+    return r["TFLOPs"] if "TFLOPs" in r else r.get("TBps")
 
 
 def baselines():
@@ -73,6 +78,7 @@ CASES = [
      "matmul 8192"),
 ]
 
+CASES = [c for c in CASES if not only or only in c[0]]
 base = baselines()
 got = {(c[0], d): [] for c in CASES for d in dirs}
 for r in range(ROUNDS):

@@ -483,16 +483,19 @@ static LLVMValueRef *
 access_all(Access *a, int n, bool load)
 {
 	LLVMValueRef *r = load ? cg_regs(a->fn, a->ly) : NULL, arr;
-	uint32_t dup = ly_dup_mask(a->ly), g, nr = (uint32_t)ly_nregs(a->ly);
+	uint32_t dup = ly_dup_mask(a->ly), g, k, nr = (uint32_t)ly_nregs(a->ly);
 
 	if (loop_ok(a, n, nr)) {
 		if (!load) {
 			store_loop(a);
 			return NULL;
 		}
+		/* read back 16 bytes at a time (a layer norm's generic tail
+		 * read its w and b element by element: ptxas -7%) */
+		k = MIN(nr, (uint32_t)MAX(1, 16 / a->eb));
 		arr = load_loop(a);
-		for (g = 0; g < nr; g++)
-			unpack(a, load_back(a, arr, g, 1), 1, r + g);
+		for (g = 0; g < nr; g += k)
+			unpack(a, load_back(a, arr, g, (int)k), (int)k, r + g);
 		return r;
 	}
 	/* pointers, masks and `other` are made here, in this path's scope:
