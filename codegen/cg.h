@@ -314,6 +314,9 @@ LLVMValueRef *cg_regs(CgFn *fn, const Layout *ly);  /* fresh array */
 /* Layout of the home or first materialization of v (NULL: none yet). */
 const Layout *cg_layout_of(CgFn *fn, Value v);
 LLVMBasicBlockRef cg_new_block(CgFn *fn, const char *name);
+/* Marks the loop whose latch branch is br as not to be unrolled (LLVM
+ * and ptxas: NVPTX prints .pragma "nounroll"). */
+void cg_no_unroll(Cg *cg, LLVMValueRef br);
 /* A loop over j = 0 .. n-1 that LLVM does not unroll (the generic element
  * loops over a thread's registers: unrolling only grows code that rarely
  * runs).  cg_loop_begin branches into blocks NAME.elem and returns j;

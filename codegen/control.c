@@ -214,7 +214,7 @@ lower_loop(CgFn *fn, Op *op)
 	uint32_t n = op->nopnds - 3, i;
 	Type *it = ir_type(fn->f, op->opnds[0]);
 	LLVMBasicBlockRef pre, head, bb, exit;
-	LLVMValueRef iv, next, cond, ub = cg_scalar(fn, op->opnds[1]);
+	LLVMValueRef iv, next, cond, latch, ub = cg_scalar(fn, op->opnds[1]);
 	Flow init, phis;
 	Term *t;
 
@@ -244,7 +244,9 @@ lower_loop(CgFn *fn, Op *op)
 	next = LLVMBuildAdd(B, iv, cg_scalar(fn, op->opnds[2]), "");
 	LLVMAddIncoming(iv, &next, &t->block, 1);
 	incoming(fn, body->args + 1, n, phis, term_flow(t), t->block);
-	LLVMBuildBr(B, head);
+	latch = LLVMBuildBr(B, head);
+	if (attr_has(&op->attrs, "nounroll"))
+		cg_no_unroll(cg, latch);
 	LLVMPositionBuilderAtEnd(B, exit);
 	bind(fn, op->res, op->nres, phis);
 	return true;

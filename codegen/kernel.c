@@ -23,8 +23,8 @@ cg_new_block(CgFn *fn, const char *name)
 /* Marks the loop whose latch branch is br as not to be unrolled (the
  * generic element loops: unrolling only grows code that rarely runs):
  * !llvm.loop !{self, !{"llvm.loop.unroll.disable"}}. */
-static void
-no_unroll(Cg *cg, LLVMValueRef br)
+void
+cg_no_unroll(Cg *cg, LLVMValueRef br)
 {
 	static const char key[] = "llvm.loop.unroll.disable";
 	LLVMMetadataRef tmp = LLVMTemporaryMDNode(cg->C, NULL, 0), ops[2], id;
@@ -64,7 +64,7 @@ cg_loop_end(CgFn *fn, CgLoop *l, uint32_t n)
 	LLVMValueRef iv[2] = { cg_i32(cg, 0), next };
 	LLVMBasicBlockRef ib[2] = { l->pre, LLVMGetInsertBlock(B) };
 
-	no_unroll(cg, LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntULT, next,
+	cg_no_unroll(cg, LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntULT, next,
 				      cg_i32(cg, (int64_t)n), ""),
 				      l->body, l->exit));
 	LLVMAddIncoming(l->j, iv, ib, 2);

@@ -195,9 +195,9 @@ stage_view(Pipe *p, Value buf, Value idx)
 		    2, buf, idx, 0);
 }
 
-/* iv + s * step and (iv + s * step < ub) */
+/* iv + s * step and (iv + s * step < ub), s a value of iv's type */
 static Value
-shifted(Pipe *p, Value iv, int64_t s, Value *valid)
+shifted_by(Pipe *p, Value iv, Value s, Value *valid)
 {
 	Func *f = p->f;
 	IrCtx *c = f->mod->ctx;
@@ -205,12 +205,58 @@ shifted(Pipe *p, Value iv, int64_t s, Value *valid)
 	Value step = p->loop->opnds[2], n, k;
 	Op *cmp;
 
-	k = emit(p, OP_MUL, it, 2, step, iconst(p, it, s), 0);
+	k = emit(p, OP_MUL, it, 2, step, s, 0);
 	n = emit(p, OP_ADD, it, 2, iv, k, 0);
 	*valid = emit(p, OP_CMP, ty_scalar(c, TY_I1), 2, n, p->loop->opnds[1], 0);
 	cmp = ir_val(f, *valid)->def;
 	attr_set_sym(c, &cmp->attrs, "pred", "lt");
 	return n;
+}
+
+static Value
+shifted(Pipe *p, Value iv, int64_t s, Value *valid)
+{
+	return shifted_by(p, iv, iconst(p, ir_type(p->f, p->iv), s), valid);
+}
+
+/* Stages 0 .. S-2 in flight before the loop.  More than one is a loop of
+ * its own, not unrolled: one copy of the copies' code (the matmul's three
+ * stages, ptxas -7%; it runs once per tile). */
+static void
+prologue(Pipe *p, bool *chain, Value *buf)
+{
+	Func *f = p->f;
+	IrCtx *c = f->mod->ctx;
+	Type *it = ir_type(f, p->iv), *i32 = ty_scalar(c, TY_I32);
+	Value valid, niv, s, ops[3], lb = p->loop->opnds[0];
+	Op *loop, *at = p->at;
+	int i;
+
+	if (p->stages == 2) {
+		niv = shifted(p, lb, 0, &valid);
+		s = iconst(p, i32, 0);
+	} else {
+		ops[0] = iconst(p, it, 0);
+		ops[1] = iconst(p, it, p->stages - 1);
+		ops[2] = iconst(p, it, 1);
+		loop = ir_op_new(f, OP_FOR, 3, ops, 0, NULL, 1);
+		loop->loc = p->dot->loc;
+		attr_set_int(c, &loop->attrs, "nounroll", 1);
+		ir_insert_before(at, loop);
+		s = ir_block_add_arg(loop->regions[0], it);
+		p->at = ir_op_new(f, OP_YIELD, 0, NULL, 0, NULL, 0);
+		p->at->loc = p->dot->loc;
+		ir_append(loop->regions[0], p->at);
+		niv = shifted_by(p, lb, s, &valid);
+		if (it != i32)
+			s = emit(p, OP_CVT, i32, 1, s, 0, 0);
+	}
+	for (i = 0; i < 2; i++)
+		if (p->ld[i])
+			issue(p, p->ld[i], chain, niv, valid,
+			      stage_view(p, buf[i], s));
+	emit(p, OP_CP_ASYNC_COMMIT, NULL, 0, 0, 0, 0);
+	p->at = at;
 }
 
 static void
@@ -221,7 +267,6 @@ rewrite(Pipe *p, bool *chain)
 	Type *it = ir_type(f, p->iv), *i32 = ty_scalar(c, TY_I32);
 	Value buf[2] = { 0, 0 }, valid, niv, idx, slot, next, lb = p->loop->opnds[0];
 	int S = p->stages, i;
-	int64_t s;
 
 	/* before the loop: the buffers and S-1 stages in flight */
 	p->at = p->loop;
@@ -238,14 +283,7 @@ rewrite(Pipe *p, bool *chain)
 		buf[i] = emit(p, OP_SMEM_ALLOC, ty_smem(c, lt->elem, 3, shape), 0, 0,
 			      0, 0);
 	}
-	for (s = 0; s < S - 1; s++) {
-		niv = shifted(p, lb, s, &valid);
-		for (i = 0; i < 2; i++)
-			if (p->ld[i])
-				issue(p, p->ld[i], chain, niv, valid,
-				      stage_view(p, buf[i], iconst(p, i32, s)));
-		emit(p, OP_CP_ASYNC_COMMIT, NULL, 0, 0, 0, 0);
-	}
+	prologue(p, chain, buf);
 	/* after it: nothing may stay in flight */
 	p->at = p->loop->next;
 	pending(p, 0);
