@@ -407,6 +407,12 @@ LLVMValueRef cg_swizzle(CgFn *fn, LLVMValueRef addr, Swizzle s);
 /* i1 "this thread holds the first copy" for layouts with replicated
  * lanes or warps; NULL when there is no replication. */
 LLVMValueRef cg_first_copy(CgFn *fn, const Layout *l);
+/* One element of a tile load (pointer p, mask m or NULL, `other` o) or
+ * store, for a loop over a thread's elements (kernel.c's element tail). */
+LLVMValueRef cg_load_elem(CgFn *fn, Op *op, LLVMValueRef p, LLVMValueRef m,
+			  LLVMValueRef o);
+void cg_store_elem(CgFn *fn, Op *op, LLVMValueRef p, LLVMValueRef v,
+		   LLVMValueRef m);
 LLVMValueRef cg_smem_store_vec(CgFn *fn, LLVMTypeRef et, LLVMValueRef *v,
 			       int n, LLVMValueRef off, int align);
 void cg_smem_load_vec(CgFn *fn, LLVMTypeRef et, LLVMValueRef *out, int n,

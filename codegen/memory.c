@@ -840,6 +840,27 @@ is_thread0(CgFn *fn)
 	return LLVMBuildICmp(fn->cg->B, LLVMIntEQ, fn->tid, cg_i32(fn->cg, 0), "");
 }
 
+LLVMValueRef
+cg_load_elem(CgFn *fn, Op *op, LLVMValueRef p, LLVMValueRef m, LLVMValueRef o)
+{
+	Access a;
+	LLVMValueRef v;
+
+	access_init(&a, fn, op, ir_type(fn->f, op->res[0]));
+	a.hint = load_hint(fn, op);
+	unpack(&a, vec_load_words(&a, p, 1, m, &o), 1, &v);
+	return v;
+}
+
+void
+cg_store_elem(CgFn *fn, Op *op, LLVMValueRef p, LLVMValueRef v, LLVMValueRef m)
+{
+	Access a;
+
+	access_init(&a, fn, op, ir_type(fn->f, op->opnds[1]));
+	vec_store(&a, p, 1, m, &v);
+}
+
 static bool
 store_op(CgFn *fn, Op *op)
 {

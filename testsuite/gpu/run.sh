@@ -15,7 +15,7 @@ for n in 2047 65536 50000001; do t copy cubin/copy.cubin $n; done
 for rc in "7 1000" "3 1024" "33 1" "4096 1000"; do t softmax cubin/softmax1k.cubin $rc; done
 for rc in "2 4096" "1000 3000" "32768 4096"; do t softmax cubin/softmax4k.cubin $rc; done
 for rc in "5 777" "2 1024" "4096 1000"; do t layernorm cubin/layernorm1k.cubin $rc; done
-for rc in "1000 3000" "32768 4096"; do t layernorm cubin/layernorm4k.cubin $rc; done
+for rc in "1000 3000" "32768 4096" "33 4001" "7 4095"; do t layernorm cubin/layernorm4k.cubin $rc; done
 # the benchmark's sweep: the fast copy with full and partly masked rows
 # (zeros in softmax: the division's slow path), the generic copy (cols not
 # a multiple of 16)
