@@ -508,23 +508,35 @@ cg_smem_load_vec(CgFn *fn, LLVMTypeRef et, LLVMValueRef *out, int n,
 		out[i] = LLVMBuildExtractElement(cg->B, ld, cg_i32(cg, i), "");
 }
 
-/* Byte offset of register group r's first element in the padded copy. */
+/* The thread's part of its byte offsets in the padded copy (conv_addr
+ * adds each register group's constant part: one copy of the thread's
+ * arithmetic per tile, not per group, for LLVM to fold). */
 static LLVMValueRef
-conv_addr(CgFn *fn, const Layout *l, uint32_t r, int eb, int64_t base)
+conv_thread(CgFn *fn, const Layout *l, int eb)
 {
 	Cg *cg = fn->cg;
 	int lb = ly_dim_bits(l, l->rank - 1);
-	int64_t rb = row_bytes(l, eb);
-	uint32_t f = ly_reg_flat(l, r);
-	int64_t c = base + (int64_t)(f >> lb) * rb +
-		    (int64_t)(f & ((1u << lb) - 1)) * eb;
-	LLVMValueRef t = cg_thread_flat(fn, l), row, col, x;
+	LLVMValueRef t = cg_thread_flat(fn, l), row, col;
 
 	row = LLVMBuildLShr(cg->B, t, cg_i32(cg, lb), "");
 	col = LLVMBuildAnd(cg->B, t, cg_i32(cg, (1 << lb) - 1), "");
-	x = LLVMBuildAdd(cg->B, LLVMBuildMul(cg->B, row, cg_i32(cg, rb), ""),
-			 LLVMBuildMul(cg->B, col, cg_i32(cg, eb), ""), "");
-	return LLVMBuildAdd(cg->B, x, cg_i32(cg, c), "");
+	return LLVMBuildAdd(cg->B, LLVMBuildMul(cg->B, row,
+			    cg_i32(cg, row_bytes(l, eb)), ""),
+			    LLVMBuildMul(cg->B, col, cg_i32(cg, eb), ""), "");
+}
+
+/* Byte offset of register group r's first element in the padded copy,
+ * t the thread's part (conv_thread). */
+static LLVMValueRef
+conv_addr(CgFn *fn, const Layout *l, LLVMValueRef t, uint32_t r, int eb,
+	  int64_t base)
+{
+	int lb = ly_dim_bits(l, l->rank - 1);
+	uint32_t f = ly_reg_flat(l, r);
+	int64_t c = base + (int64_t)(f >> lb) * row_bytes(l, eb) +
+		    (int64_t)(f & ((1u << lb) - 1)) * eb;
+
+	return LLVMBuildAdd(fn->cg->B, t, cg_i32(fn->cg, c), "");
 }
 
 /* The predicate "this thread is the first copy" for a layout with
@@ -568,6 +580,7 @@ write_tile(CgFn *fn, LLVMTypeRef et, LLVMValueRef *r, const Layout *l,
 	LLVMBasicBlockRef wr = NULL, done = NULL;
 	uint32_t dup = ly_dup_mask(l), n = (uint32_t)ly_nregs(l), g;
 	int v = conv_vec(l, eb);
+	LLVMValueRef t;
 
 	if (pred) {
 		wr = cg_new_block(fn, "cvt.write");
@@ -575,11 +588,12 @@ write_tile(CgFn *fn, LLVMTypeRef et, LLVMValueRef *r, const Layout *l,
 		LLVMBuildCondBr(cg->B, pred, wr, done);
 		LLVMPositionBuilderAtEnd(cg->B, wr);
 	}
+	t = conv_thread(fn, l, eb);
 	for (g = 0; g < n; g += (uint32_t)v) {
 		if (g & dup)
 			continue;
-		cg_smem_store_vec(fn, et, r + g, v, conv_addr(fn, l, g, eb, off),
-				  v * eb);
+		cg_smem_store_vec(fn, et, r + g, v,
+				  conv_addr(fn, l, t, g, eb, off), v * eb);
 	}
 	if (pred) {
 		LLVMBuildBr(cg->B, done);
@@ -593,12 +607,13 @@ read_tile(CgFn *fn, LLVMTypeRef et, const Layout *l, int eb, int64_t off)
 	LLVMValueRef *out = cg_regs(fn, l);
 	uint32_t dup = ly_dup_mask(l), n = (uint32_t)ly_nregs(l), g;
 	int v = conv_vec(l, eb);
+	LLVMValueRef t = conv_thread(fn, l, eb);
 
 	for (g = 0; g < n; g += (uint32_t)v) {
 		if (g & dup)
 			continue;
-		cg_smem_load_vec(fn, et, out + g, v, conv_addr(fn, l, g, eb, off),
-				 v * eb);
+		cg_smem_load_vec(fn, et, out + g, v,
+				 conv_addr(fn, l, t, g, eb, off), v * eb);
 	}
 	for (g = 0; g < n; g++)
 		if (g & dup)
