@@ -6,8 +6,10 @@
 #   python3 compile_time.py OUT_JSON [RUNS] ["OPTIONS" ...]
 #
 # An option set is a string of tlxc options, optionally beginning with
-# NAME=VALUE environment settings; "" is the defaults.
-import json, os, statistics, subprocess, sys, tempfile, time
+# NAME=VALUE environment settings; "" is the defaults.  Each round also
+# times ptxas alone on one fixed PTX file (the matmul's), a yardstick for
+# the machine's noise: compare leases by it, not by wall times alone.
+import json, os, shutil, statistics, subprocess, sys, tempfile, time
 
 here = os.path.dirname(os.path.abspath(__file__))
 out = sys.argv[1]
@@ -32,8 +34,18 @@ def command(opts, example):
 
 
 times = {(e, s): [] for e in EXAMPLES for s in sets}
+ref_ptx = os.path.join(tempfile.gettempdir(), "tlx-compile-time-ref.ptx")
+cmd, env = command("", "matmul")
+subprocess.run(cmd[:-2] + ["--emit=ptx", "-o", ref_ptx], env=env, check=True)
+ptxas = shutil.which("ptxas")
+yardstick = []
 for e in EXAMPLES:
     for i in range(runs):
+        if ptxas:
+            t0 = time.perf_counter()
+            subprocess.run([ptxas, "-arch=sm_90a", ref_ptx, "-o", cubin], env=env,
+                           capture_output=True)
+            yardstick.append((time.perf_counter() - t0) * 1e3)
         for s in (sets if i % 2 == 0 else sets[::-1]):
             cmd, env = command(s, e)
             t0 = time.perf_counter()
@@ -51,4 +63,8 @@ for e in EXAMPLES:
              "min_ms": min(v) if v else None, "runs": len(v)}
         rows.append(r)
         print(json.dumps(r), flush=True)
-json.dump({"cpu": os.cpu_count(), "rows": rows}, open(out, "w"), indent=1)
+ys = {"median_ms": statistics.median(yardstick), "min_ms": min(yardstick),
+      "runs": len(yardstick)} if yardstick else None
+print(json.dumps({"yardstick": "ptxas on the matmul's PTX", **(ys or {})}), flush=True)
+json.dump({"cpu": os.cpu_count(), "rows": rows, "ptxas_yardstick": ys}, open(out, "w"),
+          indent=1)
