@@ -384,13 +384,9 @@ slurp(const char *path, size_t *n)
 static const char *
 ptxas_path(Cg *cg)
 {
-	if (cg->o->ptxas)
-		return cg->o->ptxas;
-#ifdef PTXAS_PATH
-	if (access(PTXAS_PATH, X_OK) == 0)
-		return PTXAS_PATH;
-#endif
-	return "ptxas";
+	const char *p = cg->o->ptxas ? cg->o->ptxas : cg_find_ptxas();
+
+	return p ? p : "ptxas";
 }
 
 /* Runs ptxas on the PTX; false with a diagnostic when it fails. */

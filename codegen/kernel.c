@@ -800,6 +800,12 @@ shape_kind(OpKind k)
 }
 
 static bool
+same_shape(const Type *a, const Type *b)
+{
+	return memcmp(a->shape, b->shape, sizeof a->shape) == 0;
+}
+
+static bool
 elem_tail_ok(CgFn *fn, Op *from, const Layout **ly)
 {
 	Type *shape = NULL;
@@ -839,8 +845,7 @@ elem_tail_ok(CgFn *fn, Op *from, const Layout **ly)
 			continue;
 		}
 		t = ir_type(fn->f, op->res[0]);
-		if (shape && memcmp(t->shape, shape->shape,
-				    sizeof t->shape) != 0)
+		if (shape && !same_shape(t, shape))
 			return false;
 		shape = t;
 		if (fn->vals[op->res[0]].remat)
@@ -849,8 +854,7 @@ elem_tail_ok(CgFn *fn, Op *from, const Layout **ly)
 			return false;
 		for (i = 0; i < op->nopnds; i++)
 			if (cg_is_tile(fn, op->opnds[i]) &&
-			    memcmp(ir_type(fn->f, op->opnds[i])->shape,
-				   t->shape, sizeof t->shape) != 0)
+			    !same_shape(ir_type(fn->f, op->opnds[i]), t))
 				return false;
 	}
 	return stored && *ly && ly_nregs(*ly) > 1;

@@ -17,7 +17,7 @@ codegen(Job *j, Module *m)
 {
 	CgOpts o = { .sm = j->sm, .olevel = j->olevel, .lineinfo = j->lineinfo,
 		     .debug = j->debug, .fast_math = j->fast_math,
-		     .use_ptxas = j->ptxas != NULL, .ptxas = j->ptxas,
+		     .use_ptxas = j->use_ptxas || j->ptxas, .ptxas = j->ptxas,
 		     .ptx_ok = j->ptx_ok, .fast_compile = j->fast_compile };
 	CgResult r;
 
@@ -108,7 +108,7 @@ run(Job *j)
 bool
 compile_run(Job *j)
 {
-	bool preload = j->emit == EMIT_CUBIN && !j->ptxas, ok;
+	bool preload = j->emit == EMIT_CUBIN && !j->ptxas && !j->use_ptxas, ok;
 
 	if (preload)
 		cg_preload_assembler(j->sm);

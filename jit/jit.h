@@ -31,6 +31,7 @@ typedef struct Job {
 	bool fast_math;            /* approximate math in codegen */
 	int fast_compile;          /* CG_FC_*: ptxas -Ofast-compile */
 	const char *ptxas;         /* assemble with this ptxas, not nvJitLink */
+	bool use_ptxas;            /* ptxas (found as cg_find_ptxas does) */
 	bool tir;                  /* the text is tile IR, not a program */
 	bool werror;
 	bool ptx_ok;               /* no assembler: PTX in place of a cubin */

@@ -206,16 +206,26 @@ add_define(Options *o, Arena *a, const char *text)
 	return CONTINUE;
 }
 
+/* The index of v among names[first .. n), or -1. */
+static int
+name_index(const char *v, const char *const *names, int first, int n)
+{
+	int i;
+
+	for (i = first; i < n; i++)
+		if (strcmp(v, names[i]) == 0)
+			return i;
+	return -1;
+}
+
 static int
 set_emit(Options *o, const char *v)
 {
-	size_t i;
+	int i = name_index(v, emit_names, 0, (int)countof(emit_names));
 
-	for (i = 0; i < countof(emit_names); i++) {
-		if (strcmp(v, emit_names[i]) == 0) {
-			o->emit = (Emit)i;
-			return CONTINUE;
-		}
+	if (i >= 0) {
+		o->emit = (Emit)i;
+		return CONTINUE;
 	}
 	return usage_error("invalid --emit value '%s' (expected ast, ir, llvm, "
 			   "ptx or cubin)", v);
@@ -242,13 +252,11 @@ static int
 set_assembler(Options *o, const char *v)
 {
 	static const char *const names[] = { "auto", "ptxas", "nvjitlink" };
-	int i;
+	int i = name_index(v, names, 0, (int)countof(names));
 
-	for (i = 0; i < (int)countof(names); i++) {
-		if (strcmp(v, names[i]) == 0) {
-			o->assembler = i;
-			return CONTINUE;
-		}
+	if (i >= 0) {
+		o->assembler = i;
+		return CONTINUE;
 	}
 	return usage_error("unknown --assembler '%s' (expected auto, ptxas "
 			   "or nvjitlink)", v);
@@ -257,13 +265,11 @@ set_assembler(Options *o, const char *v)
 static int
 set_fast_compile(Options *o, const char *v)
 {
-	int i;
+	int i = name_index(v, cg_fc_names, CG_FC_OFF, CG_FC_MAX + 1);
 
-	for (i = CG_FC_OFF; i <= CG_FC_MAX; i++) {
-		if (strcmp(v, cg_fc_names[i]) == 0) {
-			o->fast_compile = i;
-			return CONTINUE;
-		}
+	if (i >= 0) {
+		o->fast_compile = i;
+		return CONTINUE;
 	}
 	return usage_error("unknown --fast-compile level '%s' (expected 0, "
 			   "min, mid or max)", v);
@@ -511,9 +517,8 @@ run(const Options *o, Job *j, Buf *text)
 	 * a context), every run of tlxc again; libtlx, whose process keeps
 	 * the driver, links in-process */
 	j->ptxas = o->ptxas;
-	if (!j->ptxas && o->assembler != ASM_NVJITLINK && o->emit == EMIT_CUBIN)
-		j->ptxas = cg_find_ptxas() ? cg_find_ptxas()
-			   : o->assembler == ASM_PTXAS ? "ptxas" : NULL;
+	j->use_ptxas = o->assembler == ASM_PTXAS ||
+		       (o->assembler == ASM_AUTO && cg_find_ptxas());
 	j->fast_compile = o->fast_compile;
 	j->tir = is_tir(o->input);
 	j->werror = o->werror;
