@@ -571,6 +571,75 @@ conv_vec(const Layout *l, int eb)
 	return v;
 }
 
+/* A basis bit that moves by whole 8 x 8 blocks of the row-major tile. */
+static bool
+block_bit(const Layout *l, uint32_t b)
+{
+	uint32_t cols = (uint32_t)l->shape[1];
+
+	return b && (b < cols ? b >= 8 : b >= 8 * cols);
+}
+
+/*
+ * The layout of the lanes' row addresses when registers go out with
+ * stmatrix.x4 (sm_90): in each group of 8 registers of 16-bit elements,
+ * register bit 0 and lane bits 0-1 must be the low three column bits and
+ * lane bits 2-4 the low three row bits (an 8 x 8 matrix, each lane two
+ * adjacent elements), register bits 1-2 whole 8 x 8 blocks (the four
+ * matrices); the mma accumulator has this shape.  Lane i of the result
+ * addresses row i % 8 of matrix i / 8.  NULL when `l` is not of it.
+ */
+static const Layout *
+stmatrix_lanes(CgFn *fn, const Layout *l, int eb)
+{
+	uint32_t c;
+	Layout p;
+
+	if (fn->cg->o->sm < 90 || eb != 2 || l->rank != 2 || l->nreg < 3 ||
+	    ly_dup_mask(l) || ly_lane_dup(l) || ly_warp_dup(l))
+		return NULL;
+	c = (uint32_t)l->shape[1];
+	if (c < 8 || l->reg[0] != 1 || l->lane[0] != 2 || l->lane[1] != 4 ||
+	    l->lane[2] != c || l->lane[3] != 2 * c || l->lane[4] != 4 * c ||
+	    !block_bit(l, l->reg[1]) || !block_bit(l, l->reg[2]))
+		return NULL;
+	p = *l;
+	p.next = NULL;
+	p.lane[0] = l->lane[2];
+	p.lane[1] = l->lane[3];
+	p.lane[2] = l->lane[4];
+	p.lane[3] = l->reg[1];
+	p.lane[4] = l->reg[2];
+	return ly_intern(fn->cg, &p);
+}
+
+/* Writes registers r of layout l to the padded copy with stmatrix.x4, a
+ * quarter of the instructions of 4-byte stores; st from stmatrix_lanes. */
+static void
+write_tile_stmatrix(CgFn *fn, LLVMTypeRef et, LLVMValueRef *r,
+		    const Layout *l, const Layout *st, int64_t off)
+{
+	Cg *cg = fn->cg;
+	LLVMTypeRef pt = cg->t_sptr, v2 = LLVMVectorType(et, 2);
+	LLVMValueRef t = conv_thread(fn, st, 2), a[5], x;
+	uint32_t n = (uint32_t)ly_nregs(l), g;
+	int j;
+
+	for (g = 0; g < n; g += 8) {
+		a[0] = cg_smem_ptr(fn, conv_addr(fn, l, t, g, 2, off));
+		for (j = 0; j < 4; j++) {
+			x = LLVMGetUndef(v2);
+			x = LLVMBuildInsertElement(cg->B, x, r[g + 2 * j],
+						   cg_i32(cg, 0), "");
+			x = LLVMBuildInsertElement(cg->B, x, r[g + 2 * j + 1],
+						   cg_i32(cg, 1), "");
+			a[j + 1] = LLVMBuildBitCast(cg->B, x, cg->t_i32, "");
+		}
+		cg_intr(cg, "llvm.nvvm.stmatrix.sync.aligned.m8n8.x4.b16",
+			&pt, 1, a, 5);
+	}
+}
+
 static void
 write_tile(CgFn *fn, LLVMTypeRef et, LLVMValueRef *r, const Layout *l,
 	   int eb, int64_t off)
@@ -580,8 +649,13 @@ write_tile(CgFn *fn, LLVMTypeRef et, LLVMValueRef *r, const Layout *l,
 	LLVMBasicBlockRef wr = NULL, done = NULL;
 	uint32_t dup = ly_dup_mask(l), n = (uint32_t)ly_nregs(l), g;
 	int v = conv_vec(l, eb);
+	const Layout *st = stmatrix_lanes(fn, l, eb);
 	LLVMValueRef t;
 
+	if (st) {
+		write_tile_stmatrix(fn, et, r, l, st, off);
+		return;
+	}
 	if (pred) {
 		wr = cg_new_block(fn, "cvt.write");
 		done = cg_new_block(fn, "cvt.written");
