@@ -645,17 +645,17 @@ write_tile(CgFn *fn, LLVMTypeRef et, LLVMValueRef *r, const Layout *l,
 	   int eb, int64_t off)
 {
 	Cg *cg = fn->cg;
-	LLVMValueRef pred = cg_first_copy(fn, l);
+	const Layout *st = stmatrix_lanes(fn, l, eb);
+	LLVMValueRef pred, t;
 	LLVMBasicBlockRef wr = NULL, done = NULL;
 	uint32_t dup = ly_dup_mask(l), n = (uint32_t)ly_nregs(l), g;
 	int v = conv_vec(l, eb);
-	const Layout *st = stmatrix_lanes(fn, l, eb);
-	LLVMValueRef t;
 
 	if (st) {
 		write_tile_stmatrix(fn, et, r, l, st, off);
 		return;
 	}
+	pred = cg_first_copy(fn, l);
 	if (pred) {
 		wr = cg_new_block(fn, "cvt.write");
 		done = cg_new_block(fn, "cvt.written");
