@@ -8,8 +8,9 @@
  *               block, the dynamic shared memory a launch must give and
  *               the static shared memory the kernel declares (format in
  *               docs/internals.md, "Code generation").
- * Both are `.global .align 1 .b8 NAME[N]` arrays in addrspace(1),
- * externally visible, so cuModuleGetGlobal finds them in a cubin and a
+ * Both are global arrays in addrspace(1), externally visible (__tlx_meta
+ * `.align 1 .b8 NAME[N]`; __tlx_ir `.align 8 .b64 NAME[N]`, the bytes in
+ * little-endian words, NUL-padded, printed as module-level PTX), so cuModuleGetGlobal finds them in a cubin and a
  * reader finds them in the PTX text or the ELF symbol table.
  *
  * -g and -lineinfo emit a line-tables-only compile unit and one DILocation
@@ -33,6 +34,31 @@ add_text_global(Cg *cg, const char *name, const char *text, size_t len)
 	LLVMSetAlignment(g, 1);
 }
 
+/* The same for long texts: the text and its NUL, padded with NULs to
+ * whole 64-bit words (little endian), as module-level PTX.  ptxas parses
+ * an initializer number by number; the byte array NVPTX prints for any
+ * LLVM array cost it 15 M instructions for the matmul's 5 KB of IR (2% of
+ * its work), words 2 M. */
+static void
+add_text_words(Cg *cg, const char *name, const char *text, size_t len)
+{
+	size_t n = len / 8 + 1, i, k;
+	Buf b = { 0 };
+
+	buf_printf(&b, ".visible .global .align 8 .b64 %s[%zu] = {", name, n);
+	for (i = 0; i < n; i++) {
+		uint64_t v = 0;
+
+		for (k = 0; k < 8; k++)
+			if (i * 8 + k < len)
+				v |= (uint64_t)(unsigned char)text[i * 8 + k] << (8 * k);
+		buf_printf(&b, i ? ", 0x%llx" : "0x%llx", (unsigned long long)v);
+	}
+	buf_printf(&b, "};\n");
+	LLVMAppendModuleInlineAsm(cg->M, b.s, b.n);
+	buf_free(&b);
+}
+
 void
 cg_meta_ir(Cg *cg)
 {
@@ -40,7 +66,7 @@ cg_meta_ir(Cg *cg)
 	Buf b = { 0 };
 
 	ir_print_module(&b, cg->mod, &po);
-	add_text_global(cg, "__tlx_ir", b.s ? b.s : "", b.n);
+	add_text_words(cg, "__tlx_ir", b.s ? b.s : "", b.n);
 	buf_free(&b);
 }
 

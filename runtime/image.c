@@ -2,7 +2,9 @@
  * image.c: the module's IR inside a compiled image.  tlxc embeds the IR
  * text as a global byte array named __tlx_ir:
  *
- *   PTX:   .global .align 1 .b8 __tlx_ir[N] = {109, 111, ...};
+ *   PTX:   .global .align 8 .b64 __tlx_ir[N] = {0x2220656c75646f6d, ...};
+ *          (little-endian words, NUL-padded; .b8, .b16 and .b32 arrays
+ *          of the bytes are read too)
  *   cubin: an ELF64 object whose .symtab has __tlx_ir, with its bytes in
  *          the section the symbol names (.nv.global.init, ...).
  *
@@ -93,9 +95,9 @@ number(const char *p, const char *e, uint64_t max, uint64_t *out)
 			d = *p - 'A' + 10;
 		else
 			break;
+		if (v > (max - (uint64_t)d) / (uint64_t)base)
+			return NULL;  /* over max (and no wrap past 2^64) */
 		v = v * (uint64_t)base + (uint64_t)d;
-		if (v > max)
-			return NULL;
 	}
 	if (!digits)
 		return NULL;
@@ -103,13 +105,40 @@ number(const char *p, const char *e, uint64_t max, uint64_t *out)
 	return p;
 }
 
+/* The bytes per element of the array whose name starts at sym: its type
+ * is the word before (".b64 __tlx_ir["); 0 for none we know. */
+static int
+elem_bytes(const char *start, const char *sym)
+{
+	const char *p = sym, *w;
+
+	while (p > start && (p[-1] == ' ' || p[-1] == '\t'))
+		p--;
+	w = p;
+	while (w > start && w[-1] != ' ' && w[-1] != '\t' && w[-1] != '\n')
+		w--;
+	if (p - w < 3 || w[0] != '.' || (w[1] != 'b' && w[1] != 'u' &&
+					 w[1] != 's'))
+		return 0;
+	if (p - w == 3 && w[2] == '8')
+		return 1;
+	if (p - w == 4 && w[2] == '1' && w[3] == '6')
+		return 2;
+	if (p - w == 4 && w[2] == '3' && w[3] == '2')
+		return 4;
+	if (p - w == 4 && w[2] == '6' && w[3] == '4')
+		return 8;
+	return 0;
+}
+
 int
 rt_image_ptx_global(const char *ptx, size_t n, const char *sym, char **ir,
 		    size_t *len, const char **why)
 {
 	const char *e = ptx + n, *p = find_decl(ptx, e, sym);
-	uint64_t count, v;
+	uint64_t count, v, max;
 	size_t k = 0;
+	int eb, i;
 	char *buf;
 
 	*ir = NULL;
@@ -118,11 +147,18 @@ rt_image_ptx_global(const char *ptx, size_t n, const char *sym, char **ir,
 		*why = "the PTX has no __tlx_ir array (was it compiled by tlxc?)";
 		return TLXRT_NOT_FOUND;
 	}
-	if (!(p = number(p, e, 1u << 30, &count)) || p >= e || *p != ']' ||
-	    count == 0) {
+	if (!(eb = elem_bytes(ptx, p - 1 - strlen(sym)))) {
+		*why = "the PTX declares __tlx_ir with an element type other "
+		       "than .b8, .b16, .b32 or .b64";
+		return TLXRT_INVALID_ARG;
+	}
+	max = eb == 8 ? UINT64_MAX : (1ull << (8 * eb)) - 1;
+	if (!(p = number(p, e, (1u << 30) / (unsigned)eb, &count)) || p >= e ||
+	    *p != ']' || count == 0) {
 		*why = "the PTX declares __tlx_ir without a size";
 		return TLXRT_INVALID_ARG;
 	}
+	count *= (uint64_t)eb;  /* bytes from here on */
 	p = skip_ws(p + 1, e);
 	if (p >= e || *p != '=' || (p = skip_ws(p + 1, e)) >= e || *p != '{') {
 		*why = "the PTX declares __tlx_ir without an initializer";
@@ -134,12 +170,13 @@ rt_image_ptx_global(const char *ptx, size_t n, const char *sym, char **ir,
 	}
 	p = skip_ws(p + 1, e);
 	while (p < e && *p != '}') {
-		if (k == count || !(p = number(p, e, 255, &v))) {
+		if (k == count || !(p = number(p, e, max, &v))) {
 			free(buf);
 			*why = "the PTX initializer of __tlx_ir is malformed";
 			return TLXRT_INVALID_ARG;
 		}
-		buf[k++] = (char)v;
+		for (i = 0; i < eb; i++)
+			buf[k++] = (char)(v >> (8 * i));
 		p = skip_ws(p, e);
 		if (p < e && *p == ',')
 			p = skip_ws(p + 1, e);

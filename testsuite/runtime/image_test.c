@@ -41,6 +41,30 @@ test_ptx(void)
 	ASSERT(2, len);
 	CHECK(memcmp(ir, "hi", 2) == 0);
 	free(ir);
+	/* what tlxc writes: little-endian words, NUL-padded */
+	ASSERT(TLXRT_OK, ptx(".visible .global .align 8 .b64 __tlx_ir[2] = "
+			     "{0x2220656c75646f6d, 0x0000000000000a7b};\n",
+			     &ir, &len));
+	ASSERT(10, len);
+	CHECK(memcmp(ir, "module \"{\n", 10) == 0);
+	free(ir);
+	ASSERT(TLXRT_OK, ptx(".global .b32 __tlx_ir[1] = {6384994};", &ir, &len));
+	ASSERT(3, len);
+	CHECK(memcmp(ir, "bma", 3) == 0);
+	free(ir);
+	ASSERT(TLXRT_OK, ptx(".global .b64 __tlx_ir[1] = {18446744073709551615};",
+			     &ir, &len));
+	ASSERT(8, len);
+	free(ir);
+	ASSERT(TLXRT_INVALID_ARG, ptx(".global .b64 __tlx_ir[1] = "
+				      "{18446744073709551616};", &ir, &len));
+	ASSERT(TLXRT_INVALID_ARG, ptx(".global .b64 __tlx_ir[1] = "
+				      "{0x10000000000000000};", &ir, &len));
+	ASSERT(TLXRT_INVALID_ARG, ptx(".global .b16 __tlx_ir[1] = {65536};",
+				      &ir, &len));
+	ASSERT(TLXRT_INVALID_ARG, ptx(".global .f32 __tlx_ir[1] = {1};", &ir,
+				      &len));
+	ASSERT(TLXRT_INVALID_ARG, ptx("__tlx_ir[1] = {1};", &ir, &len));
 	ASSERT(TLXRT_NOT_FOUND, ptx(".version 8.0\n", &ir, &len));
 	CHECK(ir == NULL);
 	ASSERT(TLXRT_INVALID_ARG, ptx(".global .b8 __tlx_ir[];", &ir, &len));
