@@ -27,16 +27,21 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
  * n-ary reassociation and speculative execution changed no instruction
  * of any example's PTX and took 15% of the matmul's LLVM time (the first
  * alone 40% of the 4-warp softmax's, scanning its candidates against
- * each other through SCEV's poison analysis). */
+ * each other through SCEV's poison analysis).  Loop strength reduction
+ * is off too: it changes a line or two of each example's PTX, LLVM's
+ * part of the matmul is 3% shorter and ptxas's 1% without it, and the
+ * kernels ran at the same speed on the H200 (A/B, bench/RESULTS.md,
+ * session 6). */
 static void
 init_targets(void)
 {
 	const char *argv[16] = {
 		"tlx", "-nvptx-short-ptr",
 		"-opt-disable=slsr,nary-reassociate,speculative-execution",
+		"-disable-lsr",
 	};
 	char *extra = getenv("TLX_LLVM_OPTS"), *save = NULL, *w;
-	int argc = 3;
+	int argc = 4;
 
 	/* TLX_LLVM_OPTS: more of LLVM's own options, for experiments
 	 * (-time-passes, -debug-pass-manager, ...) */
