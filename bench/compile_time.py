@@ -9,6 +9,8 @@
 # NAME=VALUE environment settings; "" is the defaults.  Each round also
 # times ptxas alone on one fixed PTX file (the matmul's), a yardstick for
 # the machine's noise: compare leases by it, not by wall times alone.
+# Last, tlxc's phases per example (TLX_CG_TIME=1): LLVM's and ptxas's
+# shares of the time.
 import json, os, shutil, statistics, subprocess, sys, tempfile, time
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -63,8 +65,22 @@ for e in EXAMPLES:
              "min_ms": min(v) if v else None, "runs": len(v)}
         rows.append(r)
         print(json.dumps(r), flush=True)
+# where the time goes: tlxc's phases (TLX_CG_TIME=1, the default options),
+# medians of 5 runs per example; "assemble" is ptxas
+phases = {}
+for e in EXAMPLES:
+    cmd, env = command("TLX_CG_TIME=1", e)
+    got = {}
+    for i in range(5):
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        for line in p.stderr.splitlines():
+            w = line.split()
+            if len(w) == 4 and w[0] == "codegen:" and w[3] == "ms":
+                got.setdefault(w[1], []).append(float(w[2]))
+    phases[e] = {k: statistics.median(v) for k, v in got.items()}
+    print(json.dumps({"example": e, "phases_ms": phases[e]}), flush=True)
 ys = {"median_ms": statistics.median(yardstick), "min_ms": min(yardstick),
       "runs": len(yardstick)} if yardstick else None
 print(json.dumps({"yardstick": "ptxas on the matmul's PTX", **(ys or {})}), flush=True)
-json.dump({"cpu": os.cpu_count(), "rows": rows, "ptxas_yardstick": ys}, open(out, "w"),
-          indent=1)
+json.dump({"cpu": os.cpu_count(), "rows": rows, "ptxas_yardstick": ys, "phases": phases},
+          open(out, "w"), indent=1)
