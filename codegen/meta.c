@@ -10,8 +10,9 @@
  *               docs/internals.md, "Code generation").
  * Both are global arrays in addrspace(1), externally visible (__tlx_meta
  * `.align 1 .b8 NAME[N]`; __tlx_ir `.align 8 .b64 NAME[N]`, the bytes in
- * little-endian words, NUL-padded, printed as module-level PTX), so cuModuleGetGlobal finds them in a cubin and a
- * reader finds them in the PTX text or the ELF symbol table.
+ * little-endian words, NUL-padded, printed as module-level PTX), so
+ * cuModuleGetGlobal finds them in a cubin and a reader finds them in the
+ * PTX text or the ELF symbol table.
  *
  * -g and -lineinfo emit a line-tables-only compile unit and one DILocation
  * per op (from the op's @line:col), which NVPTX prints as .loc directives.
