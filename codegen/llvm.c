@@ -41,7 +41,10 @@ init_targets(void)
 		"-disable-lsr",
 	};
 	char *extra = getenv("TLX_LLVM_OPTS"), *save = NULL, *w;
-	int argc = 4;
+	int argc = 0;
+
+	while (argv[argc])
+		argc++;
 
 	/* TLX_LLVM_OPTS: more of LLVM's own options, for experiments
 	 * (-time-passes, -debug-pass-manager, ...) */

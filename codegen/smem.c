@@ -468,6 +468,18 @@ cg_scratch_dirty(CgFn *fn)
 	fn->scratch_dirty = true;
 }
 
+/* The vector of n elements v[0 .. n-1]. */
+static LLVMValueRef
+vec_of(Cg *cg, LLVMTypeRef et, LLVMValueRef *v, int n)
+{
+	LLVMValueRef x = LLVMGetUndef(LLVMVectorType(et, (unsigned)n));
+	int i;
+
+	for (i = 0; i < n; i++)
+		x = LLVMBuildInsertElement(cg->B, x, v[i], cg_i32(cg, i), "");
+	return x;
+}
+
 /* Stores (or loads) n elements of type et at byte offset `off` as one
  * vector access of n * eb bytes. */
 LLVMValueRef
@@ -476,15 +488,8 @@ cg_smem_store_vec(CgFn *fn, LLVMTypeRef et, LLVMValueRef *v, int n,
 {
 	Cg *cg = fn->cg;
 	LLVMValueRef p = cg_smem_ptr(fn, off), x, st;
-	int i;
 
-	if (n == 1) {
-		x = v[0];
-	} else {
-		x = LLVMGetUndef(LLVMVectorType(et, (unsigned)n));
-		for (i = 0; i < n; i++)
-			x = LLVMBuildInsertElement(cg->B, x, v[i], cg_i32(cg, i), "");
-	}
+	x = n == 1 ? v[0] : vec_of(cg, et, v, n);
 	st = LLVMBuildStore(cg->B, x, p);
 	LLVMSetAlignment(st, (unsigned)align);
 	return st;
@@ -620,21 +625,17 @@ write_tile_stmatrix(CgFn *fn, LLVMTypeRef et, LLVMValueRef *r,
 		    const Layout *l, const Layout *st, int64_t off)
 {
 	Cg *cg = fn->cg;
-	LLVMTypeRef pt = cg->t_sptr, v2 = LLVMVectorType(et, 2);
-	LLVMValueRef t = conv_thread(fn, st, 2), a[5], x;
+	LLVMTypeRef pt = cg->t_sptr;
+	LLVMValueRef t = conv_thread(fn, st, 2), a[5];
 	uint32_t n = (uint32_t)ly_nregs(l), g;
 	int j;
 
 	for (g = 0; g < n; g += 8) {
 		a[0] = cg_smem_ptr(fn, conv_addr(fn, l, t, g, 2, off));
-		for (j = 0; j < 4; j++) {
-			x = LLVMGetUndef(v2);
-			x = LLVMBuildInsertElement(cg->B, x, r[g + 2 * j],
-						   cg_i32(cg, 0), "");
-			x = LLVMBuildInsertElement(cg->B, x, r[g + 2 * j + 1],
-						   cg_i32(cg, 1), "");
-			a[j + 1] = LLVMBuildBitCast(cg->B, x, cg->t_i32, "");
-		}
+		for (j = 0; j < 4; j++)
+			a[j + 1] = LLVMBuildBitCast(cg->B, vec_of(cg, et,
+						    r + g + 2 * j, 2),
+						    cg->t_i32, "");
 		cg_intr(cg, "llvm.nvvm.stmatrix.sync.aligned.m8n8.x4.b16",
 			&pt, 1, a, 5);
 	}

@@ -111,6 +111,7 @@ static int
 elem_bytes(const char *start, const char *sym)
 {
 	const char *p = sym, *w;
+	uint64_t bits;
 
 	while (p > start && (p[-1] == ' ' || p[-1] == '\t'))
 		p--;
@@ -118,17 +119,11 @@ elem_bytes(const char *start, const char *sym)
 	while (w > start && w[-1] != ' ' && w[-1] != '\t' && w[-1] != '\n')
 		w--;
 	if (p - w < 3 || w[0] != '.' || (w[1] != 'b' && w[1] != 'u' &&
-					 w[1] != 's'))
+					 w[1] != 's') ||
+	    number(w + 2, p, 64, &bits) != p ||
+	    (bits != 8 && bits != 16 && bits != 32 && bits != 64))
 		return 0;
-	if (p - w == 3 && w[2] == '8')
-		return 1;
-	if (p - w == 4 && w[2] == '1' && w[3] == '6')
-		return 2;
-	if (p - w == 4 && w[2] == '3' && w[3] == '2')
-		return 4;
-	if (p - w == 4 && w[2] == '6' && w[3] == '4')
-		return 8;
-	return 0;
+	return (int)bits / 8;
 }
 
 int
