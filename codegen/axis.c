@@ -424,6 +424,15 @@ pick_op(Op *op, void *ud)
 	}
 }
 
+bool
+ax_same(const Axis *a, const Axis *b)
+{
+	return memcmp(a->contig, b->contig, sizeof a->contig) == 0 &&
+	       memcmp(a->cnst, b->cnst, sizeof a->cnst) == 0 &&
+	       a->div == b->div && a->has_known == b->has_known &&
+	       (!a->has_known || a->known == b->known);
+}
+
 void
 axis_pick_assumptions(CgFn *fn, Assume *as)
 {

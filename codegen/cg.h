@@ -134,6 +134,8 @@ typedef struct Assume {
 Axis *axis_compute(CgFn *fn, const Assume *as);
 /* Picks the fast-path assumptions worth checking at run time. */
 void axis_pick_assumptions(CgFn *fn, Assume *as);
+/* Do two facts say the same (whatever assumptions they used)? */
+bool ax_same(const Axis *a, const Axis *b);
 
 /* ---- llvm.c: target machine, module, intrinsics, emission ------------- */
 
@@ -155,6 +157,8 @@ struct Cg {
 	LLVMDIBuilderRef dib;
 	LLVMMetadataRef di_file, di_cu, di_scope;
 	Vec(CgKernelInfo) kinfo;
+	const char *dyn_smem; /* the dynamic array's name (NULL: __tlx_smem) */
+	uint32_t entries;     /* kernel entries in the PTX to assemble */
 	bool timing;          /* TLX_CG_TIME: phase times to stderr */
 	double t0;
 };
@@ -275,6 +279,7 @@ struct CgFn {
 	GuardCache *guards;
 	struct Term *term;      /* the last yield/condition lowered */
 	LLVMValueRef smem;      /* its shared memory (static or dynamic) */
+	const char *name;       /* the entry's symbol */
 	int mode;               /* CG_BOTH, CG_FAST or CG_GENERIC */
 	uint64_t ver_deps;      /* the assumptions the fast copy checked */
 	int epoch;              /* CTA barriers emitted so far */
@@ -287,11 +292,33 @@ struct CgFn {
 };
 
 /* How memory accesses with a wider fast-path vector are emitted: behind
- * their own run-time check, or (inside a loop versioned on the check)
- * with the fast or the proven width alone. */
+ * their own run-time check, or (in a fast entry, or inside a loop
+ * versioned on the check) with the fast or the proven width alone. */
 enum { CG_BOTH, CG_FAST, CG_GENERIC };
 
-bool cg_lower_kernel(Cg *cg, Func *f);
+/* Which entry of a kernel is lowered (kernel.c, "Specialized entries"):
+ * its only one (accesses checked one by one), the fast one (every
+ * assumption it makes holds: the launch checked them) or the generic one
+ * (no assumption). */
+enum { CG_ENTRY_ONE, CG_ENTRY_FAST, CG_ENTRY_GENERIC };
+
+/* What is decided once per kernel before its entries are lowered, on one
+ * thread: software pipelining and load scheduling rewrite the IR. */
+typedef struct CgPrep {
+	Func *f;
+	bool ok;
+	CgHoist *hoists;      /* schedule.c's moves */
+	uint32_t nhoists;
+	uint64_t fast;        /* what the fast entry assumes; 0: one entry */
+	Assume assume;        /* the kind of each assumption */
+} CgPrep;
+
+/* Checks f and rewrites its IR; false after reporting errors. */
+bool cg_prepare_kernel(Cg *cg, Func *f, CgPrep *p);
+/* Lowers one entry of a prepared kernel into cg's module. */
+bool cg_lower_kernel(Cg *cg, const CgPrep *p, int entry);
+/* The name of a kernel's fast entry (NAME$fast), in cg's arena. */
+const char *cg_fast_name(Cg *cg, const char *kernel);
 /* The axis facts of v that hold where it is being lowered: the fast-path
  * ones inside a fast copy whose check covers them, else the proven. */
 const Axis *cg_axis(CgFn *fn, Value v);

@@ -35,14 +35,25 @@ typedef struct CgOpts {
 	bool verbose;       /* report ptxas' resource usage as notes */
 	int fast_compile;   /* ptxas -Ofast-compile: CG_FC_* */
 	bool ptx_ok;        /* no assembler for a cubin: PTX instead */
+	bool no_specialize; /* one entry per kernel, its accesses checked
+			       one by one (see CgKernelInfo.fast) */
 } CgOpts;
 
-/* What code generation learned about one kernel (also in __tlx_meta). */
+/* What code generation learned about one kernel (also in __tlx_meta).
+ * A kernel whose memory accesses are faster under assumptions on its
+ * arguments has two entries: `name`, correct for any arguments, and
+ * `fast`, correct when the arguments of the parameters (bit i: parameter
+ * i) in `align` are 16-byte aligned pointers, those in `div16` integers
+ * that are multiples of 16 and those in `eq1` integers equal to 1; a
+ * launch picks `fast` when they are (libtlxrt does).  fast is NULL for
+ * a kernel with one entry. */
 typedef struct CgKernelInfo {
 	const char *name;
 	int threads;        /* threads per block (32 x warps) */
 	int64_t smem;       /* dynamic shared memory bytes a launch must give */
 	int64_t smem_static;  /* shared memory the kernel declares itself */
+	const char *fast;   /* the specialized entry, or NULL */
+	uint64_t align, div16, eq1;
 } CgKernelInfo;
 
 typedef struct CgResult {

@@ -395,8 +395,9 @@ run_ptxas(Cg *cg, const char *ptx, size_t len, char **out, size_t *size,
 	  const char **tool)
 {
 	char dir[] = "/tmp/tlxc-XXXXXX", in[64], cub[64], logp[64], arch[32];
-	char fcopt[40];
-	const char *argv[12], *fc = fast_compile(cg);
+	char fcopt[40], split[32];
+	const char *argv[14], *fc = fast_compile(cg);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	posix_spawn_file_actions_t fa;
 	int argc = 0, status = 0, rc;
 	char *log;
@@ -435,6 +436,13 @@ run_ptxas(Cg *cg, const char *ptx, size_t len, char **out, size_t *size,
 		argv[argc++] = "-lineinfo";
 	if (cg->o->verbose)
 		argv[argc++] = "-v";
+	/* the entries of a module on threads of their own (kernel.c,
+	 * "Specialized entries"): the matmul's two in the time of one */
+	if (cg->entries > 1 && ncpu > 1) {
+		snprintf(split, sizeof split, "--split-compile=%ld",
+			 MIN((long)cg->entries, ncpu));
+		argv[argc++] = split;
+	}
 	argv[argc++] = in;
 	argv[argc++] = "-o";
 	argv[argc++] = cub;

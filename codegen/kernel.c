@@ -623,7 +623,7 @@ make_function(CgFn *fn)
 
 	for (i = 0; i < f->body->nargs; i++)
 		pt[i] = param_type(cg, ir_type(f, f->body->args[i]));
-	F = LLVMAddFunction(cg->M, f->name,
+	F = LLVMAddFunction(cg->M, fn->name,
 			    LLVMFunctionType(cg->t_void, pt, f->body->nargs, 0));
 	LLVMSetFunctionCallConv(F, LLVMPTXKernelCallConv);
 	for (i = 0; i < f->body->nargs; i++) {
@@ -990,16 +990,49 @@ elem_tail(CgFn *fn, Op *from)
 	return true;
 }
 
+/* The first op of a kernel's tail (loads, per-element math and stores
+ * after its last reduction) when the tail starts with a load; NULL
+ * otherwise or when the kernel has dots.  A generic entry lowers it as
+ * one loop over the thread's elements when it can (elem_tail). */
+static Op *
+tail_start(CgFn *fn)
+{
+	Op *from = NULL, *op;
+
+	if (has_dot(fn->f->body))
+		return NULL;
+	for (op = fn->f->body->last; op && tail_op(op); op = op->prev)
+		if (op->kind == OP_LOAD)
+			from = op;
+	return from;
+}
+
 static void
-lower_body(CgFn *fn)
+lower_body(CgFn *fn, int entry, uint64_t fast)
 {
 	LLVMBuilderRef B = fn->cg->B;
 	Block *body = fn->f->body;
 	LLVMBasicBlockRef copy[2];
 	uint64_t deps;
-	Op *tail = versioned_part(fn, &deps);
+	Op *tail;
 	int i;
 
+	if (entry == CG_ENTRY_FAST) {
+		fn->mode = CG_FAST;
+		fn->ver_deps = fast;
+		lower_from(fn, body, NULL, NULL, false);
+		return;
+	}
+	if (entry == CG_ENTRY_GENERIC) {
+		fn->mode = CG_GENERIC;
+		fn->ver_deps = 0;
+		tail = tail_start(fn);
+		lower_from(fn, body, NULL, tail, true);
+		if (tail && !fn->failed && !elem_tail(fn, tail))
+			lower_from(fn, body, tail, NULL, true);
+		return;
+	}
+	tail = versioned_part(fn, &deps);
 	lower_from(fn, body, NULL, tail, true);
 	if (!deps)
 		return;
@@ -1045,30 +1078,147 @@ check_supported(CgFn *fn)
 	return cg_check_ops(fn, fn->f->body) && ok;
 }
 
+/*
+ * Specialized entries.  The fast paths of a kernel's memory accesses
+ * assume things of its arguments (16-byte aligned pointers, integers that
+ * are multiples of 16, unit strides; axis.c).  A kernel with such paths
+ * gets two entries: NAME, which assumes nothing (the generic paths alone:
+ * element loops, proven vector widths), and NAME$fast, which assumes
+ * every one of them and checks none; the launch checks them once, on the
+ * host, and picks the entry (__tlx_meta lists the assumptions; libtlxrt
+ * does this).  Each entry is smaller than one that checks its accesses
+ * one by one (the matmul: ptxas 616 M instructions for one entry, 510 M
+ * and 456 M for the two), and the two are lowered, optimized and
+ * assembled in parallel (llvm.c).  --no-specialize keeps one entry whose
+ * accesses check for themselves (CG_ENTRY_ONE).
+ *
+ * The fast entry's assumptions are those of every access whose pointer
+ * or mask facts differ under the assumptions; what it computes with
+ * other facts of the assumptions is fast only where they are among these
+ * (cg_axis).
+ */
+static uint64_t
+fast_assumptions(CgFn *fn, Block *b)
+{
+	uint64_t d = 0;
+	Value ptr, m;
+	uint32_t i;
+	Op *op;
+
+	for (op = b->first; op; op = op->next) {
+		for (i = 0; i < op->nregions; i++)
+			d |= fast_assumptions(fn, op->regions[i]);
+		switch (op->kind) {
+		case OP_LOAD: case OP_STORE: case OP_ATOMIC: case OP_ATOMIC_CAS:
+			ptr = op->opnds[0];
+			break;
+		case OP_CP_ASYNC:
+			ptr = op->opnds[1];
+			break;
+		default:
+			continue;
+		}
+		if (!cg_is_tile(fn, ptr))
+			continue;
+		m = cg_mask_operand(op);
+		if (!ax_same(&fn->ax[ptr], &fn->ax_gen[ptr]))
+			d |= fn->ax[ptr].deps;
+		if (m && cg_is_tile(fn, m) && !ax_same(&fn->ax[m], &fn->ax_gen[m]))
+			d |= fn->ax[ptr].deps | fn->ax[m].deps;
+	}
+	return d;
+}
+
+const char *
+cg_fast_name(Cg *cg, const char *kernel)
+{
+	size_t n = strlen(kernel);
+	char *s = arena_alloc(&cg->arena, n + 6);
+
+	memcpy(s, kernel, n);
+	memcpy(s + n, "$fast", 6);
+	return s;
+}
+
+static void
+setup(CgFn *fn, Cg *cg, Func *f, Arena *a)
+{
+	memset(fn, 0, sizeof *fn);
+	fn->cg = cg;
+	fn->f = f;
+	fn->a = a;
+	fn->name = f->name;
+	fn->nwarps = (int)attr_int(&f->attrs, "warps", 4);
+	fn->nthreads = fn->nwarps * 32;
+	occupancy(fn);
+}
+
+/* Axis analysis (proven, then under the assumptions it picks) and home
+ * layouts. */
+static void
+analyse(CgFn *fn)
+{
+	Func *f = fn->f;
+
+	fn->vals = arena_alloc(fn->a, f->vals.n * sizeof *fn->vals);
+	memset(fn->vals, 0, f->vals.n * sizeof *fn->vals);
+	memset(&fn->assume, 0, sizeof fn->assume);
+	fn->ax_gen = axis_compute(fn, &fn->assume);
+	axis_pick_assumptions(fn, &fn->assume);
+	fn->ax = axis_compute(fn, &fn->assume);
+	cg_assign_layouts(fn);
+}
+
 bool
-cg_lower_kernel(Cg *cg, Func *f)
+cg_prepare_kernel(Cg *cg, Func *f, CgPrep *p)
 {
 	Arena a;
-	CgFn fn = { .cg = cg, .f = f, .a = &a };
-	CgKernelInfo ki;
-	bool ok = false;
+	CgFn fn;
 
+	memset(p, 0, sizeof *p);
+	p->f = f;
 	arena_init(&a, NULL, NULL, NULL);
-	fn.nwarps = (int)attr_int(&f->attrs, "warps", 4);
-	fn.nthreads = fn.nwarps * 32;
+	setup(&fn, cg, f, &a);
 	if (!check_supported(&fn))
 		goto done;
-	occupancy(&fn);
 	if (cg->o->olevel > 0) {
 		cg_pipeline(cg, f);
 		cg_schedule(&fn);
 	}
-	fn.vals = arena_alloc(&a, f->vals.n * sizeof *fn.vals);
-	memset(&fn.assume, 0, sizeof fn.assume);
-	fn.ax_gen = axis_compute(&fn, &fn.assume);
-	axis_pick_assumptions(&fn, &fn.assume);
-	fn.ax = axis_compute(&fn, &fn.assume);
-	cg_assign_layouts(&fn);
+	analyse(&fn);
+	if (!cg_smem_plan(&fn))
+		goto done;
+	if (!cg->o->no_specialize)
+		p->fast = fast_assumptions(&fn, f->body);
+	p->assume = fn.assume;
+	p->nhoists = fn.hoists.n;
+	if (p->nhoists)
+		p->hoists = arena_dup(&cg->arena, fn.hoists.v,
+				      p->nhoists * sizeof *p->hoists);
+	p->ok = true;
+done:
+	arena_reset(&a);
+	if (!p->ok)
+		cg->failed = true;
+	return p->ok;
+}
+
+bool
+cg_lower_kernel(Cg *cg, const CgPrep *p, int entry)
+{
+	Func *f = p->f;
+	Arena a;
+	CgFn fn;
+	CgKernelInfo ki;
+	bool ok = false;
+
+	arena_init(&a, NULL, NULL, NULL);
+	setup(&fn, cg, f, &a);
+	if (entry == CG_ENTRY_FAST)
+		fn.name = cg_fast_name(cg, f->name);
+	fn.hoists.v = p->hoists;
+	fn.hoists.n = fn.hoists.cap = p->nhoists;
+	analyse(&fn);
 	if (!cg_smem_plan(&fn))
 		goto done;
 	fn.fn = make_function(&fn);
@@ -1076,16 +1226,25 @@ cg_lower_kernel(Cg *cg, Func *f)
 	cg_debug_func(cg, f, fn.fn);
 	make_entry(&fn);
 	cg_scope_push(&fn);
-	lower_body(&fn);
+	lower_body(&fn, entry, p->fast);
 	cg_scope_pop(&fn);
 	LLVMSetCurrentDebugLocation2(cg->B, NULL);
 	if (fn.failed || cg->failed)
 		goto done;
-	ki.name = f->name;
-	ki.threads = fn.nthreads;
-	ki.smem = cg_smem_dynamic(&fn);
-	ki.smem_static = ki.smem ? 0 : cg_smem_total(&fn);
-	vec_push(&cg->arena, &cg->kinfo, ki);
+	if (entry != CG_ENTRY_GENERIC) {
+		memset(&ki, 0, sizeof ki);
+		ki.name = f->name;
+		ki.threads = fn.nthreads;
+		ki.smem = cg_smem_dynamic(&fn);
+		ki.smem_static = ki.smem ? 0 : cg_smem_total(&fn);
+		if (entry == CG_ENTRY_FAST) {
+			ki.fast = fn.name;
+			ki.align = p->fast & p->assume.align;
+			ki.div16 = p->fast & p->assume.div16;
+			ki.eq1 = p->fast & p->assume.eq1;
+		}
+		vec_push(&cg->arena, &cg->kinfo, ki);
+	}
 	ok = true;
 done:
 	if (fn.Bentry)

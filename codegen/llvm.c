@@ -372,33 +372,122 @@ cg_llvm_emit(Cg *cg, char **text, size_t *len)
 	return true;
 }
 
+/*
+ * The generic entries of specialized kernels (kernel.c) are lowered,
+ * optimized and emitted on a thread of their own, in an LLVM context of
+ * their own, while the calling thread does the rest; ptxas then compiles
+ * the two entries of each kernel in parallel too (--split-compile).  The
+ * matmul's LLVM part and its assembly each take about as long as the
+ * fast entry's alone (bench/RESULTS.md).  Its errors go to a Diag of its
+ * own and are reported only when the other thread reported none (they
+ * are the same checks).
+ */
+typedef struct GenJob {
+	Cg cg;
+	CgPrep *preps;
+	uint32_t n;
+	Diag d;
+	Arena darena;
+	char *text;
+	size_t len;
+	bool ok;
+	double ms;
+} GenJob;
+
+static double
+clock_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
 static bool
-lower_module(Cg *cg)
+lower_generic(Cg *cg, CgPrep *preps, uint32_t n)
 {
 	uint32_t i;
 
-	cg_debug_init(cg);
-	cg_meta_ir(cg);
-	for (i = 0; i < cg->mod->funcs.n; i++) {
-		Func *f = cg->mod->funcs.v[i];
-
-		if (f->kind == FN_KERNEL && !cg_lower_kernel(cg, f))
-			cg->failed = true;
-	}
-	if (cg->failed)
-		return false;
-	cg_meta_finish(cg);
-	cg_debug_finish(cg);
+	for (i = 0; i < n; i++)
+		if (preps[i].fast &&
+		    !cg_lower_kernel(cg, &preps[i], CG_ENTRY_GENERIC))
+			return false;
 	return true;
+}
+
+static void *
+gen_main(void *arg)
+{
+	GenJob *g = arg;
+	Cg *cg = &g->cg;
+	double t0 = clock_ms();
+
+	g->ok = cg_llvm_init(cg);
+	if (g->ok) {
+		cg_debug_init(cg);
+		g->ok = lower_generic(cg, g->preps, g->n) && !cg->failed;
+	}
+	if (g->ok) {
+		cg_debug_finish(cg);
+		g->ok = cg_llvm_emit(cg, &g->text, &g->len);
+	}
+	g->ms = clock_ms() - t0;
+	return NULL;
+}
+
+static void
+report(Diag *d, DiagKind k, SrcRange r, bool has_loc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	diag_report(d, k, r, has_loc, fmt, ap);
+	va_end(ap);
+}
+
+/* PTX of the generic entries after the module's own: without the header
+ * (.version, .target, .address_size) and the debug directives of the
+ * file, which the first module declares. */
+static char *
+merge_ptx(Cg *cg, const char *a, size_t alen, const char *b, size_t blen,
+	  size_t *len)
+{
+	char *out = arena_alloc(&cg->arena, alen + blen + 2), *o = out;
+	const char *p = b, *end = b + blen;
+
+	memcpy(o, a, alen);
+	o += alen;
+	*o++ = '\n';
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *e = nl ? nl + 1 : end, *w = p;
+
+		while (w < e && (*w == ' ' || *w == '\t'))
+			w++;
+		if (strncmp(w, ".version", 8) && strncmp(w, ".target", 7) &&
+		    strncmp(w, ".address_size", 13) && strncmp(w, ".file", 5) &&
+		    strncmp(w, ".section", 8)) {
+			memcpy(o, p, (size_t)(e - p));
+			o += e - p;
+		}
+		p = e;
+	}
+	*o = 0;
+	*len = (size_t)(o - out);
+	return out;
 }
 
 bool
 cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
 {
 	Cg cg = { .mod = m, .o = o, .d = d };
+	GenJob *g = NULL;
+	CgPrep *preps;
+	pthread_t th;
 	char *text = NULL, *bin;
 	size_t len = 0, size;
-	bool ok = false;
+	uint32_t i, nk = 0, nfast = 0;
+	bool ok = false, threaded = false;
 
 	memset(out, 0, sizeof *out);
 	if (!target_ptx(o->sm)) {
@@ -411,11 +500,73 @@ cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
 	if (!cg_llvm_init(&cg))
 		goto done;
 	phase(&cg, "init");
-	if (!lower_module(&cg) || !cg_llvm_emit(&cg, &text, &len))
+	cg_debug_init(&cg);
+	cg_meta_ir(&cg);  /* the IR before codegen rewrites any of it */
+	preps = arena_alloc(&cg.arena, (m->funcs.n + 1) * sizeof *preps);
+	for (i = 0; i < m->funcs.n; i++) {
+		Func *f = m->funcs.v[i];
+
+		if (f->kind != FN_KERNEL)
+			continue;
+		if (cg_prepare_kernel(&cg, f, &preps[nk]))
+			nfast += preps[nk].fast != 0;
+		nk++;
+	}
+	if (cg.failed)
 		goto done;
+	/* LLVM IR is one module: the generic entries then go into it */
+	if (nfast && o->emit != CG_EMIT_LLVM && (g = calloc(1, sizeof *g))) {
+		arena_init(&g->darena, NULL, NULL, NULL);
+		diag_init(&g->d, &g->darena, d->src, NULL);
+		g->cg.mod = m;
+		g->cg.o = o;
+		g->cg.d = &g->d;
+		g->cg.dyn_smem = "__tlx_smem_generic";
+		arena_init(&g->cg.arena, NULL, NULL, NULL);
+		g->preps = preps;
+		g->n = nk;
+		threaded = pthread_create(&th, NULL, gen_main, g) == 0;
+	}
+	for (i = 0; i < nk; i++)
+		cg_lower_kernel(&cg, &preps[i],
+				preps[i].fast ? CG_ENTRY_FAST : CG_ENTRY_ONE);
+	if (nfast && !threaded)
+		lower_generic(&cg, preps, nk);
+	if (!cg.failed) {
+		cg_meta_finish(&cg);
+		cg_debug_finish(&cg);
+		ok = cg_llvm_emit(&cg, &text, &len);
+	}
+	if (threaded) {
+		pthread_join(th, NULL);
+		if (cg.timing)
+			fprintf(stderr, "codegen: %-10s %8.1f ms (its thread)\n",
+				"generic", g->ms);
+		if (ok && !g->ok) {
+			for (i = 0; i < g->d.msgs.n; i++) {
+				DiagMsg *dm = &g->d.msgs.v[i];
+
+				report(d, dm->kind, dm->range, dm->has_loc, "%s",
+				       dm->msg);
+			}
+			if (!d->nerrors)
+				diag_error_noloc(d, "internal error: the generic "
+						 "entries failed");
+			ok = false;
+		}
+		if (ok && o->emit != CG_EMIT_LLVM)
+			text = merge_ptx(&cg, text, len, g->text, g->len, &len);
+	}
+	if (!ok)
+		goto done;
+	ok = false;
 	out->kernels = arena_dup(m->ctx->arena, cg.kinfo.v,
 				 cg.kinfo.n * sizeof *cg.kinfo.v);
 	out->nkernels = cg.kinfo.n;
+	for (i = 0; i < out->nkernels; i++)
+		if (out->kernels[i].fast)
+			out->kernels[i].fast = arena_strdup(m->ctx->arena,
+							    out->kernels[i].fast);
 	/* without an assembler, a cubin is asked for in vain: PTX, which
 	 * the driver assembles at load time */
 	if (o->emit == CG_EMIT_CUBIN && o->ptx_ok && !o->use_ptxas &&
@@ -427,6 +578,7 @@ cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
 		ok = true;
 		goto done;
 	}
+	cg.entries = nk + nfast;
 	if (!cg_assemble(&cg, text, len, &bin, &size, &out->linker))
 		goto done;
 	phase(&cg, "assemble");
@@ -435,6 +587,12 @@ cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
 	free(bin);
 	ok = true;
 done:
+	if (g) {
+		cg_llvm_dispose(&g->cg);
+		arena_reset(&g->cg.arena);
+		arena_reset(&g->darena);
+		free(g);
+	}
 	cg_llvm_dispose(&cg);
 	arena_reset(&cg.arena);
 	return ok;

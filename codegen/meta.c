@@ -5,9 +5,10 @@
  *               code generation, NUL-terminated: the simulator runs it and
  *               the runtime reads the kernels' signatures from it;
  *   __tlx_meta  per-kernel facts only code generation knows: threads per
- *               block, the dynamic shared memory a launch must give and
- *               the static shared memory the kernel declares (format in
- *               docs/internals.md, "Code generation").
+ *               block, the dynamic shared memory a launch must give, the
+ *               static shared memory the kernel declares, and its fast
+ *               entry with the assumptions a launch must check to use it
+ *               (format in docs/internals.md, "Code generation").
  * Both are global arrays in addrspace(1), externally visible (__tlx_meta
  * `.align 1 .b8 NAME[N]`; __tlx_ir `.align 8 .b64 NAME[N]`, the bytes in
  * little-endian words, NUL-padded, printed as module-level PTX), so
@@ -81,9 +82,15 @@ cg_meta_finish(Cg *cg)
 	for (i = 0; i < cg->kinfo.n; i++) {
 		CgKernelInfo *k = &cg->kinfo.v[i];
 
-		buf_printf(&b, "kernel %s threads=%d smem=%lld static=%lld\n",
+		buf_printf(&b, "kernel %s threads=%d smem=%lld static=%lld",
 			   k->name, k->threads, (long long)k->smem,
 			   (long long)k->smem_static);
+		if (k->fast)
+			buf_printf(&b, " fast=%s align=0x%llx div16=0x%llx eq1=0x%llx",
+				   k->fast, (unsigned long long)k->align,
+				   (unsigned long long)k->div16,
+				   (unsigned long long)k->eq1);
+		buf_printf(&b, "\n");
 	}
 	add_text_global(cg, "__tlx_meta", b.s, b.n);
 	buf_free(&b);

@@ -388,7 +388,7 @@ smem_base(CgFn *fn)
 	if (fn->smem)
 		return fn->smem;
 	if (n <= STATIC_MAX) {
-		snprintf(name, sizeof name, "__tlx_smem_%s", fn->f->name);
+		snprintf(name, sizeof name, "__tlx_smem_%s", fn->name);
 		fn->smem = LLVMAddGlobalInAddressSpace(
 			cg->M, LLVMArrayType2(cg->t_i8, (uint64_t)MAX(n, 16)), name,
 			AS_SHARED);
@@ -398,7 +398,8 @@ smem_base(CgFn *fn)
 	} else {
 		if (!cg->smem) {
 			cg->smem = LLVMAddGlobalInAddressSpace(
-				cg->M, LLVMArrayType2(cg->t_i8, 0), "__tlx_smem",
+				cg->M, LLVMArrayType2(cg->t_i8, 0),
+				cg->dyn_smem ? cg->dyn_smem : "__tlx_smem",
 				AS_SHARED);
 			LLVMSetLinkage(cg->smem, LLVMExternalLinkage);
 			LLVMSetAlignment(cg->smem, 1024);

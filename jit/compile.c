@@ -18,7 +18,8 @@ codegen(Job *j, Module *m)
 	CgOpts o = { .sm = j->sm, .olevel = j->olevel, .lineinfo = j->lineinfo,
 		     .debug = j->debug, .fast_math = j->fast_math,
 		     .use_ptxas = j->use_ptxas || j->ptxas, .ptxas = j->ptxas,
-		     .ptx_ok = j->ptx_ok, .fast_compile = j->fast_compile };
+		     .ptx_ok = j->ptx_ok, .fast_compile = j->fast_compile,
+		     .no_specialize = j->no_specialize };
 	CgResult r;
 
 	o.emit = j->emit == EMIT_LLVM ? CG_EMIT_LLVM

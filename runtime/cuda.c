@@ -21,6 +21,7 @@
  * kernel's (or the config's) through cuLaunchKernelEx.
  */
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -424,33 +425,43 @@ global_text(tlxrt_device *dev, CUmodule mod, const char *name, char **text,
 	return TLXRT_OK;
 }
 
-/* What only code generation knows about a kernel, from __tlx_meta lines
- * "kernel NAME threads=T smem=S": the block size (tasks may be padded to
- * whole warpgroups) and the dynamic shared memory, scratch included.
- * Modules without it keep what the IR says. */
+/* What only code generation knows about a kernel, from its __tlx_meta
+ * line (meta.c): the block size (tasks may be padded to whole
+ * warpgroups), the dynamic shared memory, scratch included, and its
+ * specialized entry.  Modules without it keep what the IR says. */
 static void
 apply_meta(tlxrt_kernel *k)
 {
 	tlxrt_device *dev = k->mod->dev;
-	char *text = NULL, *line, *save = NULL;
+	char *text = NULL;
 	size_t len;
+	RtMeta *m = &k->meta;
 
 	if (global_text(dev, k->mod->impl, "__tlx_meta", &text, &len) != TLXRT_OK)
 		return;
-	for (line = strtok_r(text, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char name[256];
-		long long threads, smem;
-
-		if (sscanf(line, "kernel %255s threads=%lld smem=%lld", name,
-			   &threads, &smem) != 3 || strcmp(name, k->fn->name))
-			continue;
-		if (threads > 0 && threads % 32 == 0 && threads <= 1024)
-			k->total_warps = (int)(threads / 32);
-		if (smem >= 0)
-			k->smem = smem;
+	if (rt_meta_find(text, len, k->fn->name, m) == TLXRT_OK) {
+		if (m->threads % 32 == 0 && m->threads <= 1024)
+			k->total_warps = (int)(m->threads / 32);
+		k->smem = m->smem;
 	}
 	free(text);
+}
+
+/* The specialized entry, unless TLXRT_GENERIC is set (to run the
+ * generic one whatever the arguments: tests, A/B measurements) or the
+ * module lacks it. */
+static void
+find_fast(tlxrt_kernel *k)
+{
+	tlxrt_device *dev = k->mod->dev;
+	const char *g = getenv("TLXRT_GENERIC");
+	CUfunction f;
+
+	if (!k->meta.fast[0] || (g && *g && strcmp(g, "0")) ||
+	    api(dev)->ModuleGetFunction(&f, k->mod->impl, k->meta.fast) != 0)
+		k->meta.fast[0] = 0;
+	else
+		k->impl_fast = f;
 }
 
 static int
@@ -514,6 +525,7 @@ cuda_kernel_prepare(tlxrt_kernel *k)
 	tlxrt_device *dev = k->mod->dev;
 	CUfunction f;
 	CUresult r = api(dev)->ModuleGetFunction(&f, k->mod->impl, k->fn->name);
+	const char *t;
 
 	if (r != 0) {
 		cu_fail(dev, r, "cuModuleGetFunction");
@@ -522,6 +534,8 @@ cuda_kernel_prepare(tlxrt_kernel *k)
 	}
 	k->impl = f;
 	apply_meta(k);
+	find_fast(k);
+	k->trace = (t = getenv("TLXRT_TRACE")) && *t && strcmp(t, "0");
 	return TLXRT_OK;
 }
 
@@ -582,6 +596,8 @@ cuda_launch(tlxrt_kernel *k, const uint32_t grid[3], const uint32_t cluster[3],
 	void **ptrs = calloc((size_t)n, sizeof *ptrs);
 	CuLaunchAttr at;
 	CuLaunchConfig cfg;
+	CUfunction fn = k->impl;
+	bool *set = &k->smem_set;
 	CUresult r;
 
 	if (!maps || !vals || !ptrs) {
@@ -600,14 +616,18 @@ cuda_launch(tlxrt_kernel *k, const uint32_t grid[3], const uint32_t cluster[3],
 			ptrs[i] = &vals[i];
 		}
 	}
-	if (k->smem > 48 * 1024 && !k->smem_set) {
-		r = api(dev)->FuncSetAttribute(k->impl, FUNC_MAX_DYNAMIC_SMEM,
+	if (k->impl_fast && rt_fast_ok(&k->meta, args, k->nparams)) {
+		fn = k->impl_fast;
+		set = &k->smem_set_fast;
+	}
+	if (k->smem > 48 * 1024 && !*set) {
+		r = api(dev)->FuncSetAttribute(fn, FUNC_MAX_DYNAMIC_SMEM,
 					       (int)k->smem);
 		if (r != 0) {
 			rc = cu_fail(dev, r, "cuFuncSetAttribute");
 			goto out;
 		}
-		k->smem_set = true;
+		*set = true;
 	}
 	memset(&cfg, 0, sizeof cfg);
 	memset(&at, 0, sizeof at);
@@ -625,7 +645,11 @@ cuda_launch(tlxrt_kernel *k, const uint32_t grid[3], const uint32_t cluster[3],
 		cfg.attrs = &at;
 		cfg.nattrs = 1;
 	}
-	r = api(dev)->LaunchKernelEx(&cfg, k->impl, ptrs, NULL);
+	if (k->trace)
+		fprintf(stderr, "tlxrt: launch %s grid %ux%ux%u block %u smem %u\n",
+			fn == k->impl ? k->fn->name : k->meta.fast, cfg.grid[0],
+			cfg.grid[1], cfg.grid[2], cfg.block[0], cfg.smem);
+	r = api(dev)->LaunchKernelEx(&cfg, fn, ptrs, NULL);
 	if (r != 0)
 		rc = cu_fail(dev, r, "cuLaunchKernelEx");
 out:

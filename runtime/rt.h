@@ -6,6 +6,7 @@
  *   module.c       loading a module, the kernels' metadata from the IR
  *   image.c        finding the IR (__tlx_ir) inside PTX text or an ELF
  *   args.c         checking and marshalling launch arguments
+ *   meta.c         __tlx_meta: launch facts and the specialized entries
  *   sim_backend.c  the simulator backend
  *   cuda.c         the CUDA backend (the only file that knows CUDA)
  *
@@ -45,6 +46,13 @@ typedef struct RtParam {
 	int64_t box[5];
 } RtParam;
 
+/* A kernel's line of __tlx_meta (meta.c). */
+typedef struct RtMeta {
+	long long threads, smem, smem_static;
+	char fast[256];           /* the specialized entry; "" for none */
+	uint64_t align, div16, eq1;  /* what it assumes (bit i: param i) */
+} RtMeta;
+
 struct tlxrt_kernel {
 	tlxrt_module *mod;
 	Func *fn;
@@ -58,6 +66,10 @@ struct tlxrt_kernel {
 	int64_t smem;
 	void *impl;      /* backend: the CUfunction */
 	bool smem_set;   /* backend: the dynamic smem attribute is set */
+	RtMeta meta;     /* backend: __tlx_meta's line (cuda) */
+	void *impl_fast; /* backend: the specialized entry, or NULL */
+	bool smem_set_fast;
+	bool trace;      /* backend: TLXRT_TRACE, a line per launch */
 };
 
 struct tlxrt_module {
@@ -151,6 +163,13 @@ int rt_image_ptx_ir(const char *ptx, size_t n, char **ir, size_t *len,
 		    const char **why);
 int rt_image_elf_ir(const uint8_t *elf, size_t n, char **ir, size_t *len,
 		    const char **why);
+
+/* meta.c: the line of `kernel` in __tlx_meta's text (TLXRT_NOT_FOUND
+ * when it has none, TLXRT_INVALID_ARG when it is malformed), and whether
+ * a launch with these arguments may run its specialized entry. */
+int rt_meta_find(const char *text, size_t len, const char *kernel,
+		 RtMeta *out);
+bool rt_fast_ok(const RtMeta *m, const RtArg *args, int nargs);
 
 /* args.c: checks args against k's metadata and cfg, resolves the grid and
  * the cluster; out has k->nparams entries. */

@@ -58,6 +58,7 @@ typedef struct Options {
 	bool debug_info;     /* -g (recorded for code generation) */
 	bool lineinfo;       /* -lineinfo (likewise) */
 	bool fast_math;      /* --fast-math (code generation) */
+	bool no_specialize;  /* --no-specialize: one entry per kernel */
 	const char *ptxas;   /* --ptxas=PATH: assemble with it, not nvJitLink */
 	int assembler;       /* --assembler: ASM_* */
 	int fast_compile;    /* --fast-compile=LEVEL: CG_FC_* */
@@ -88,6 +89,11 @@ static const char usage_text[] =
 "  --target=SM           sm_80, sm_90a or sm_100a (default: sm_90a)\n"
 "  -g, -lineinfo         keep source line information in the output\n"
 "  --fast-math           approximate exp, log, sin, cos, tanh, sqrt, division\n"
+"  --no-specialize       one entry per kernel whose memory accesses check\n"
+"                        their fast paths' assumptions one by one (default:\n"
+"                        also an entry NAME$fast that assumes them all, for\n"
+"                        launches whose arguments satisfy them; __tlx_meta\n"
+"                        says which, and libtlxrt picks)\n"
 "  --assembler=WHICH     what makes cubins: ptxas (a process), nvjitlink (in\n"
 "                        this process), or auto (the default: ptxas when one\n"
 "                        is found, else nvJitLink)\n"
@@ -293,6 +299,7 @@ set_flag(Options *o, const char *arg)
 		{ "-g", &o->debug_info },
 		{ "-lineinfo", &o->lineinfo },
 		{ "--fast-math", &o->fast_math },
+		{ "--no-specialize", &o->no_specialize },
 	};
 	size_t i;
 
@@ -511,6 +518,7 @@ run(const Options *o, Job *j, Buf *text)
 	j->lineinfo = o->lineinfo;
 	j->debug = o->debug_info;
 	j->fast_math = o->fast_math;
+	j->no_specialize = o->no_specialize;
 	/* ptxas by default: in a process of its own it costs its start-up,
 	 * 10 ms, while nvJitLink initializes the CUDA driver where one is
 	 * installed (about 180 ms on the H200 machine when no process holds

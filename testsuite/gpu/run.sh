@@ -43,5 +43,29 @@ done
 for s in "128 128 64" "100 72 40" "1 1 1" "1000 1000 1000"; do t matmul cubin/matmul64.cubin $s; done
 for s in "128 128 32" "300 200 100" "2048 2048 2048"; do t matmul cubin/matmul.cubin $s; done
 for c in BK64-S3-W4 BK32-S4-W4 BK32-S3-W8 BK64-S3-W8; do for s in "300 200 100" "1024 1024 1000"; do t matmul cubin/matmul-$c.cubin $s; done; done
+# The generic entries (kernel.c, "Specialized entries") on shapes the
+# fast ones would take, and which entry a launch ran.
+g() {
+	if TLXRT_GENERIC=1 ./examples_test "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+}
+g vadd cubin/vadd.cubin 16777216
+g softmax cubin/softmax4k.cubin 32768 4096
+g layernorm cubin/layernorm32k.cubin 64 32768
+g softmax cubin/softmax32k.cubin 300 32768
+g matmul cubin/matmul.cubin 2048 2048 2048
+entry() {
+	want=$1
+	shift
+	if TLXRT_TRACE=1 ./examples_test "$@" 2>&1 | grep -q "launch $want grid"; then
+		pass=$((pass + 1))
+	else
+		echo "FAIL: $* did not launch $want"
+		fail=$((fail + 1))
+	fi
+}
+entry 'matmul\$fast' matmul cubin/matmul.cubin 2048 2048 2048
+entry matmul matmul cubin/matmul.cubin 300 200 100
+entry 'vadd\$fast' vadd cubin/vadd.cubin 16777216
+entry vadd vadd cubin/vadd.cubin 1000003
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
