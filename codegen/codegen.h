@@ -23,6 +23,12 @@ typedef enum CgEmit { CG_EMIT_LLVM, CG_EMIT_PTX, CG_EMIT_CUBIN } CgEmit;
 enum { CG_FC_DEFAULT, CG_FC_OFF, CG_FC_MIN, CG_FC_MID, CG_FC_MAX };
 extern const char *const cg_fc_names[5];
 
+/* Which kernels get two entries, NAME and NAME$fast (kernel.c,
+ * "Specialized entries"): those with dots (the default), all that have
+ * fast paths, or none (one entry whose accesses check for themselves). */
+enum { CG_SPEC_AUTO, CG_SPEC_ALL, CG_SPEC_NONE };
+extern const char *const cg_spec_names[3];
+
 typedef struct CgOpts {
 	CgEmit emit;
 	int sm;             /* 80, 90 (sm_90a) or 100 (sm_100a) */
@@ -35,8 +41,8 @@ typedef struct CgOpts {
 	bool verbose;       /* report ptxas' resource usage as notes */
 	int fast_compile;   /* ptxas -Ofast-compile: CG_FC_* */
 	bool ptx_ok;        /* no assembler for a cubin: PTX instead */
-	bool no_specialize; /* one entry per kernel, its accesses checked
-			       one by one (see CgKernelInfo.fast) */
+	int specialize;     /* CG_SPEC_*: which kernels get a fast entry
+			       (CgKernelInfo.fast) */
 } CgOpts;
 
 /* What code generation learned about one kernel (also in __tlx_meta).

@@ -19,7 +19,7 @@ codegen(Job *j, Module *m)
 		     .debug = j->debug, .fast_math = j->fast_math,
 		     .use_ptxas = j->use_ptxas || j->ptxas, .ptxas = j->ptxas,
 		     .ptx_ok = j->ptx_ok, .fast_compile = j->fast_compile,
-		     .no_specialize = j->no_specialize };
+		     .specialize = j->specialize };
 	CgResult r;
 
 	o.emit = j->emit == EMIT_LLVM ? CG_EMIT_LLVM

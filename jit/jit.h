@@ -29,7 +29,7 @@ typedef struct Job {
 	PipelineOpts popts;
 	bool lineinfo, debug;
 	bool fast_math;            /* approximate math in codegen */
-	bool no_specialize;        /* one entry per kernel (CgOpts) */
+	int specialize;            /* CG_SPEC_*: fast entries (CgOpts) */
 	int fast_compile;          /* CG_FC_*: ptxas -Ofast-compile */
 	const char *ptxas;         /* assemble with this ptxas, not nvJitLink */
 	bool use_ptxas;            /* ptxas (found as cg_find_ptxas does) */

@@ -58,7 +58,7 @@ typedef struct Options {
 	bool debug_info;     /* -g (recorded for code generation) */
 	bool lineinfo;       /* -lineinfo (likewise) */
 	bool fast_math;      /* --fast-math (code generation) */
-	bool no_specialize;  /* --no-specialize: one entry per kernel */
+	int specialize;      /* --specialize=WHEN: CG_SPEC_* */
 	const char *ptxas;   /* --ptxas=PATH: assemble with it, not nvJitLink */
 	int assembler;       /* --assembler: ASM_* */
 	int fast_compile;    /* --fast-compile=LEVEL: CG_FC_* */
@@ -89,11 +89,12 @@ static const char usage_text[] =
 "  --target=SM           sm_80, sm_90a or sm_100a (default: sm_90a)\n"
 "  -g, -lineinfo         keep source line information in the output\n"
 "  --fast-math           approximate exp, log, sin, cos, tanh, sqrt, division\n"
-"  --no-specialize       one entry per kernel whose memory accesses check\n"
-"                        their fast paths' assumptions one by one (default:\n"
-"                        also an entry NAME$fast that assumes them all, for\n"
-"                        launches whose arguments satisfy them; __tlx_meta\n"
-"                        says which, and libtlxrt picks)\n"
+"  --specialize=WHEN     which kernels get a second entry, NAME$fast, that\n"
+"                        assumes what their fast paths need (aligned\n"
+"                        pointers, sizes and strides that are multiples of\n"
+"                        16, unit strides) for launches whose arguments\n"
+"                        satisfy it (libtlxrt picks; __tlx_meta says how):\n"
+"                        auto (kernels with dots, the default), all, none\n"
 "  --assembler=WHICH     what makes cubins: ptxas (a process), nvjitlink (in\n"
 "                        this process), or auto (the default: ptxas when one\n"
 "                        is found, else nvJitLink)\n"
@@ -281,6 +282,19 @@ set_fast_compile(Options *o, const char *v)
 			   "min, mid or max)", v);
 }
 
+static int
+set_specialize(Options *o, const char *v)
+{
+	int i = name_index(v, cg_spec_names, CG_SPEC_AUTO, CG_SPEC_NONE + 1);
+
+	if (i >= 0) {
+		o->specialize = i;
+		return CONTINUE;
+	}
+	return usage_error("unknown --specialize '%s' (expected auto, all or "
+			   "none)", v);
+}
+
 /* Options that are a bare flag. */
 static bool
 set_flag(Options *o, const char *arg)
@@ -299,7 +313,6 @@ set_flag(Options *o, const char *arg)
 		{ "-g", &o->debug_info },
 		{ "-lineinfo", &o->lineinfo },
 		{ "--fast-math", &o->fast_math },
-		{ "--no-specialize", &o->no_specialize },
 	};
 	size_t i;
 
@@ -334,6 +347,8 @@ set_valued(Options *o, const char *arg)
 		o->ptxas = v;
 	else if ((v = value_of(arg, "--fast-compile")))
 		return set_fast_compile(o, v);
+	else if ((v = value_of(arg, "--specialize")))
+		return set_specialize(o, v);
 	else if ((v = value_of(arg, "--assembler")))
 		return set_assembler(o, v);
 	else
@@ -518,7 +533,7 @@ run(const Options *o, Job *j, Buf *text)
 	j->lineinfo = o->lineinfo;
 	j->debug = o->debug_info;
 	j->fast_math = o->fast_math;
-	j->no_specialize = o->no_specialize;
+	j->specialize = o->specialize;
 	/* ptxas by default: in a process of its own it costs its start-up,
 	 * 10 ms, while nvJitLink initializes the CUDA driver where one is
 	 * installed (about 180 ms on the H200 machine when no process holds
