@@ -431,6 +431,10 @@ void cg_scratch_dirty(CgFn *fn);  /* at control flow */
  * of that size. */
 Swizzle cg_swizzle_for(int64_t rowbytes);
 LLVMValueRef cg_swizzle(CgFn *fn, LLVMValueRef addr, Swizzle s);
+/* The swizzled byte offset of base + x + k: x the thread's part, k a
+ * constant, base known to be a multiple of `align` bytes. */
+LLVMValueRef cg_swizzle_off(CgFn *fn, LLVMValueRef base, int64_t align,
+			    LLVMValueRef x, int64_t k, Swizzle s);
 /* i1 "this thread holds the first copy" for layouts with replicated
  * lanes or warps; NULL when there is no replication. */
 LLVMValueRef cg_first_copy(CgFn *fn, const Layout *l);

@@ -23,10 +23,11 @@
 
 #include "codegen/cg.h"
 
-/* Where an operand's fragments are read: a byte offset, a row pitch and
- * the swizzle of the rows. */
+/* Where an operand's fragments are read: a byte offset (a multiple of
+ * align), a row pitch and the swizzle of the rows. */
 typedef struct Src {
 	LLVMValueRef base;
+	int64_t align;
 	int64_t rowbytes;
 	Swizzle swz;
 } Src;
@@ -106,16 +107,19 @@ cg_dot_layout(CgFn *fn, Op *op)
 
 /* ---- staging a and b in shared memory -------------------------------------- */
 
-/* Byte offset of (row, byte column colb) of an operand. */
+/* Byte offset of (row + krow, byte column colb + kcol) of an operand:
+ * row and colb the thread's part, krow and kcol constants. */
 static LLVMValueRef
-tile_addr(Dot *d, const Src *src, LLVMValueRef row, LLVMValueRef colb)
+tile_addr(Dot *d, const Src *src, LLVMValueRef row, int64_t krow,
+	  LLVMValueRef colb, int64_t kcol)
 {
 	Cg *cg = d->fn->cg;
 	LLVMBuilderRef B = cg->B;
 	LLVMValueRef x = LLVMBuildMul(B, row, cg_i32(cg, src->rowbytes), "");
 
-	x = LLVMBuildAdd(B, LLVMBuildAdd(B, x, colb, ""), src->base, "");
-	return cg_swizzle(d->fn, x, src->swz);
+	x = LLVMBuildAdd(B, x, colb, "");
+	return cg_swizzle_off(d->fn, src->base, src->align, x,
+			      krow * src->rowbytes + kcol, src->swz);
 }
 
 /* Writes a tile (registers r in layout l, dims rows x cols of the
@@ -150,16 +154,13 @@ stage(Dot *d, LLVMValueRef *r, const Layout *l, const Src *src, bool trans)
 		uint32_t f = ly_reg_flat(l, g);
 		int64_t c0 = (f >> ly_dim_shift(l, 0)) & (l->shape[0] - 1);
 		int64_t c1 = f & (l->shape[1] - 1);
-		LLVMValueRef i0, i1, row, col, off;
+		LLVMValueRef col, off;
 
 		if (g & dup)
 			continue;
-		i0 = LLVMBuildAdd(B, t0, cg_i32(cg, c0), "");
-		i1 = LLVMBuildAdd(B, t1, cg_i32(cg, c1), "");
-		row = trans ? i1 : i0;
-		col = trans ? i0 : i1;
-		col = LLVMBuildMul(B, col, cg_i32(cg, d->eb), "");
-		off = tile_addr(d, src, row, col);
+		col = LLVMBuildMul(B, trans ? t0 : t1, cg_i32(cg, d->eb), "");
+		off = tile_addr(d, src, trans ? t1 : t0, trans ? c1 : c0, col,
+				(trans ? c0 : c1) * d->eb);
 		cg_smem_store_vec(fn, et, r + g, v, off, v * d->eb);
 	}
 	if (first) {
@@ -241,13 +242,13 @@ mma_loop(Dot *d, const Layout *L, LLVMValueRef *acc)
 	l16 = LLVMBuildAnd(B, lane, cg_i32(cg, 15), "");
 	lhi = LLVMBuildLShr(B, lane, cg_i32(cg, 4), "");
 	for (kk = 0; kk < d->K; kk += d->kstep) {
-		LLVMValueRef kb = cg_i32(cg, kk * d->eb);
+		int64_t kb = kk * d->eb;
 
 		for (mrep = 0; mrep < L->mreps; mrep++) {
-			row = LLVMBuildAdd(B, mbase, LLVMBuildAdd(B, l16,
-					   cg_i32(cg, mrep * 16), ""), "");
-			col = LLVMBuildAdd(B, kb, LLVMBuildShl(B, lhi, cg_i32(cg, 4), ""), "");
-			af[mrep] = ldmatrix(d, tile_addr(d, &d->sa, row, col), 4, false);
+			row = LLVMBuildAdd(B, mbase, l16, "");
+			col = LLVMBuildShl(B, lhi, cg_i32(cg, 4), "");
+			af[mrep] = ldmatrix(d, tile_addr(d, &d->sa, row, mrep * 16,
+							 col, kb), 4, false);
 		}
 		for (nrep = 0; nrep < L->nreps; nrep += 2) {
 			int x = nrep + 1 < L->nreps ? 4 : 2;
@@ -255,20 +256,19 @@ mma_loop(Dot *d, const Layout *L, LLVMValueRef *acc)
 
 			if (d->trans_b) {
 				/* n = base + l%8 + 8*(l/16), k chunk (l/8)%2 */
-				row = LLVMBuildAdd(B, nbase, cg_i32(cg, nrep * 8), "");
-				row = LLVMBuildAdd(B, row, LLVMBuildAnd(B, lane, cg_i32(cg, 7), ""), "");
+				row = LLVMBuildAdd(B, nbase, LLVMBuildAnd(B, lane, cg_i32(cg, 7), ""), "");
 				row = LLVMBuildAdd(B, row, LLVMBuildShl(B, lhi, cg_i32(cg, 3), ""), "");
 				col = LLVMBuildAnd(B, LLVMBuildLShr(B, lane, cg_i32(cg, 3), ""),
 						   cg_i32(cg, 1), "");
-				col = LLVMBuildAdd(B, kb, LLVMBuildShl(B, col, cg_i32(cg, 4), ""), "");
-				r = ldmatrix(d, tile_addr(d, &d->sb, row, col), x, false);
+				col = LLVMBuildShl(B, col, cg_i32(cg, 4), "");
+				r = ldmatrix(d, tile_addr(d, &d->sb, row, nrep * 8, col,
+							  kb), x, false);
 			} else {
 				/* k = kk + l%16, n = base + 8*(l/16) */
-				row = LLVMBuildAdd(B, l16, cg_i32(cg, kk), "");
-				col = LLVMBuildAdd(B, nbase, cg_i32(cg, nrep * 8), "");
-				col = LLVMBuildAdd(B, col, LLVMBuildShl(B, lhi, cg_i32(cg, 3), ""), "");
+				col = LLVMBuildAdd(B, nbase, LLVMBuildShl(B, lhi, cg_i32(cg, 3), ""), "");
 				col = LLVMBuildMul(B, col, cg_i32(cg, d->eb), "");
-				r = ldmatrix(d, tile_addr(d, &d->sb, row, col), x, true);
+				r = ldmatrix(d, tile_addr(d, &d->sb, l16, kk, col,
+							  nrep * 8 * d->eb), x, true);
 			}
 			bf[nrep] = r;
 			if (x == 4)
@@ -309,17 +309,17 @@ fma_loop(Dot *d, const Layout *L, LLVMValueRef *acc)
 	for (k = 0; k < d->K; k++) {
 		for (i = 0; i < n; i++) {
 			uint32_t f = ly_reg_flat(L, i);
-			LLVMValueRef m, nn, a, b, off, args[3];
+			LLVMValueRef a, b, off, args[3];
 			LLVMTypeRef wt = cg_type(cg, w);
 
 			if (i & dup)
 				continue;
-			m = LLVMBuildAdd(B, t0, cg_i32(cg, f >> ly_dim_shift(L, 0)), "");
-			nn = LLVMBuildAdd(B, t1, cg_i32(cg, f & (L->shape[1] - 1)), "");
-			off = tile_addr(d, &d->sa, m, cg_i32(cg, k * d->eb));
+			off = tile_addr(d, &d->sa, t0, f >> ly_dim_shift(L, 0),
+					cg_i32(cg, 0), k * d->eb);
 			cg_smem_load_vec(fn, et, &a, 1, off, d->eb);
-			off = tile_addr(d, &d->sb, cg_i32(cg, k),
-					LLVMBuildMul(B, nn, cg_i32(cg, d->eb), ""));
+			off = tile_addr(d, &d->sb, cg_i32(cg, 0), k,
+					LLVMBuildMul(B, t1, cg_i32(cg, d->eb), ""),
+					(int64_t)(f & (L->shape[1] - 1)) * d->eb);
 			cg_smem_load_vec(fn, et, &b, 1, off, d->eb);
 			a = cg_cvt(fn, w, d->ae, a);
 			b = cg_cvt(fn, w, d->ae, b);
@@ -368,11 +368,13 @@ operand(Dot *d, int i, Src *src, int64_t *scratch)
 
 	if (w && w->stride[1] == 1) {
 		src->base = w->off;
+		src->align = w->align;
 		src->rowbytes = w->stride[0] * w->ebytes;
 		src->swz = w->swz;
 		return false;
 	}
 	src->base = cg_i32(fn->cg, *scratch);
+	src->align = *scratch ? *scratch & -*scratch : (int64_t)1 << 30;
 	src->rowbytes = cols * d->eb;
 	src->swz = d->mma ? cg_swizzle_for(src->rowbytes) : (Swizzle){ 0, 0 };
 	*scratch += (rows * cols * d->eb + 127) / 128 * 128;

@@ -74,7 +74,8 @@ alloc_op(CgFn *fn, Op *op)
 	w->off = cg_i32(fn->cg, cg_smem_offset(fn, op));
 	w->rank = t->rank;
 	w->ebytes = MAX(1, ty_bits(t->elem) / 8);
-	w->align = 128;
+	/* the plan places buffers at multiples of 128 bytes */
+	w->align = MAX(128, lowbit(cg_smem_offset(fn, op)));
 	for (d = t->rank - 1; d >= 0; d--) {
 		w->shape[d] = t->shape[d];
 		w->stride[d] = d == t->rank - 1 ? 1 : w->stride[d + 1] * w->shape[d + 1];
@@ -133,19 +134,20 @@ static LLVMValueRef
 elem_off(CgFn *fn, SmemView *w, const Layout *l, uint32_t r)
 {
 	Cg *cg = fn->cg;
-	LLVMValueRef off = w->off;
+	LLVMValueRef x = cg_i32(cg, 0);
 	uint32_t f = ly_reg_flat(l, r);
+	int64_t k = 0;
 	int d;
 
 	for (d = 0; d < l->rank; d++) {
 		int64_t c = (f >> ly_dim_shift(l, d)) & (l->shape[d] - 1);
-		LLVMValueRef x = LLVMBuildAdd(cg->B, cg_thread_coord(fn, l, d),
-					      cg_i32(cg, c), "");
 
-		off = LLVMBuildAdd(cg->B, off, LLVMBuildMul(cg->B, x,
-				   cg_i32(cg, w->stride[d] * w->ebytes), ""), "");
+		x = LLVMBuildAdd(cg->B, x, LLVMBuildMul(cg->B,
+				 cg_thread_coord(fn, l, d),
+				 cg_i32(cg, w->stride[d] * w->ebytes), ""), "");
+		k += c * w->stride[d] * w->ebytes;
 	}
-	return cg_swizzle(fn, off, w->swz);
+	return cg_swizzle_off(fn, w->off, w->align, x, k, w->swz);
 }
 
 /* Elements per vector: leading registers along a dim of stride 1. */

@@ -372,6 +372,36 @@ cg_swizzle(CgFn *fn, LLVMValueRef addr, Swizzle s)
 	return LLVMBuildXor(cg->B, addr, x, "");
 }
 
+/*
+ * The swizzle reads address bits [shift, shift + b) and flips bits [4,
+ * 4 + b), b = log2(mask + 1): adding a multiple of 2^(shift + b) changes
+ * neither, so phys(base + x + k) = base + hi + phys(x + lo) when base is
+ * such a multiple and k = hi + lo with hi one too.  Only the thread's part
+ * x and the low part of k are swizzled -- the same value in every
+ * iteration of a loop, which LICM hoists, and for every register that
+ * differs only in the high part -- and the rest is added after, hi as an
+ * immediate offset of the access (the matmul's loop: one add per ldmatrix
+ * and cp.async instead of three).
+ */
+LLVMValueRef
+cg_swizzle_off(CgFn *fn, LLVMValueRef base, int64_t align, LLVMValueRef x,
+	       int64_t k, Swizzle s)
+{
+	LLVMBuilderRef B = fn->cg->B;
+	int64_t unit = (int64_t)(s.mask + 1) << s.shift, hi, lo;
+
+	if (!s.mask)
+		return LLVMBuildAdd(B, LLVMBuildAdd(B, base, x, ""),
+				    cg_i32(fn->cg, k), "");
+	if (align <= 0 || align % unit)
+		return cg_swizzle(fn, LLVMBuildAdd(B, LLVMBuildAdd(B, base, x, ""),
+						   cg_i32(fn->cg, k), ""), s);
+	lo = ((k % unit) + unit) % unit;
+	hi = k - lo;
+	x = cg_swizzle(fn, LLVMBuildAdd(B, x, cg_i32(fn->cg, lo), ""), s);
+	return LLVMBuildAdd(B, LLVMBuildAdd(B, base, x, ""), cg_i32(fn->cg, hi), "");
+}
+
 /* ---- scratch access ------------------------------------------------------ */
 
 /* Up to 48 KB the kernel's shared memory is a static array of its own
