@@ -11,7 +11,6 @@
  * pointers, those in `div16` multiples of 16 and those in `eq1` equal to
  * 1.  Unknown keys are skipped, so older readers take newer lines.
  */
-#include "config.h"
 
 #include <ctype.h>
 #include <errno.h>
