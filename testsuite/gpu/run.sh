@@ -65,7 +65,7 @@ entry() {
 }
 entry 'matmul\$fast' matmul cubin/matmul.cubin 2048 2048 2048
 entry matmul matmul cubin/matmul.cubin 300 200 100
-entry 'vadd\$fast' vadd cubin/vadd.cubin 16777216
+entry 'matmul\$fast' matmul cubin/matmul64.cubin 128 128 64
 entry vadd vadd cubin/vadd.cubin 1000003
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
