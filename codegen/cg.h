@@ -338,6 +338,11 @@ LLVMValueRef cg_thread_flat(CgFn *fn, const Layout *ly);
 /* i1: the run-time check of the given fast-path assumptions (entry). */
 LLVMValueRef cg_guard(CgFn *fn, uint64_t deps);
 LLVMValueRef *cg_regs(CgFn *fn, const Layout *ly);  /* fresh array */
+/* The registers and layout of tile v (not rematerialized) that a use in
+ * layout ly would convert through shared memory; false when v is there
+ * already or a renaming of registers makes it. */
+bool cg_convert_source(CgFn *fn, Value v, const Layout *ly, LLVMValueRef **r,
+		       const Layout **from);
 /* Layout of the home or first materialization of v (NULL: none yet). */
 const Layout *cg_layout_of(CgFn *fn, Value v);
 LLVMBasicBlockRef cg_new_block(CgFn *fn, const char *name);
@@ -418,6 +423,13 @@ LLVMValueRef cg_smem_ptr(CgFn *fn, LLVMValueRef off);  /* i32 -> ptr */
 /* Converts registers between layouts through scratch at `off`. */
 LLVMValueRef *cg_convert(CgFn *fn, Type *ety, LLVMValueRef *r,
 			 const Layout *from, const Layout *to, int64_t off);
+/* Its first half: the copy written (not i1) and the barrier after it;
+ * cg_convert_addr is the byte offset of the element at coordinates c of
+ * `to` in that copy. */
+void cg_convert_write(CgFn *fn, Type *ety, LLVMValueRef *r,
+		      const Layout *from, const Layout *to, int64_t off);
+LLVMValueRef cg_convert_addr(CgFn *fn, const Layout *to, LLVMValueRef *c,
+			     int eb, int64_t off);
 void cg_barrier(CgFn *fn);
 /* Before writing scratch [off, off+size): a barrier unless no thread can
  * still be reading it (no read of it since the last barrier, and no

@@ -206,6 +206,25 @@ share_constant(CgFn *fn, Value v, const Layout *ly, LLVMValueRef *r)
 	return out;
 }
 
+bool
+cg_convert_source(CgFn *fn, Value v, const Layout *ly, LLVMValueRef **r,
+		  const Layout **from)
+{
+	CgVal *cv = &fn->vals[v];
+	Mat *m;
+
+	if (cv->remat || find_mat(fn, v, ly))
+		return false;
+	m = cv->home ? find_mat(fn, v, cv->home) : NULL;
+	if (!m)
+		m = find_mat(fn, v, NULL);
+	if (!m || permute(fn, m->r, m->ly, ly))
+		return false;
+	*r = m->r;
+	*from = m->ly;
+	return true;
+}
+
 LLVMValueRef *
 cg_tile(CgFn *fn, Value v, const Layout *ly)
 {

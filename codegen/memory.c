@@ -861,6 +861,67 @@ cg_store_elem(CgFn *fn, Op *op, LLVMValueRef p, LLVMValueRef v, LLVMValueRef m)
 	vec_store(&a, p, 1, m, &v);
 }
 
+/*
+ * A store whose values would first be converted through shared memory (a
+ * GEMM's accumulator, made in the mma layout and stored in rows of 16
+ * bytes) writes that copy and then reads it back in a loop over the
+ * thread's vectors, storing each as it comes: one copy of the address,
+ * mask, load and store code instead of one per vector (the matmul's
+ * epilogue had 16; ptxas -8% on its fast entry), no register holds the
+ * whole tile, and the generic path needs no array of its own.  For
+ * vectors that are one access each: the fast or proven width alone (a
+ * fast entry or copy, or a generic one), a mask constant over them.
+ */
+static bool
+stream_store(Access *a)
+{
+	CgFn *fn = a->fn;
+	Cg *cg = fn->cg;
+	Op *op = a->op;
+	Value ptr = op->opnds[0], v = op->opnds[1];
+	Value m = op->nopnds > 2 ? op->opnds[2] : 0;
+	const Layout *ly = cg_operand_layout(fn, op, 0), *from;
+	LLVMValueRef *src, c[TY_MAX_RANK], vals[16], g, p, mk = NULL;
+	uint32_t nr = (uint32_t)ly_nregs(ly);
+	int vf, vg, n, dim = cg_vec_dim(ly);
+	int64_t off;
+	CgLoop loop;
+
+	/* no replicas: every thread stores, none skips the barrier */
+	if (a->ety->kind == TY_I1 || ly_dup_mask(ly) || ly_lane_dup(ly) ||
+	    ly_warp_dup(ly) || !fn->vals[ptr].remat ||
+	    (m && cg_is_tile(fn, m) && !fn->vals[m].remat) ||
+	    !cg_convert_source(fn, v, ly, &src, &from))
+		return false;
+	vf = cg_mem_vec(fn, ptr, ly, fn->ax);
+	vg = cg_mem_vec(fn, ptr, ly, fn->ax_gen);
+	if (fn->mode == CG_GENERIC)
+		n = vg;
+	else if (vf <= vg || fn->mode == CG_FAST)
+		n = vf;
+	else
+		return false;
+	if (nr / (uint32_t)n < 4 ||
+	    (m && cg_is_tile(fn, m) && cg_axis(fn, m)->cnst[dim] < n))
+		return false;
+	off = cg_cur_scratch(fn);
+	cg_convert_write(fn, a->ety, src, from, ly, off);
+	g = LLVMBuildMul(cg->B, cg_loop_begin(fn, &loop, "st"),
+			 cg_i32(cg, n), "");
+	cg_reg_coords(fn, ly, g, c);
+	cg_smem_load_vec(fn, a->mt, vals, n, cg_convert_addr(fn, ly, c, a->eb,
+			 off), n * a->eb);
+	p = cg_elem_at(fn, ptr, c);
+	if (m)
+		mk = cg_is_tile(fn, m) ? cg_elem_at(fn, m, c) : cg_scalar(fn, m);
+	a->ly = ly;
+	a->dim = dim;
+	vec_store(a, p, n, mk, vals);
+	cg_loop_end(fn, &loop, nr / (uint32_t)n);
+	cg_scratch_read(fn, off, cg_tile_bytes(ly, a->eb));
+	return true;
+}
+
 static bool
 store_op(CgFn *fn, Op *op)
 {
@@ -884,6 +945,8 @@ store_op(CgFn *fn, Op *op)
 		end_pred(fn, out);
 		return true;
 	}
+	if (stream_store(&a))
+		return true;
 	access_tile(&a, 1);
 	out = begin_pred(fn, cg_first_copy(fn, a.ly));
 	access(&a, false);

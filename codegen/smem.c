@@ -727,6 +727,36 @@ read_tile(CgFn *fn, LLVMTypeRef et, const Layout *l, int eb, int64_t off)
 	return out;
 }
 
+void
+cg_convert_write(CgFn *fn, Type *ety, LLVMValueRef *r, const Layout *from,
+		 const Layout *to, int64_t off)
+{
+	int eb = ebytes_of(ety);
+
+	cg_scratch_write(fn, off, cg_tile_bytes(to, eb));
+	write_tile(fn, cg_type(fn->cg, ety), r, from, eb, off);
+	cg_barrier(fn);
+}
+
+LLVMValueRef
+cg_convert_addr(CgFn *fn, const Layout *l, LLVMValueRef *c, int eb,
+		int64_t off)
+{
+	LLVMBuilderRef B = fn->cg->B;
+	int lb = ly_dim_bits(l, l->rank - 1), d;
+	LLVMValueRef flat = cg_i32(fn->cg, 0), row, col;
+
+	for (d = 0; d < l->rank; d++)
+		flat = LLVMBuildOr(B, flat, LLVMBuildShl(B, c[d],
+				   cg_i32(fn->cg, ly_dim_shift(l, d)), ""), "");
+	row = LLVMBuildLShr(B, flat, cg_i32(fn->cg, lb), "");
+	col = LLVMBuildAnd(B, flat, cg_i32(fn->cg, (1 << lb) - 1), "");
+	return LLVMBuildAdd(B, LLVMBuildAdd(B, LLVMBuildMul(B, row,
+			    cg_i32(fn->cg, row_bytes(l, eb)), ""),
+			    LLVMBuildMul(B, col, cg_i32(fn->cg, eb), ""), ""),
+			    cg_i32(fn->cg, off), "");
+}
+
 LLVMValueRef *
 cg_convert(CgFn *fn, Type *ety, LLVMValueRef *r, const Layout *from,
 	   const Layout *to, int64_t off)
