@@ -694,8 +694,15 @@ make_entry(CgFn *fn)
 	fn->Bentry = LLVMCreateBuilderInContext(cg->C);
 	LLVMPositionBuilderBefore(fn->Bentry, br);
 	LLVMPositionBuilderAtEnd(cg->B, body);
-	for (i = 0; i < fn->f->body->nargs; i++)
-		fn->vals[fn->f->body->args[i]].v = LLVMGetParam(fn->fn, i);
+	for (i = 0; i < fn->f->body->nargs; i++) {
+		LLVMValueRef p = LLVMGetParam(fn->fn, i);
+
+		/* a fast entry runs only with these equal to 1 (a unit
+		 * stride): the constant folds their multiplications away */
+		if (i < 64 && (fn->ver_deps & fn->assume.eq1 & (1ull << i)))
+			p = LLVMConstInt(LLVMTypeOf(p), 1, 0);
+		fn->vals[fn->f->body->args[i]].v = p;
+	}
 }
 
 /* Ops a versioned tail may hold: per-thread work, cheap to emit twice. */
@@ -1251,6 +1258,8 @@ cg_lower_kernel(Cg *cg, const CgPrep *p, int entry)
 	fn.fn = make_function(&fn);
 	fn.B = cg->B;
 	cg_debug_func(cg, f, fn.fn);
+	if (entry == CG_ENTRY_FAST)
+		fn.ver_deps = p->fast;
 	make_entry(&fn);
 	cg_scope_push(&fn);
 	lower_body(&fn, entry, p->fast);
