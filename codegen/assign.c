@@ -477,24 +477,27 @@ cg_operand(CgFn *fn, Op *op, uint32_t i)
 	return cg_tile(fn, op->opnds[i], cg_operand_layout(fn, op, i));
 }
 
-static uint64_t
-access_deps(CgFn *fn, Op *op)
+Value
+cg_ptr_operand(Op *op)
 {
-	Value ptr, m;
-	const Layout *l;
-	int vf;
-
 	switch (op->kind) {
 	case OP_LOAD: case OP_STORE: case OP_ATOMIC: case OP_ATOMIC_CAS:
-		ptr = op->opnds[0];
-		break;
+		return op->opnds[0];
 	case OP_CP_ASYNC:
-		ptr = op->opnds[1];
-		break;
+		return op->opnds[1];
 	default:
 		return 0;
 	}
-	if (!cg_is_tile(fn, ptr) || !(l = cg_mem_layout(fn, op)))
+}
+
+static uint64_t
+access_deps(CgFn *fn, Op *op)
+{
+	Value ptr = cg_ptr_operand(op), m;
+	const Layout *l;
+	int vf;
+
+	if (!ptr || !cg_is_tile(fn, ptr) || !(l = cg_mem_layout(fn, op)))
 		return 0;
 	vf = cg_mem_vec(fn, ptr, l, fn->ax);
 	if (vf <= cg_mem_vec(fn, ptr, l, fn->ax_gen))

@@ -181,6 +181,7 @@ LLVMValueRef cg_const(Cg *cg, Type *t, const Attr *a);
 /* A user error at an op's location; codegen stops after the function. */
 void cg_error(Cg *cg, SrcLoc loc, const char *fmt, ...) TLX_PRINTF(3, 4);
 void cg_unsupported(Cg *cg, Op *op, const char *what);
+double cg_now_ms(void);  /* a monotonic clock, for TLX_CG_TIME */
 
 /* ---- cubin.c: PTX -> cubin ---------------------------------------------- */
 
@@ -401,6 +402,9 @@ uint64_t cg_fast_deps(CgFn *fn, Op *op);
  * emitted nothing, when one of them cannot join that way. */
 bool cg_load_group(CgFn *fn, Op **ops, uint32_t n);
 Value cg_mask_operand(Op *op);           /* 0: none */
+/* The global pointers of an access (load, store, atomics, cp_async's
+ * source); 0 for other ops. */
+Value cg_ptr_operand(Op *op);
 int cg_vec_dim(const Layout *l);         /* the dim vectors run along */
 
 /* ---- smem.c: shared memory plan, scratch and conversions ----------------- */

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "codegen/cg.h"
@@ -111,14 +110,6 @@ typedef struct JlReq {
 	double ms;          /* the link took */
 } JlReq;
 
-static double
-now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 static struct {
 	pthread_mutex_t mu;
@@ -177,17 +168,17 @@ jl_load(void)
 static void *
 jl_worker(void *arg)
 {
-	double t0 = now_ms();
+	double t0 = cg_now_ms();
 
 	(void)arg;
 	pthread_once(&jl_once, jl_load);
-	jw.t_load = now_ms() - t0;
+	jw.t_load = cg_now_ms() - t0;
 	pthread_mutex_lock(&jw.mu);
 	if (jl_ok && !jw.req) {  /* warm up only while nothing waits */
 		pthread_mutex_unlock(&jw.mu);
-		t0 = now_ms();
+		t0 = cg_now_ms();
 		jl_warm(&jl_lib, jw.sm);
-		jw.t_warm = now_ms() - t0;
+		jw.t_warm = cg_now_ms() - t0;
 		pthread_mutex_lock(&jw.mu);
 	}
 	jw.settling = false;
@@ -199,9 +190,9 @@ jl_worker(void *arg)
 			pthread_cond_wait(&jw.cv, &jw.mu);
 		r = jw.req;
 		pthread_mutex_unlock(&jw.mu);
-		t0 = now_ms();
+		t0 = cg_now_ms();
 		r->ok = jl_link(r->cg, &jl_lib, r->ptx, r->len, r->out, r->size);
-		r->ms = now_ms() - t0;
+		r->ms = cg_now_ms() - t0;
 		pthread_mutex_lock(&jw.mu);
 		r->done = true;
 		jw.req = NULL;
@@ -500,7 +491,7 @@ cg_assemble(Cg *cg, const char *ptx, size_t len, char **cubin, size_t *size,
 		*linker = "nvJitLink";
 		pthread_mutex_lock(&jw.mu);
 		if (jw.running && !jw.busy) {
-			double t0 = now_ms();
+			double t0 = cg_now_ms();
 
 			jw.busy = true;
 			jw.req = &r;
@@ -513,7 +504,7 @@ cg_assemble(Cg *cg, const char *ptx, size_t len, char **cubin, size_t *size,
 					"and warm-up %.1f ms on the worker; "
 					"waited %.1f ms, linked in %.1f ms\n",
 					jw.t_load, jw.t_warm,
-					now_ms() - t0 - r.ms, r.ms);
+					cg_now_ms() - t0 - r.ms, r.ms);
 			return r.ok;
 		}
 		pthread_mutex_unlock(&jw.mu);

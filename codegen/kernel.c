@@ -1139,17 +1139,8 @@ fast_assumptions(CgFn *fn, Block *b)
 	for (op = b->first; op; op = op->next) {
 		for (i = 0; i < op->nregions; i++)
 			d |= fast_assumptions(fn, op->regions[i]);
-		switch (op->kind) {
-		case OP_LOAD: case OP_STORE: case OP_ATOMIC: case OP_ATOMIC_CAS:
-			ptr = op->opnds[0];
-			break;
-		case OP_CP_ASYNC:
-			ptr = op->opnds[1];
-			break;
-		default:
-			continue;
-		}
-		if (!cg_is_tile(fn, ptr))
+		ptr = cg_ptr_operand(op);
+		if (!ptr || !cg_is_tile(fn, ptr))
 			continue;
 		m = cg_mask_operand(op);
 		if (!ax_same(&fn->ax[ptr], &fn->ax_gen[ptr]))

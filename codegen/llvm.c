@@ -271,17 +271,24 @@ cg_asm(Cg *cg, LLVMTypeRef rty, const char *text, const char *cons,
 	return call;
 }
 
+double
+cg_now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
 /* TLX_CG_TIME=1 prints the time of each phase to stderr. */
 static void
 phase(Cg *cg, const char *name)
 {
-	struct timespec t;
 	double now;
 
 	if (!cg->timing)
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	now = (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+	now = cg_now_ms();
 	if (name)
 		fprintf(stderr, "codegen: %-10s %8.1f ms\n", name, now - cg->t0);
 	cg->t0 = now;
@@ -394,15 +401,6 @@ typedef struct GenJob {
 	double ms;
 } GenJob;
 
-static double
-clock_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
 static bool
 lower_generic(Cg *cg, CgPrep *preps, uint32_t n)
 {
@@ -420,7 +418,7 @@ gen_main(void *arg)
 {
 	GenJob *g = arg;
 	Cg *cg = &g->cg;
-	double t0 = clock_ms();
+	double t0 = cg_now_ms();
 
 	g->ok = cg_llvm_init(cg);
 	if (g->ok) {
@@ -431,7 +429,7 @@ gen_main(void *arg)
 		cg_debug_finish(cg);
 		g->ok = cg_llvm_emit(cg, &g->text, &g->len);
 	}
-	g->ms = clock_ms() - t0;
+	g->ms = cg_now_ms() - t0;
 	return NULL;
 }
 
