@@ -42,7 +42,7 @@ for b in 4096 8192; do
 done
 for s in "128 128 64" "100 72 40" "1 1 1" "1000 1000 1000"; do t matmul cubin/matmul64.cubin $s; done
 for s in "128 128 32" "300 200 100" "2048 2048 2048"; do t matmul cubin/matmul.cubin $s; done
-for c in BK64-S3-W4 BK32-S4-W4 BK32-S3-W8 BK64-S3-W8; do for s in "300 200 100" "1024 1024 1000"; do t matmul cubin/matmul-$c.cubin $s; done; done
+for c in BK64-S3-W4 BK32-S4-W4 BK32-S3-W8 BK64-S3-W8; do for s in "300 200 100" "1024 1024 1000" "1024 512 2048"; do t matmul cubin/matmul-$c.cubin $s; done; done
 # The generic entries (kernel.c, "Specialized entries") on shapes the
 # fast ones would take, and which entry a launch ran.
 g() {
@@ -66,6 +66,7 @@ entry() {
 entry 'matmul\$fast' matmul cubin/matmul.cubin 2048 2048 2048
 entry matmul matmul cubin/matmul.cubin 300 200 100
 entry 'matmul\$fast' matmul cubin/matmul64.cubin 128 128 64
+entry 'matmul\$fast' matmul cubin/matmul-BK64-S3-W4.cubin 1024 512 2048
 entry vadd vadd cubin/vadd.cubin 1000003
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
