@@ -427,7 +427,7 @@ LLVMValueRef cg_smem_ptr(CgFn *fn, LLVMValueRef off);  /* i32 -> ptr */
 /* Converts registers between layouts through scratch at `off`. */
 LLVMValueRef *cg_convert(CgFn *fn, Type *ety, LLVMValueRef *r,
 			 const Layout *from, const Layout *to, int64_t off);
-/* Its first half: the copy written (not i1) and the barrier after it;
+/* Its first half: the copy written and the barrier after it;
  * cg_convert_addr is the byte offset of the element at coordinates c of
  * `to` in that copy. */
 void cg_convert_write(CgFn *fn, Type *ety, LLVMValueRef *r,

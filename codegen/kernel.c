@@ -751,6 +751,23 @@ sensitive(CgFn *fn, Op *op)
 	return false;
 }
 
+/* The first op of a kernel's tail (loads, per-element math and stores
+ * after its last reduction) when the tail starts with a load; NULL
+ * otherwise or when the kernel has dots.  A generic entry lowers it as
+ * one loop over the thread's elements when it can (elem_tail). */
+static Op *
+tail_start(CgFn *fn)
+{
+	Op *from = NULL, *op;
+
+	if (has_dot(fn->f->body))
+		return NULL;
+	for (op = fn->f->body->last; op && tail_op(op); op = op->prev)
+		if (op->kind == OP_LOAD)
+			from = op;
+	return from;
+}
+
 /*
  * Global accesses whose fast path assumes more than is proven (16-byte
  * alignment, strides and sizes that are multiples of the vector) check
@@ -773,15 +790,13 @@ static Op *
 versioned_part(CgFn *fn, uint64_t *deps)
 {
 	Block *body = fn->f->body;
-	Op *from = NULL, *op;
+	Op *from, *op;
 	uint32_t k;
 
 	*deps = 0;
 	if (has_dot(body))
 		return NULL;
-	for (op = body->last; op && tail_op(op); op = op->prev)
-		if (op->kind == OP_LOAD)
-			from = op;
+	from = tail_start(fn);
 	/* only where one program fills an SM (its latency is the kernel's):
 	 * with several, the per-element masks cost little (a 4096-wide layer
 	 * norm at 8 programs per SM ran as fast without) and the second copy
@@ -1016,25 +1031,8 @@ elem_tail(CgFn *fn, Op *from)
 	return true;
 }
 
-/* The first op of a kernel's tail (loads, per-element math and stores
- * after its last reduction) when the tail starts with a load; NULL
- * otherwise or when the kernel has dots.  A generic entry lowers it as
- * one loop over the thread's elements when it can (elem_tail). */
-static Op *
-tail_start(CgFn *fn)
-{
-	Op *from = NULL, *op;
-
-	if (has_dot(fn->f->body))
-		return NULL;
-	for (op = fn->f->body->last; op && tail_op(op); op = op->prev)
-		if (op->kind == OP_LOAD)
-			from = op;
-	return from;
-}
-
 static void
-lower_body(CgFn *fn, int entry, uint64_t fast)
+lower_body(CgFn *fn, int entry)
 {
 	LLVMBuilderRef B = fn->cg->B;
 	Block *body = fn->f->body;
@@ -1043,9 +1041,8 @@ lower_body(CgFn *fn, int entry, uint64_t fast)
 	Op *tail;
 	int i;
 
-	if (entry == CG_ENTRY_FAST) {
+	if (entry == CG_ENTRY_FAST) {  /* ver_deps: what the launch checked */
 		fn->mode = CG_FAST;
-		fn->ver_deps = fast;
 		lower_from(fn, body, NULL, NULL, false);
 		return;
 	}
@@ -1253,7 +1250,7 @@ cg_lower_kernel(Cg *cg, const CgPrep *p, int entry)
 		fn.ver_deps = p->fast;
 	make_entry(&fn);
 	cg_scope_push(&fn);
-	lower_body(&fn, entry, p->fast);
+	lower_body(&fn, entry);
 	cg_scope_pop(&fn);
 	LLVMSetCurrentDebugLocation2(cg->B, NULL);
 	if (fn.failed || cg->failed)

@@ -537,6 +537,17 @@ fast_branch(CgFn *fn, uint64_t deps, LLVMBasicBlockRef *gb,
 	fn->ver_deps = deps;
 }
 
+/* The vector width of an access emitted once: the fast one in a fast
+ * entry or copy, the proven one in a generic one, either when they are
+ * equal; 0 when it needs both paths and a check. */
+static int
+one_width(CgFn *fn, int vf, int vg)
+{
+	if (fn->mode == CG_GENERIC)
+		return vg;
+	return vf <= vg || fn->mode == CG_FAST ? vf : 0;
+}
+
 /* Emits the access with vectors of the fast and of the proven width,
  * behind the run-time check when they differ. */
 static LLVMValueRef *
@@ -550,12 +561,11 @@ access(Access *a, bool load)
 	LLVMBasicBlockRef gb, fe, ge, join;
 	LLVMValueRef *rf, *rg, *r;
 	uint32_t i;
+	int n = one_width(fn, vf, vg);
 
 	a->slow = fn->mode == CG_GENERIC && vf > vg;
-	if (fn->mode == CG_GENERIC)
-		vf = vg;
-	if (vf <= vg || fn->mode == CG_FAST)
-		return access_all(a, vf, load);
+	if (n)
+		return access_all(a, n, load);
 	/* the fast path checks the mask's assumptions too when they make it
 	 * constant over the fast vectors: one predicate per vector, no edge
 	 * path (a GEMM's epilogue) */
@@ -883,7 +893,7 @@ stream_store(Access *a)
 	const Layout *ly = cg_operand_layout(fn, op, 0), *from;
 	LLVMValueRef *src, c[TY_MAX_RANK], vals[16], g, p, mk = NULL;
 	uint32_t nr = (uint32_t)ly_nregs(ly);
-	int vf, vg, n, dim = cg_vec_dim(ly);
+	int n, dim = cg_vec_dim(ly);
 	int64_t off;
 	CgLoop loop;
 
@@ -893,15 +903,9 @@ stream_store(Access *a)
 	    (m && cg_is_tile(fn, m) && !fn->vals[m].remat) ||
 	    !cg_convert_source(fn, v, ly, &src, &from))
 		return false;
-	vf = cg_mem_vec(fn, ptr, ly, fn->ax);
-	vg = cg_mem_vec(fn, ptr, ly, fn->ax_gen);
-	if (fn->mode == CG_GENERIC)
-		n = vg;
-	else if (vf <= vg || fn->mode == CG_FAST)
-		n = vf;
-	else
-		return false;
-	if (nr / (uint32_t)n < 4 ||
+	n = one_width(fn, cg_mem_vec(fn, ptr, ly, fn->ax),
+		      cg_mem_vec(fn, ptr, ly, fn->ax_gen));
+	if (!n || nr / (uint32_t)n < 4 ||
 	    (m && cg_is_tile(fn, m) && cg_axis(fn, m)->cnst[dim] < n))
 		return false;
 	off = cg_cur_scratch(fn);

@@ -727,14 +727,29 @@ read_tile(CgFn *fn, LLVMTypeRef et, const Layout *l, int eb, int64_t off)
 	return out;
 }
 
+/* i1 tiles go through shared memory as bytes */
+static LLVMTypeRef
+conv_type(Cg *cg, Type *ety)
+{
+	return ty_elem(ety)->kind == TY_I1 ? cg->t_i8 : cg_type(cg, ety);
+}
+
 void
 cg_convert_write(CgFn *fn, Type *ety, LLVMValueRef *r, const Layout *from,
 		 const Layout *to, int64_t off)
 {
+	Cg *cg = fn->cg;
 	int eb = ebytes_of(ety);
+	LLVMValueRef *src = r;
+	uint32_t i, n = (uint32_t)ly_nregs(from);
 
+	if (ty_elem(ety)->kind == TY_I1) {
+		src = cg_regs(fn, from);
+		for (i = 0; i < n; i++)
+			src[i] = LLVMBuildZExt(cg->B, r[i], cg->t_i8, "");
+	}
 	cg_scratch_write(fn, off, cg_tile_bytes(to, eb));
-	write_tile(fn, cg_type(fn->cg, ety), r, from, eb, off);
+	write_tile(fn, conv_type(cg, ety), src, from, eb, off);
 	cg_barrier(fn);
 }
 
@@ -762,23 +777,14 @@ cg_convert(CgFn *fn, Type *ety, LLVMValueRef *r, const Layout *from,
 	   const Layout *to, int64_t off)
 {
 	Cg *cg = fn->cg;
-	bool is_bool = ty_elem(ety)->kind == TY_I1;
-	LLVMTypeRef et = is_bool ? cg->t_i8 : cg_type(cg, ety);
 	int eb = ebytes_of(ety);
-	LLVMValueRef *src = r, *out;
-	uint32_t i, n = (uint32_t)ly_nregs(from);
+	LLVMValueRef *out;
+	uint32_t i;
 
-	if (is_bool) {
-		src = cg_regs(fn, from);
-		for (i = 0; i < n; i++)
-			src[i] = LLVMBuildZExt(cg->B, r[i], cg->t_i8, "");
-	}
-	cg_scratch_write(fn, off, cg_tile_bytes(to, eb));
-	write_tile(fn, et, src, from, eb, off);
-	cg_barrier(fn);
-	out = read_tile(fn, et, to, eb, off);
+	cg_convert_write(fn, ety, r, from, to, off);
+	out = read_tile(fn, conv_type(cg, ety), to, eb, off);
 	cg_scratch_read(fn, off, cg_tile_bytes(to, eb));
-	if (is_bool)
+	if (ty_elem(ety)->kind == TY_I1)
 		for (i = 0; i < (uint32_t)ly_nregs(to); i++)
 			out[i] = LLVMBuildTrunc(cg->B, out[i], cg->t_i1, "");
 	return out;
