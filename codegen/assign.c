@@ -69,7 +69,7 @@ ebytes(Type *t)
 static const Layout *
 dflt(CgFn *fn, Type *t)
 {
-	return ly_default(fn->cg, t->rank, t->shape, ebytes(t), fn->nwarps);
+	return ly_default(&fn->cg->layouts, t->rank, t->shape, ebytes(t), fn->nwarps);
 }
 
 /* The home of v, or NULL when v is rematerialized (or not yet known). */
@@ -144,7 +144,7 @@ preferred(CgFn *fn, Value ptr)
 	vec = MIN(vec, a->div >= es ? a->div / es : 1);
 	vec = MIN(vec, MAX(1, numel / fn->nthreads));
 	vec = MIN(vec, t->shape[best]);
-	return ly_blocked(fn->cg, t->rank, t->shape, order, (int)MAX(1, vec),
+	return ly_blocked(&fn->cg->layouts, t->rank, t->shape, order, (int)MAX(1, vec),
 			  fn->nwarps);
 }
 
@@ -311,7 +311,7 @@ smem_layout(CgFn *fn, Op *op, Type *rt)
 			order[n++] = d;
 	vec = MIN(vec, rt->shape[c]);
 	vec = MIN(vec, MAX(1, ty_numel(rt) / fn->nthreads));
-	return ly_blocked(fn->cg, rt->rank, rt->shape, order, (int)vec, fn->nwarps);
+	return ly_blocked(&fn->cg->layouts, rt->rank, rt->shape, order, (int)vec, fn->nwarps);
 }
 
 static const Layout *
@@ -327,24 +327,24 @@ home_of(CgFn *fn, Op *op)
 		l = lay(fn, op->opnds[0]);
 		if (!l)
 			l = dflt(fn, ir_type(fn->f, op->opnds[0]));
-		return ly_slice(fn->cg, l, (int)attr_int(&op->attrs, "axis", 0));
+		return ly_slice(&fn->cg->layouts, l, (int)attr_int(&op->attrs, "axis", 0));
 	case OP_DOT:
 		return cg_dot_layout(fn, op);
 	case OP_SMEM_LOAD:
 		return smem_layout(fn, op, rt);
 	case OP_BROADCAST:
 		if ((l = lay(fn, op->opnds[0])))
-			return ly_broadcast(fn->cg, l, rt->rank, rt->shape);
+			return ly_broadcast(&fn->cg->layouts, l, rt->rank, rt->shape);
 		break;
 	case OP_EXPAND_DIMS: case OP_RESHAPE:
 		if ((l = lay(fn, op->opnds[0])))
-			return ly_reshape(fn->cg, l, rt->rank, rt->shape);
+			return ly_reshape(&fn->cg->layouts, l, rt->rank, rt->shape);
 		break;
 	case OP_TRANS: {
 		const Attr *p = attr_find(&op->attrs, "perm");
 
 		if ((l = lay(fn, op->opnds[0])) && p && p->ints.n == rt->rank)
-			return ly_trans(fn->cg, l, p->ints.v);
+			return ly_trans(&fn->cg->layouts, l, p->ints.v);
 		break;
 	}
 	default:

@@ -16,10 +16,8 @@
  *   4. kernel.c   walks the ops and calls the lowering of each family
  *                 (elementwise.c, convert.c, math.c, memory.c, reduce.c,
  *                 shape.c, control.c, shared.c, mma.c).
- * A tile value in registers is a Layout plus one LLVM value per register
- * of the thread (a Mat, "materialization").  Layouts are linear layouts
- * over the row-major flat index of the tile: each register, lane and warp
- * bit selects one bit of the flat index (or none: replication).
+ * A tile value in registers is a Layout (ir/layout.c) plus one LLVM value
+ * per register of the thread (a Mat, "materialization").
  */
 #ifndef TLX_CG_H
 #define TLX_CG_H
@@ -34,83 +32,6 @@
 
 typedef struct Cg Cg;
 typedef struct CgFn CgFn;
-
-/* ---- layout.c: linear layouts -------------------------------------- */
-
-enum {
-	LY_MAX_REG = 16,   /* at most 2^12 registers per thread are allowed */
-	LY_LANES = 5,      /* 32 lanes */
-	LY_MAX_WARP = 5,   /* 32 warps */
-};
-
-typedef enum LayoutKind {
-	LY_BLOCKED,  /* vectors along the fastest dim, lanes then warps */
-	LY_SLICE,    /* a reduction result: parent with one dim removed */
-	LY_MMA,      /* mma.sync m16n8 accumulator */
-	LY_OTHER,    /* derived by a shape op */
-} LayoutKind;
-
-typedef struct Layout Layout;
-struct Layout {
-	uint8_t kind, rank, nreg, nwarp;
-	int64_t shape[TY_MAX_RANK];
-	/* Each basis is a flat row-major index bit (a power of two) or 0. */
-	uint32_t reg[LY_MAX_REG], lane[LY_LANES], warp[LY_MAX_WARP];
-	/* LY_SLICE: the layout the reduction removed `slice_dim` from. */
-	const Layout *parent;
-	uint8_t slice_dim;
-	/* LY_MMA: warps along m and n, 16x8 tiles per warp along m and n. */
-	uint8_t wm, wn;
-	int mreps, nreps;
-	Layout *next;  /* interning chain */
-};
-
-typedef struct LayoutTab {
-	Layout *buckets[64];
-} LayoutTab;
-
-/* Interned layouts: equal layouts are the same pointer. */
-const Layout *ly_intern(Cg *cg, const Layout *proto);
-/* Blocked: `vec` elements per thread along dim order[0], lanes and warps
- * filled along `order` (fastest first). */
-const Layout *ly_blocked(Cg *cg, int rank, const int64_t *shape,
-			 const int *order, int vec, int nwarps);
-/* The default blocked layout of a shape: 16 bytes per thread along the
- * last dimension. */
-const Layout *ly_default(Cg *cg, int rank, const int64_t *shape, int ebytes,
-			 int nwarps);
-const Layout *ly_mma(Cg *cg, const int64_t *shape, int nwarps);
-/* `l` with dim `dim` removed (a reduction along dim). */
-const Layout *ly_slice(Cg *cg, const Layout *l, int dim);
-/* The same registers seen with another shape of equal element count
- * (expand_dims, reshape: the flat index does not change). */
-const Layout *ly_reshape(Cg *cg, const Layout *l, int rank,
-			 const int64_t *shape);
-const Layout *ly_trans(Cg *cg, const Layout *l, const int64_t *perm);
-/* The layout of a broadcast operand (size-1 dims of `shape`) that makes
- * broadcast to a value in layout `l` free. */
-const Layout *ly_project(Cg *cg, const Layout *l, int rank,
-			 const int64_t *shape);
-/* A layout for the broadcast of a value in `l` to `shape` that moves no
- * data (the parent of a slice when it fits). */
-const Layout *ly_broadcast(Cg *cg, const Layout *l, int rank,
-			   const int64_t *shape);
-static inline int ly_nregs(const Layout *l) { return 1 << l->nreg; }
-/* Registers that repeat another (zero bases): reg r equals reg
- * r & ~ly_dup_mask(l). */
-uint32_t ly_dup_mask(const Layout *l);
-uint32_t ly_lane_dup(const Layout *l);  /* lane bits with a zero basis */
-uint32_t ly_warp_dup(const Layout *l);
-/* Flat index of register r for lane 0 of warp 0. */
-uint32_t ly_reg_flat(const Layout *l, uint32_t r);
-/* Elements along the flat index's lowest bits that register r .. r+n-1
- * cover contiguously: the number of leading reg bases 1, 2, 4, ... */
-int ly_contig_regs(const Layout *l);
-/* Bit position of dim d's field in the flat index, and its width. */
-int ly_dim_shift(const Layout *l, int d);
-int ly_dim_bits(const Layout *l, int d);
-int log2i(int64_t v);
-void ly_print(Buf *b, const Layout *l);
 
 /* ---- axis.c: contiguity, divisibility, constancy ------------------------ */
 
@@ -151,7 +72,7 @@ struct Cg {
 	LLVMBuilderRef B;
 	LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_f16, t_bf16,
 		t_f32, t_f64, t_ptr, t_gptr, t_sptr;
-	LayoutTab layouts;
+	LayoutTab layouts;    /* over the module's, for layouts codegen derives */
 	LLVMValueRef smem;    /* the dynamic shared memory array */
 	/* debug info (-g, -lineinfo) */
 	LLVMDIBuilderRef dib;

@@ -493,6 +493,7 @@ cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
 		return false;
 	}
 	arena_init(&cg.arena, NULL, NULL, NULL);
+	ly_tab_init(&cg.layouts, &cg.arena, &m->ctx->layouts);
 	cg.timing = getenv("TLX_CG_TIME") != NULL;
 	phase(&cg, NULL);
 	if (!cg_llvm_init(&cg))
@@ -521,6 +522,7 @@ cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
 		g->cg.d = &g->d;
 		g->cg.dyn_smem = "__tlx_smem_generic";
 		arena_init(&g->cg.arena, NULL, NULL, NULL);
+		ly_tab_init(&g->cg.layouts, &g->cg.arena, &m->ctx->layouts);
 		g->preps = preps;
 		g->n = nk;
 		threaded = pthread_create(&th, NULL, gen_main, g) == 0;

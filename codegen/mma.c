@@ -100,8 +100,8 @@ cg_dot_layout(CgFn *fn, Op *op)
 
 	dot_init(&d, fn, op);
 	if (d.mma)
-		return ly_mma(fn->cg, c->shape, fn->nwarps);
-	return ly_default(fn->cg, 2, c->shape, MAX(1, ty_bits(c->elem) / 8),
+		return ly_mma(&fn->cg->layouts, c->shape, fn->nwarps);
+	return ly_default(&fn->cg->layouts, 2, c->shape, MAX(1, ty_bits(c->elem) / 8),
 			  fn->nwarps);
 }
 

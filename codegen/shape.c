@@ -31,13 +31,13 @@ cg_shape_operand_layout(CgFn *fn, Op *op, const Layout *res)
 
 	switch (op->kind) {
 	case OP_BROADCAST:
-		return ly_project(fn->cg, res, at->rank, at->shape);
+		return ly_project(&fn->cg->layouts, res, at->rank, at->shape);
 	case OP_TRANS:
 		if (inverse_perm(attr_find(&op->attrs, "perm"), inv) == res->rank)
-			return ly_trans(fn->cg, res, inv);
+			return ly_trans(&fn->cg->layouts, res, inv);
 		return res;
 	default:
-		return ly_reshape(fn->cg, res, at->rank, at->shape);
+		return ly_reshape(&fn->cg->layouts, res, at->rank, at->shape);
 	}
 }
 

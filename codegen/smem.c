@@ -646,7 +646,7 @@ stmatrix_lanes(CgFn *fn, const Layout *l, int eb)
 	p.lane[2] = l->lane[4];
 	p.lane[3] = l->reg[1];
 	p.lane[4] = l->reg[2];
-	return ly_intern(fn->cg, &p);
+	return ly_intern(&fn->cg->layouts, &p);
 }
 
 /* Writes registers r of layout l to the padded copy with stmatrix.x4, a

@@ -41,13 +41,14 @@ enum { TY_MAX_RANK = 4 };
 enum { AS_GLOBAL = 1, AS_SHARED = 3 };
 
 typedef struct Type Type;
+typedef struct Layout Layout;
 struct Type {
 	TypeKind kind;
 	uint8_t rank;
 	uint8_t as;          /* TY_PTR */
 	Type *elem;          /* TY_PTR, TY_TILE, TY_SMEM, TY_TMA */
 	int64_t shape[TY_MAX_RANK];
-	const void *layout;  /* TY_TILE/TY_SMEM: set by layout assignment */
+	const Layout *layout;  /* TY_TILE: its distribution (laid-out IR) */
 	Type *next;          /* interning chain */
 };
 
@@ -60,6 +61,118 @@ static inline bool ty_is_scalar_kind(TypeKind k) { return k >= TY_I1 && k <= TY_
 static inline bool ty_is_int_kind(TypeKind k) { return k >= TY_I1 && k <= TY_U64; }
 static inline bool ty_is_float_kind(TypeKind k) { return k >= TY_F8E4M3 && k <= TY_F64; }
 static inline bool ty_is_unsigned_kind(TypeKind k) { return k >= TY_U8 && k <= TY_U64; }
+
+/* ---- layouts (layout.c) --------------------------------------------- */
+
+/*
+ * A distributed layout maps the bits of (register, lane, warp) of a
+ * thread of a program to the bits of a tile's row-major flat index (all
+ * dims are powers of two): a linear map over GF(2), one basis (a flat
+ * index mask) per input bit, combined by XOR.  A zero basis is
+ * replication.  The layouts the compiler makes have distinct single-bit
+ * bases, so a coordinate is a bit field of the OR of the selected bases.
+ * Kinds are how a layout was made (the printed form names them):
+ *   blocked  `vec` contiguous elements per thread along order[0], then
+ *            lanes, then warps along the dims in `order` (fastest first),
+ *            the rest repeated in registers;
+ *   slice    a reduction result: the parent's bases with dim `slice_dim`
+ *            removed;
+ *   mma      the mma.sync m16n8 accumulator over warps wm x wn;
+ *   linear   anything else (what shape ops make of the others); a
+ *            linear layout may remember the parent of the slice it was
+ *            expanded from, so broadcasting back to it is free.
+ */
+enum {
+	LY_MAX_REG = 16,   /* at most 2^16 registers per thread */
+	LY_LANES = 5,      /* 32 lanes */
+	LY_MAX_WARP = 5,   /* 32 warps */
+};
+
+typedef enum LayoutKind {
+	LY_BLOCKED, LY_SLICE, LY_MMA, LY_LINEAR, LY_KIND_COUNT
+} LayoutKind;
+
+struct Layout {
+	uint8_t kind, rank, nreg, nwarp;
+	int64_t shape[TY_MAX_RANK];
+	uint32_t reg[LY_MAX_REG], lane[LY_LANES], warp[LY_MAX_WARP];
+	/* LY_SLICE (and a linear expand_dims of one): the parent layout
+	 * and the dim removed from it. */
+	const Layout *parent;
+	uint8_t slice_dim;
+	/* LY_BLOCKED: elements per vector and the dims fastest first. */
+	uint16_t vec;
+	uint8_t order[TY_MAX_RANK];
+	/* LY_MMA: warps along m and n, 16x8 tiles per warp along m and n. */
+	uint8_t wm, wn;
+	int mreps, nreps;
+	Layout *next;  /* interning chain */
+};
+
+/* Interned layouts: equal layouts are the same pointer.  A table may sit
+ * on a read-only base table (codegen's threads derive layouts of their
+ * own over the module's): lookups search the base first. */
+typedef struct LayoutTab {
+	Layout *buckets[64];
+	Arena *arena;
+	const struct LayoutTab *base;
+} LayoutTab;
+
+void ly_tab_init(LayoutTab *t, Arena *a, const LayoutTab *base);
+const Layout *ly_intern(LayoutTab *t, const Layout *proto);
+/* Blocked: `vec` elements per thread along dim order[0], lanes and warps
+ * filled along `order` (fastest first). */
+const Layout *ly_blocked(LayoutTab *t, int rank, const int64_t *shape,
+			 const int *order, int vec, int nwarps);
+/* The default blocked layout of a shape: 16 bytes per thread along the
+ * last dimension. */
+const Layout *ly_default(LayoutTab *t, int rank, const int64_t *shape,
+			 int ebytes, int nwarps);
+const Layout *ly_mma(LayoutTab *t, const int64_t *shape, int nwarps);
+/* `l` with dim `dim` removed (a reduction along dim). */
+const Layout *ly_slice(LayoutTab *t, const Layout *l, int dim);
+/* The same registers seen with another shape of equal element count
+ * (expand_dims, reshape: the flat index does not change). */
+const Layout *ly_reshape(LayoutTab *t, const Layout *l, int rank,
+			 const int64_t *shape);
+const Layout *ly_trans(LayoutTab *t, const Layout *l, const int64_t *perm);
+/* The layout of a broadcast operand (size-1 dims of `shape`) that makes
+ * broadcast to a value in layout `l` free. */
+const Layout *ly_project(LayoutTab *t, const Layout *l, int rank,
+			 const int64_t *shape);
+/* A layout for the broadcast of a value in `l` to `shape` that moves no
+ * data (the parent of a slice when it fits). */
+const Layout *ly_broadcast(LayoutTab *t, const Layout *l, int rank,
+			   const int64_t *shape);
+static inline int ly_nregs(const Layout *l) { return 1 << l->nreg; }
+static inline int ly_nwarps(const Layout *l) { return 1 << l->nwarp; }
+/* Registers that repeat another (zero bases): reg r equals reg
+ * r & ~ly_dup_mask(l). */
+uint32_t ly_dup_mask(const Layout *l);
+uint32_t ly_lane_dup(const Layout *l);  /* lane bits with a zero basis */
+uint32_t ly_warp_dup(const Layout *l);
+/* Flat index of register r for lane 0 of warp 0. */
+uint32_t ly_reg_flat(const Layout *l, uint32_t r);
+/* Flat index of register r of lane `lane` of warp `warp`. */
+uint32_t ly_flat(const Layout *l, uint32_t r, uint32_t lane, uint32_t warp);
+/* Elements along the flat index's lowest bits that register r .. r+n-1
+ * cover contiguously: the number of leading reg bases 1, 2, 4, ... */
+int ly_contig_regs(const Layout *l);
+/* Bit position of dim d's field in the flat index, and its width. */
+int ly_dim_shift(const Layout *l, int d);
+int ly_dim_bits(const Layout *l, int d);
+int log2i(int64_t v);
+/* NULL when every basis is zero or a single bit inside the shape, the
+ * non-zero ones are distinct and together they cover every bit of the
+ * flat index (every element has a thread); else what is wrong. */
+const char *ly_check(const Layout *l);
+/* The printed form, in full (parents inline): blocked<[128, 64], vec = 4,
+ * order = [1, 0], warps = 4>, slice<..., dim = 1>, mma<[128, 128],
+ * warps = 4>, linear<[64, 2], reg = [[0, 1], ...], lane = [...], warp =
+ * [...]>.  `name`, when given, names a parent by its alias instead. */
+typedef const char *(*LayoutNamer)(void *ud, const Layout *l);
+void ly_print(Buf *b, const Layout *l, LayoutNamer name, void *ud);
+const char *ly_kind_name(int kind);
 
 /* ---- attributes (attr.c) -------------------------------------------- */
 
@@ -173,6 +286,7 @@ typedef struct IrCtx {
 	Arena *arena;
 	Strtab strs;
 	TypeTable types;
+	LayoutTab layouts;
 } IrCtx;
 
 struct Module {
@@ -197,7 +311,8 @@ Type *ty_mbar(IrCtx *c, int64_t n);  /* n < 0: one barrier */
 /* box: the box shape (rank entries), or NULL while unknown */
 Type *ty_tma(IrCtx *c, Type *elem, int rank, const int64_t *box);
 Type *ty_simple(IrCtx *c, TypeKind k);  /* TY_VOID, TY_PIPE, TY_SCHED */
-Type *ty_with_layout(IrCtx *c, Type *t, const void *layout);
+/* A tile type with a layout (NULL: without one). */
+Type *ty_with_layout(IrCtx *c, Type *t, const Layout *layout);
 /* The tile of `t`'s shape with element `elem`; a scalar when t is scalar. */
 Type *ty_like(IrCtx *c, Type *t, Type *elem);
 /* The element of a tile, else the type itself. */
@@ -213,6 +328,8 @@ int64_t ty_numel(Type *t);      /* elements of a tile or smem; 1 for scalars */
 const char *ty_kind_name(TypeKind k);  /* "f32", "bf16", ... */
 int ty_kind_from_name(const char *s, size_t n);  /* scalar kinds; -1 */
 void ty_print(Buf *b, Type *t);
+/* The same, naming layouts through `name` (the module printer's aliases). */
+void ty_print_named(Buf *b, Type *t, LayoutNamer name, void *ud);
 bool is_pow2(int64_t v);
 
 /* ---- attr.c ------------------------------------------------------------ */

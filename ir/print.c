@@ -21,8 +21,19 @@
 
 #include "ir.h"
 
+/* The module's layouts in order of first appearance, each printed once
+ * at the top as `#blocked0 = blocked<...>` and named by types. */
+typedef struct Aliases {
+	const Layout **v;
+	const char **names;
+	uint32_t n, cap;
+	int count[LY_KIND_COUNT];
+	Arena *arena;
+} Aliases;
+
 typedef struct Printer {
 	Buf *b;
+	Aliases *al;
 	Func *f;
 	const PrintOpts *o;
 	const char **names;  /* per value, assigned on definition */
@@ -94,12 +105,83 @@ put_value(Printer *p, Value v)
 	buf_printf(p->b, "%%%s", n ? n : "<undef>");
 }
 
+static const char *
+alias_of(void *ud, const Layout *l)
+{
+	Aliases *al = ud;
+	uint32_t i;
+
+	for (i = 0; al && i < al->n; i++)
+		if (al->v[i] == l)
+			return al->names[i];
+	return NULL;
+}
+
+static void
+alias_add(Aliases *al, const Layout *l)
+{
+	char tmp[32];
+
+	if (!l || alias_of(al, l))
+		return;
+	alias_add(al, l->parent);  /* parents are defined first */
+	if (al->n == al->cap) {
+		uint32_t cap = al->cap ? 2 * al->cap : 16;
+		const Layout **v = arena_alloc(al->arena, cap * sizeof *v);
+		const char **nm = arena_alloc(al->arena, cap * sizeof *nm);
+
+		if (al->n) {
+			memcpy(v, al->v, al->n * sizeof *v);
+			memcpy(nm, al->names, al->n * sizeof *nm);
+		}
+		al->v = v;
+		al->names = nm;
+		al->cap = cap;
+	}
+	snprintf(tmp, sizeof tmp, "%s%d", ly_kind_name(l->kind),
+		 al->count[l->kind]++);
+	al->v[al->n] = l;
+	al->names[al->n++] = arena_strdup(al->arena, tmp);
+}
+
+static void
+alias_type(Aliases *al, Type *t)
+{
+	for (; t; t = t->elem)
+		alias_add(al, t->layout);
+}
+
+static void
+alias_block(Aliases *al, Func *f, Block *b)
+{
+	uint32_t i;
+	Op *op;
+
+	for (i = 0; i < b->nargs; i++)
+		alias_type(al, ir_type(f, b->args[i]));
+	for (op = b->first; op; op = op->next) {
+		for (i = 0; i < op->nres; i++)
+			alias_type(al, ir_type(f, op->res[i]));
+		for (i = 0; i < op->attrs.n; i++)
+			if (op->attrs.v[i].kind == ATTR_TYPE)
+				alias_type(al, op->attrs.v[i].ty);
+		for (i = 0; i < op->nregions; i++)
+			alias_block(al, f, op->regions[i]);
+	}
+}
+
+static void
+put_type(Printer *p, Type *t)
+{
+	ty_print_named(p->b, t, p->al ? alias_of : NULL, p->al);
+}
+
 static void
 put_typed_value(Printer *p, Value v)
 {
 	put_value(p, v);
 	buf_puts(p->b, ": ");
-	ty_print(p->b, ir_type(p->f, v));
+	put_type(p, ir_type(p->f, v));
 }
 
 static void
@@ -183,10 +265,10 @@ print_block(Printer *p, Block *b, int depth)
 
 static const char *kind_word[] = { "kernel", "func", "grid" };
 
-void
-ir_print_func(Buf *b, Func *f, const PrintOpts *o)
+static void
+print_func(Buf *b, Func *f, const PrintOpts *o, Aliases *al)
 {
-	Printer p = { .b = b, .f = f, .o = o };
+	Printer p = { .b = b, .f = f, .o = o, .al = al };
 	uint32_t i;
 
 	arena_init(&p.arena, NULL, NULL, NULL);
@@ -205,7 +287,7 @@ ir_print_func(Buf *b, Func *f, const PrintOpts *o)
 		for (i = 0; i < f->nrtypes; i++) {
 			if (i)
 				buf_puts(b, ", ");
-			ty_print(b, f->rtypes[i]);
+			put_type(&p, f->rtypes[i]);
 		}
 		buf_putc(b, ')');
 	}
@@ -219,19 +301,44 @@ ir_print_func(Buf *b, Func *f, const PrintOpts *o)
 }
 
 void
+ir_print_func(Buf *b, Func *f, const PrintOpts *o)
+{
+	print_func(b, f, o, NULL);
+}
+
+void
 ir_print_module(Buf *b, Module *m, const PrintOpts *o)
 {
+	Aliases al = { 0 };
+	Arena a;
 	uint32_t i;
 
+	arena_init(&a, NULL, NULL, NULL);
+	al.arena = &a;
+	for (i = 0; i < m->funcs.n; i++) {
+		Func *f = m->funcs.v[i];
+
+		for (uint32_t k = 0; k < f->nrtypes; k++)
+			alias_type(&al, f->rtypes[k]);
+		alias_block(&al, f, f->body);
+	}
 	if (m->source && *m->source) {
 		buf_puts(b, "module ");
 		ir_print_string(b, m->source);
 		buf_putc(b, '\n');
 	}
+	if (al.n)
+		buf_putc(b, '\n');
+	for (i = 0; i < al.n; i++) {
+		buf_printf(b, "#%s = ", al.names[i]);
+		ly_print(b, al.v[i], alias_of, &al);
+		buf_putc(b, '\n');
+	}
 	for (i = 0; i < m->funcs.n; i++) {
 		buf_putc(b, '\n');
-		ir_print_func(b, m->funcs.v[i], o);
+		print_func(b, m->funcs.v[i], o, &al);
 	}
+	arena_reset(&a);
 }
 
 void

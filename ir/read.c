@@ -4,7 +4,7 @@
  * section 3).  Every problem is a user error at file:line:col; the first
  * one ends the parse (a longjmp to ir_read, which frees the scratch).
  *
- *   module   = ["module" STRING] func*
+ *   module   = ["module" STRING] {ALIAS "=" layout} func*
  *   func     = ("kernel" | "func" | "grid") FNAME "(" [param {"," param}] ")"
  *              ["->" "(" [type {"," type}] ")"] [attrs] [LOC] body
  *   param    = VALUE ":" type
@@ -14,11 +14,18 @@
  *              [VALUE {"," VALUE}] [attrs] region* [LOC]
  *   attrs    = "{" WORD "=" value {"," WORD "=" value} "}"
  *   value    = INT | FLOAT | STRING | WORD | "[" [INT {"," INT}] "]" | "!" type
- *   type     = scalar | "ptr" "<" type ["," INT] ">" | ("tile" | "smem") "<" DIMS type ">"
+ *   type     = scalar | "ptr" "<" type ["," INT] ">"
+ *            | ("tile" | "smem") "<" DIMS type ["," layout] ">"
  *            | "mbar" ["<" INT ">"] | "tma" "<" (DIMS type | type "," INT) ">"
  *            | "pipe" | "sched"
+ *   layout   = ALIAS | "blocked" "<" ints "," "vec" "=" INT "," "order" "=" ints
+ *              "," "warps" "=" INT ">" | "slice" "<" layout "," "dim" "=" INT ">"
+ *            | "mma" "<" ints "," "warps" "=" INT ">"
+ *            | "linear" "<" ints "," "reg" "=" bases "," "lane" "=" bases ","
+ *              "warp" "=" bases ["," "parent" "=" layout "," "dim" "=" INT] ">"
+ *   ints     = "[" INT {"," INT} "]"      bases = "[" [ints {"," ints}] "]"
  *
- * Tokens: VALUE is %name, FNAME @name, LOC @line:col, DIMS "4x8x" (digits
+ * Tokens: VALUE is %name, FNAME @name, ALIAS #name, LOC @line:col, DIMS "4x8x" (digits
  * each followed by 'x').  A `{` opens attributes only when a word and `=`
  * follow (the printer never writes an empty attribute list), else a
  * region.  Operands stop at a value followed by `:` (the next op's
@@ -43,13 +50,14 @@ typedef enum Tok {
 	T_EOF, T_WORD, T_VALUE, T_FNAME, T_LOC, T_INT, T_FLOAT, T_STRING,
 	T_DIMS, T_LPAREN, T_RPAREN, T_LBRACE, T_RBRACE, T_LBRACK, T_RBRACK,
 	T_LT, T_GT, T_COMMA, T_COLON, T_EQ, T_BANG, T_CARET, T_ARROW,
+	T_ALIAS,
 } Tok;
 
 static const char *tok_text[] = {
 	"end of file", "word", "value", "function name", "location",
 	"integer", "float", "string", "dimensions", "'('", "')'", "'{'",
 	"'}'", "'['", "']'", "'<'", "'>'", "','", "':'", "'='", "'!'",
-	"'^'", "'->'",
+	"'^'", "'->'", "layout alias",
 };
 
 typedef struct Token {
@@ -85,7 +93,8 @@ typedef struct Parser {
 	Arena scratch;
 	Module *m;
 	Func *f;
-	NameMap funcs, vals;
+	NameMap funcs, vals, aliases;
+	Vec(const Layout *) layouts;  /* the aliases' layouts */
 	int depth;
 	bool oom;
 } Parser;
@@ -444,6 +453,8 @@ lex(Parser *p, Token *t)
 		lex_name(p, t, T_WORD, "a word");
 	} else if (ch == '%') {
 		lex_name(p, t, T_VALUE, "a value name");
+	} else if (ch == '#') {
+		lex_name(p, t, T_ALIAS, "a layout name");
 	} else if (ch == '@') {
 		if (lx->cur + 1 < lx->end && is_digit(lx->cur[1]))
 			lex_loc(p, t);
@@ -518,10 +529,213 @@ parse_int_in(Parser *p, int64_t lo, int64_t hi, const char *what)
 	return v;
 }
 
+/* ---- layouts ---------------------------------------------------------------- */
+
+static const Layout *parse_layout(Parser *p, int depth);
+
+/* "[" INT {"," INT} "]" with at most `max` entries in [lo, hi]. */
+static int
+parse_ints(Parser *p, int64_t *v, int max, int64_t lo, int64_t hi,
+	   const char *what)
+{
+	int n = 0;
+
+	expect(p, T_LBRACK, what);
+	do {
+		if (n == max)
+			fail(p, "%s has at most %d entries", what, max);
+		v[n++] = parse_int_in(p, lo, hi, what);
+	} while (accept(p, T_COMMA));
+	expect(p, T_RBRACK, what);
+	return n;
+}
+
+static void
+expect_word(Parser *p, const char *w)
+{
+	if (!is_word(p, w))
+		fail(p, "expected '%s', got %s", w, tok_desc(p, &p->tok));
+	next(p);
+	expect(p, T_EQ, "after the parameter's name");
+}
+
+/* A layout's shape: powers of two, at most 2^31 elements in all. */
+static int
+parse_layout_shape(Parser *p, int64_t *shape)
+{
+	Token at = p->tok;
+	int n = parse_ints(p, shape, TY_MAX_RANK, 1, MAX_DIM, "a layout's shape"), i;
+	int64_t elems = 1;
+
+	for (i = 0; i < n; i++) {
+		if (!is_pow2(shape[i]))
+			fail_tok(p, &at, "the dims of a layout are powers of two");
+		elems *= shape[i];
+	}
+	if (elems > MAX_DIM)
+		fail_tok(p, &at, "a layout's shape has more than 2^31 elements");
+	return n;
+}
+
+static int64_t
+parse_pow2(Parser *p, int64_t hi, const char *what)
+{
+	Token at = p->tok;
+	int64_t v = parse_int_in(p, 1, hi, what);
+
+	if (!is_pow2(v))
+		fail_tok(p, &at, "%s must be a power of two", what);
+	return v;
+}
+
+/* "[" [ints {"," ints}] "]": bases as coordinates in `l`'s shape. */
+static int
+parse_bases(Parser *p, const Layout *l, uint32_t *out, int max,
+	    const char *what)
+{
+	int n = 0, d;
+
+	expect(p, T_LBRACK, what);
+	if (p->tok.kind != T_RBRACK) {
+		do {
+			int64_t c[TY_MAX_RANK];
+			Token at = p->tok;
+			uint32_t f = 0;
+
+			if (n == max)
+				fail(p, "%s has at most %d bases", what, max);
+			if (parse_ints(p, c, TY_MAX_RANK, 0, MAX_DIM, "a basis") != l->rank)
+				fail_tok(p, &at, "a basis has one coordinate per dim (%d)",
+					 l->rank);
+			for (d = 0; d < l->rank; d++) {
+				if (c[d] >= l->shape[d])
+					fail_tok(p, &at, "a basis lies outside the layout's shape");
+				f |= (uint32_t)c[d] << ly_dim_shift(l, d);
+			}
+			out[n++] = f;
+		} while (accept(p, T_COMMA));
+	}
+	expect(p, T_RBRACK, what);
+	return n;
+}
+
+static const Layout *
+parse_linear(Parser *p, int depth)
+{
+	Layout l;
+	Token at;
+	int n;
+
+	memset(&l, 0, sizeof l);
+	l.kind = LY_LINEAR;
+	l.rank = (uint8_t)parse_layout_shape(p, l.shape);
+	expect(p, T_COMMA, "after the shape");
+	expect_word(p, "reg");
+	l.nreg = (uint8_t)parse_bases(p, &l, l.reg, LY_MAX_REG, "register bases");
+	expect(p, T_COMMA, "after the register bases");
+	expect_word(p, "lane");
+	at = p->tok;
+	if (parse_bases(p, &l, l.lane, LY_LANES, "lane bases") != LY_LANES)
+		fail_tok(p, &at, "a layout has %d lane bases", LY_LANES);
+	expect(p, T_COMMA, "after the lane bases");
+	expect_word(p, "warp");
+	l.nwarp = (uint8_t)parse_bases(p, &l, l.warp, LY_MAX_WARP, "warp bases");
+	if (accept(p, T_COMMA)) {
+		expect_word(p, "parent");
+		at = p->tok;
+		l.parent = parse_layout(p, depth + 1);
+		expect(p, T_COMMA, "after the parent");
+		expect_word(p, "dim");
+		n = (int)parse_int_in(p, 0, l.parent->rank - 1, "the parent's dim");
+		if (l.parent->rank != l.rank)
+			fail_tok(p, &at, "the parent of a linear layout has its rank");
+		l.slice_dim = (uint8_t)n;
+	}
+	return ly_intern(&p->c->layouts, &l);
+}
+
+static const Layout *
+parse_layout_body(Parser *p, const char *w, Token *at, int depth)
+{
+	int64_t shape[TY_MAX_RANK], v[TY_MAX_RANK];
+	int order[TY_MAX_RANK], rank, i, vec, warps;
+	const Layout *parent;
+
+	if (!strcmp(w, "slice")) {
+		parent = parse_layout(p, depth + 1);
+		expect(p, T_COMMA, "after the parent");
+		expect_word(p, "dim");
+		if (parent->rank < 2)
+			fail_tok(p, at, "the parent of a slice has two or more dims");
+		i = (int)parse_int_in(p, 0, parent->rank - 1, "the sliced dim");
+		return ly_slice(&p->c->layouts, parent, i);
+	}
+	if (!strcmp(w, "linear"))
+		return parse_linear(p, depth);
+	rank = parse_layout_shape(p, shape);
+	expect(p, T_COMMA, "after the shape");
+	if (!strcmp(w, "mma")) {
+		expect_word(p, "warps");
+		warps = (int)parse_pow2(p, 32, "warps");
+		if (rank != 2 || shape[0] < 16 || shape[1] < 8)
+			fail_tok(p, at, "an mma layout is M x N with M >= 16, N >= 8");
+		return ly_mma(&p->c->layouts, shape, warps);
+	}
+	if (strcmp(w, "blocked"))
+		fail_tok(p, at, "unknown layout '%s' (blocked, slice, mma, linear)", w);
+	expect_word(p, "vec");
+	vec = (int)parse_pow2(p, 1 << 15, "vec");
+	expect(p, T_COMMA, "after vec");
+	expect_word(p, "order");
+	{
+		Token ot = p->tok;
+		unsigned seen = 0;
+
+		if (parse_ints(p, v, TY_MAX_RANK, 0, TY_MAX_RANK - 1, "an order") != rank)
+			fail_tok(p, &ot, "an order names each dim once");
+		for (i = 0; i < rank; i++) {
+			if (v[i] >= rank || (seen & (1u << v[i])))
+				fail_tok(p, &ot, "an order names each dim once");
+			seen |= 1u << v[i];
+			order[i] = (int)v[i];
+		}
+	}
+	expect(p, T_COMMA, "after the order");
+	expect_word(p, "warps");
+	warps = (int)parse_pow2(p, 32, "warps");
+	return ly_blocked(&p->c->layouts, rank, shape, order, vec, warps);
+}
+
+static const Layout *
+parse_layout(Parser *p, int depth)
+{
+	Token t = p->tok;
+	const Layout *l;
+	uint32_t *slot;
+
+	if (depth > MAX_TYPE_DEPTH)
+		fail(p, "layout nested more than %d deep", MAX_TYPE_DEPTH);
+	if (t.kind == T_ALIAS) {
+		next(p);
+		slot = name_find(&p->aliases, t.name);
+		if (!slot)
+			fail_tok(p, &t, "no layout is named '#%s'", t.name);
+		return p->layouts.v[*slot];
+	}
+	if (t.kind != T_WORD)
+		fail(p, "expected a layout, got %s", tok_desc(p, &t));
+	next(p);
+	expect(p, T_LT, "after the layout's kind");
+	l = parse_layout_body(p, t.name, &t, depth);
+	expect(p, T_GT, "to close the layout");
+	return l;
+}
+
 /* "<" DIMS type ">" of tile<...> and smem<...>. */
 static Type *
 parse_shaped(Parser *p, TypeKind k, int depth)
 {
+	const Layout *ly = NULL;
 	Token dims;
 	Type *elem;
 
@@ -532,9 +746,20 @@ parse_shaped(Parser *p, TypeKind k, int depth)
 	dims = p->tok;
 	next(p);
 	elem = parse_type(p, depth + 1);
+	if (k == TY_TILE && accept(p, T_COMMA)) {
+		Token at = p->tok;
+
+		ly = parse_layout(p, depth + 1);
+		if (ly->rank != dims.ndims ||
+		    memcmp(ly->shape, dims.dims, (size_t)ly->rank * sizeof *ly->shape))
+			fail_tok(p, &at, "the layout's shape is not the tile's");
+	}
 	expect(p, T_GT, "to close the shape");
-	if (k == TY_TILE)
-		return ty_tile(p->c, elem, dims.ndims, dims.dims);
+	if (k == TY_TILE) {
+		Type *t = ty_tile(p->c, elem, dims.ndims, dims.dims);
+
+		return ly ? ty_with_layout(p->c, t, ly) : t;
+	}
 	return ty_smem(p->c, elem, dims.ndims, dims.dims);
 }
 
@@ -966,6 +1191,16 @@ parse_module(Parser *p)
 		next(p);
 	}
 	p->m = ir_module_new(p->c, source);
+	while (p->tok.kind == T_ALIAS) {
+		Token t = p->tok;
+
+		next(p);
+		if (name_find(&p->aliases, t.name))
+			fail_tok(p, &t, "layout '#%s' is defined twice", t.name);
+		expect(p, T_EQ, "after the layout's name");
+		vec_push(&p->scratch, &p->layouts, parse_layout(p, 0));
+		name_put(&p->scratch, &p->aliases, t.name, p->layouts.n - 1);
+	}
 	while (p->tok.kind != T_EOF)
 		parse_func(p);
 }

@@ -26,6 +26,7 @@ ir_ctx_init(IrCtx *c, Arena *a)
 	memset(c, 0, sizeof *c);
 	c->arena = a;
 	strtab_init(&c->strs, a);
+	ly_tab_init(&c->layouts, a, NULL);
 	for (k = 0; k <= TY_F64; k++) {
 		Type *t = arena_alloc(a, sizeof *t);
 
@@ -141,7 +142,7 @@ ty_simple(IrCtx *c, TypeKind k)
 }
 
 Type *
-ty_with_layout(IrCtx *c, Type *t, const void *layout)
+ty_with_layout(IrCtx *c, Type *t, const Layout *layout)
 {
 	Type p = *t;
 
@@ -232,6 +233,14 @@ print_shape(Buf *b, Type *t)
 void
 ty_print(Buf *b, Type *t)
 {
+	ty_print_named(b, t, NULL, NULL);
+}
+
+void
+ty_print_named(Buf *b, Type *t, LayoutNamer name, void *ud)
+{
+	const char *s;
+
 	switch (t->kind) {
 	case TY_PTR:
 		buf_puts(b, "ptr<");
@@ -245,6 +254,13 @@ ty_print(Buf *b, Type *t)
 		buf_puts(b, t->kind == TY_TILE ? "tile<" : "smem<");
 		print_shape(b, t);
 		ty_print(b, t->elem);
+		if (t->layout) {
+			buf_puts(b, ", ");
+			if (name && (s = name(ud, t->layout)))
+				buf_printf(b, "#%s", s);
+			else
+				ly_print(b, t->layout, name, ud);
+		}
 		buf_putc(b, '>');
 		break;
 	case TY_MBAR:

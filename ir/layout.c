@@ -1,15 +1,9 @@
 /*
- * layout.c: distributed layouts of tiles over the threads of a CTA.
+ * layout.c: distributed layouts of tiles over the threads of a program
+ * (ir.h, "layouts", says what a layout is), their constructors, queries
+ * and printed form.
  *
- * A layout is a linear layout over the tile's row-major flat index (all
- * dims are powers of two): register bit i of a thread selects flat-index
- * bit reg[i], lane bit i selects lane[i], warp bit i selects warp[i]; a
- * zero basis means replication (two registers, lanes or warps holding the
- * same element).  Non-zero bases are distinct single bits, so the flat
- * index of (register r, lane l, warp w) is the OR of the selected bases,
- * and a coordinate is (flat >> shift(dim)) & (size(dim) - 1).
- *
- * Every layout the compiler uses is one of these:
+ * Every layout the compiler makes is one of these:
  *   blocked  `vec` contiguous elements per thread along the fastest dim,
  *            then lanes, then warps along the dims from fastest to
  *            slowest, the rest repeated in registers (Triton's blocked);
@@ -18,11 +12,11 @@
  *   mma      the mma.sync m16n8 accumulator: each warp owns an
  *            (M/wm)x(N/wn) block of 16x8 tiles, c0..c3 as in the PTX ISA;
  * and what shape ops make of them (reshape keeps the flat index, trans
- * permutes its fields).
+ * permutes its fields): linear layouts.
  */
-#include "config.h"
+#include <string.h>
 
-#include "codegen/cg.h"
+#include "ir.h"
 
 int
 log2i(int64_t v)
@@ -86,18 +80,28 @@ ly_hash(const Layout *l)
 	return hash_bytes(l, offsetof(Layout, next), 0x51ce);
 }
 
-const Layout *
-ly_intern(Cg *cg, const Layout *proto)
+void
+ly_tab_init(LayoutTab *t, Arena *a, const LayoutTab *base)
 {
-	Layout **bucket = &cg->layouts.buckets[ly_hash(proto) & 63];
+	memset(t, 0, sizeof *t);
+	t->arena = a;
+	t->base = base;
+}
+
+const Layout *
+ly_intern(LayoutTab *t, const Layout *proto)
+{
+	uint64_t h = ly_hash(proto) & 63;
+	const LayoutTab *s;
 	Layout *l;
 
-	for (l = *bucket; l; l = l->next)
-		if (memcmp(l, proto, offsetof(Layout, next)) == 0)
-			return l;
-	l = arena_dup(&cg->arena, proto, sizeof *l);
-	l->next = *bucket;
-	*bucket = l;
+	for (s = t; s; s = s->base)
+		for (l = s->buckets[h]; l; l = l->next)
+			if (memcmp(l, proto, offsetof(Layout, next)) == 0)
+				return l;
+	l = arena_dup(t->arena, proto, sizeof *l);
+	l->next = t->buckets[h];
+	t->buckets[h] = l;
 	return l;
 }
 
@@ -168,7 +172,7 @@ bits_take_any(Bits *bs)
 }
 
 const Layout *
-ly_blocked(Cg *cg, int rank, const int64_t *shape, const int *order,
+ly_blocked(LayoutTab *t, int rank, const int64_t *shape, const int *order,
 	   int vec, int nwarps)
 {
 	Layout p;
@@ -180,6 +184,15 @@ ly_blocked(Cg *cg, int rank, const int64_t *shape, const int *order,
 	bits_init(&bs, rank, shape);
 	for (i = 0; i < nv && (b = bits_take(&bs, order[0])); i++)
 		p.reg[p.nreg++] = b;
+	/* the parameters as they take effect: the vector the dim allows, the
+	 * dims of size 1 (which take no bits) last */
+	p.vec = (uint16_t)(1 << p.nreg);
+	for (i = 0, b = 0; i < rank; i++)
+		if (shape[order[i]] > 1)
+			p.order[b++] = (uint8_t)order[i];
+	for (i = 0; i < rank; i++)
+		if (shape[order[i]] <= 1)
+			p.order[b++] = (uint8_t)order[i];
 	for (i = 0; i < LY_LANES; i++)
 		p.lane[i] = bits_take_ordered(&bs, order);
 	p.nwarp = (uint8_t)log2i(nwarps);
@@ -187,11 +200,11 @@ ly_blocked(Cg *cg, int rank, const int64_t *shape, const int *order,
 		p.warp[i] = bits_take_ordered(&bs, order);
 	while ((b = bits_take_ordered(&bs, order)) && p.nreg < LY_MAX_REG)
 		p.reg[p.nreg++] = b;
-	return ly_intern(cg, &p);
+	return ly_intern(t, &p);
 }
 
 const Layout *
-ly_default(Cg *cg, int rank, const int64_t *shape, int ebytes, int nwarps)
+ly_default(LayoutTab *t, int rank, const int64_t *shape, int ebytes, int nwarps)
 {
 	int order[TY_MAX_RANK], i, vec;
 
@@ -200,7 +213,7 @@ ly_default(Cg *cg, int rank, const int64_t *shape, int ebytes, int nwarps)
 	vec = 16 / (ebytes > 0 && ebytes <= 16 ? ebytes : 4);
 	if (vec > shape[rank - 1])
 		vec = (int)shape[rank - 1];
-	return ly_blocked(cg, rank, shape, order, vec, nwarps);
+	return ly_blocked(t, rank, shape, order, vec, nwarps);
 }
 
 /* Flat bit `pos` of dim d of shape, or 0 past the dim's size. */
@@ -213,7 +226,7 @@ dim_bit(const Layout *p, int d, int pos)
 }
 
 const Layout *
-ly_mma(Cg *cg, const int64_t *shape, int nwarps)
+ly_mma(LayoutTab *t, const int64_t *shape, int nwarps)
 {
 	Layout p;
 	int64_t M = shape[0], N = shape[1];
@@ -257,7 +270,7 @@ ly_mma(Cg *cg, const int64_t *shape, int nwarps)
 		else if (i < log2i(wn) + log2i(wm))
 			p.warp[i] = dim_bit(&p, 0, row++);
 	}
-	return ly_intern(cg, &p);
+	return ly_intern(t, &p);
 }
 
 /* Maps one basis of layout shape `from` to shape `to` (same rank): keeps
@@ -295,7 +308,7 @@ remap_all(Layout *p, const Layout *l, const int *dmap)
 }
 
 const Layout *
-ly_slice(Cg *cg, const Layout *l, int dim)
+ly_slice(LayoutTab *t, const Layout *l, int dim)
 {
 	int64_t shape[TY_MAX_RANK];
 	int dmap[TY_MAX_RANK], i, n = 0;
@@ -310,11 +323,11 @@ ly_slice(Cg *cg, const Layout *l, int dim)
 	remap_all(&p, l, dmap);
 	p.parent = l;
 	p.slice_dim = (uint8_t)dim;
-	return ly_intern(cg, &p);
+	return ly_intern(t, &p);
 }
 
 const Layout *
-ly_reshape(Cg *cg, const Layout *l, int rank, const int64_t *shape)
+ly_reshape(LayoutTab *t, const Layout *l, int rank, const int64_t *shape)
 {
 	Layout p;
 	int i, d, extra = -1;
@@ -322,7 +335,7 @@ ly_reshape(Cg *cg, const Layout *l, int rank, const int64_t *shape)
 	if (rank == l->rank &&
 	    !memcmp(shape, l->shape, (size_t)rank * sizeof *shape))
 		return l;
-	proto_init(&p, LY_OTHER, rank, shape);
+	proto_init(&p, LY_LINEAR, rank, shape);
 	memcpy(p.reg, l->reg, sizeof p.reg);
 	memcpy(p.lane, l->lane, sizeof p.lane);
 	memcpy(p.warp, l->warp, sizeof p.warp);
@@ -342,11 +355,11 @@ ly_reshape(Cg *cg, const Layout *l, int rank, const int64_t *shape)
 			p.slice_dim = (uint8_t)extra;
 		}
 	}
-	return ly_intern(cg, &p);
+	return ly_intern(t, &p);
 }
 
 const Layout *
-ly_trans(Cg *cg, const Layout *l, const int64_t *perm)
+ly_trans(LayoutTab *t, const Layout *l, const int64_t *perm)
 {
 	int64_t shape[TY_MAX_RANK];
 	int dmap[TY_MAX_RANK], i;
@@ -356,26 +369,26 @@ ly_trans(Cg *cg, const Layout *l, const int64_t *perm)
 		shape[i] = l->shape[perm[i]];
 		dmap[perm[i]] = i;
 	}
-	proto_init(&p, LY_OTHER, l->rank, shape);
+	proto_init(&p, LY_LINEAR, l->rank, shape);
 	remap_all(&p, l, dmap);
-	return ly_intern(cg, &p);
+	return ly_intern(t, &p);
 }
 
 const Layout *
-ly_project(Cg *cg, const Layout *l, int rank, const int64_t *shape)
+ly_project(LayoutTab *t, const Layout *l, int rank, const int64_t *shape)
 {
 	int dmap[TY_MAX_RANK], i;
 	Layout p;
 
 	for (i = 0; i < rank; i++)
 		dmap[i] = shape[i] == l->shape[i] ? i : -1;
-	proto_init(&p, LY_OTHER, rank, shape);
+	proto_init(&p, LY_LINEAR, rank, shape);
 	remap_all(&p, l, dmap);
-	return ly_intern(cg, &p);
+	return ly_intern(t, &p);
 }
 
 const Layout *
-ly_broadcast(Cg *cg, const Layout *l, int rank, const int64_t *shape)
+ly_broadcast(LayoutTab *t, const Layout *l, int rank, const int64_t *shape)
 {
 	int dmap[TY_MAX_RANK] = { 0, 1, 2, 3 }, i, d;
 	Bits bs;
@@ -385,7 +398,7 @@ ly_broadcast(Cg *cg, const Layout *l, int rank, const int64_t *shape)
 	if (l->parent && l->parent->rank == rank &&
 	    !memcmp(l->parent->shape, shape, (size_t)rank * sizeof *shape))
 		return l->parent;
-	proto_init(&p, LY_OTHER, rank, shape);
+	proto_init(&p, LY_LINEAR, rank, shape);
 	remap_all(&p, l, dmap);
 	/* the broadcast dims' bits: reuse replicated lanes, warps and
 	 * registers (free), then add registers */
@@ -404,7 +417,7 @@ ly_broadcast(Cg *cg, const Layout *l, int rank, const int64_t *shape)
 			p.reg[i] = b;
 	while (p.nreg < LY_MAX_REG && (b = bits_take_any(&bs)))
 		p.reg[p.nreg++] = b;
-	return ly_intern(cg, &p);
+	return ly_intern(t, &p);
 }
 
 uint32_t
@@ -466,23 +479,152 @@ ly_contig_regs(const Layout *l)
 	return 1 << k;
 }
 
-void
-ly_print(Buf *b, const Layout *l)
+uint32_t
+ly_flat(const Layout *l, uint32_t r, uint32_t lane, uint32_t warp)
 {
-	static const char *kinds[] = { "blocked", "slice", "mma", "other" };
+	uint32_t f = ly_reg_flat(l, r);
 	int i;
 
-	buf_printf(b, "%s<", kinds[l->kind]);
-	for (i = 0; i < l->rank; i++)
-		buf_printf(b, "%s%lld", i ? "x" : "", (long long)l->shape[i]);
-	buf_puts(b, "> reg[");
-	for (i = 0; i < l->nreg; i++)
-		buf_printf(b, "%s%u", i ? "," : "", l->reg[i]);
-	buf_puts(b, "] lane[");
 	for (i = 0; i < LY_LANES; i++)
-		buf_printf(b, "%s%u", i ? "," : "", l->lane[i]);
-	buf_puts(b, "] warp[");
+		if (lane & (1u << i))
+			f ^= l->lane[i];
 	for (i = 0; i < l->nwarp; i++)
-		buf_printf(b, "%s%u", i ? "," : "", l->warp[i]);
-	buf_puts(b, "]");
+		if (warp & (1u << i))
+			f ^= l->warp[i];
+	return f;
+}
+
+const char *
+ly_check(const Layout *l)
+{
+	uint32_t seen = 0, all = 0, b;
+	int i, n = LY_MAX_REG + LY_LANES + LY_MAX_WARP, bits = 0;
+
+	for (i = 0; i < l->rank; i++) {
+		if (!is_pow2(l->shape[i]))
+			return "a dim of a layout is not a power of two";
+		bits += log2i(l->shape[i]);
+	}
+	if (bits > 31)
+		return "a layout's tile has more than 2^31 elements";
+	all = bits ? (uint32_t)((1ull << bits) - 1) : 0;
+	for (i = 0; i < n; i++) {
+		if (i < LY_MAX_REG)
+			b = i < l->nreg ? l->reg[i] : 0;
+		else if (i < LY_MAX_REG + LY_LANES)
+			b = l->lane[i - LY_MAX_REG];
+		else
+			b = i - LY_MAX_REG - LY_LANES < l->nwarp
+				    ? l->warp[i - LY_MAX_REG - LY_LANES] : 0;
+		if (!b)
+			continue;
+		if (b & (b - 1))
+			return "a basis of a distributed layout is not a single bit";
+		if (b & ~all)
+			return "a basis lies outside the tile";
+		if (b & seen)
+			return "two bases of a layout are the same bit";
+		seen |= b;
+	}
+	if (seen != all)
+		return "a layout leaves elements of its tile to no thread";
+	return NULL;
+}
+
+const char *
+ly_kind_name(int kind)
+{
+	static const char *const names[LY_KIND_COUNT] = {
+		"blocked", "slice", "mma", "linear",
+	};
+
+	return kind >= 0 && kind < LY_KIND_COUNT ? names[kind] : "?";
+}
+
+static void
+print_ints(Buf *b, const int64_t *v, int n)
+{
+	int i;
+
+	buf_putc(b, '[');
+	for (i = 0; i < n; i++)
+		buf_printf(b, "%s%lld", i ? ", " : "", (long long)v[i]);
+	buf_putc(b, ']');
+}
+
+/* A basis as the coordinates of its flat index: [row, col]. */
+static void
+print_basis(Buf *b, const Layout *l, uint32_t f)
+{
+	int64_t c[TY_MAX_RANK];
+	int d;
+
+	for (d = 0; d < l->rank; d++)
+		c[d] = (f >> ly_dim_shift(l, d)) & ((1u << ly_dim_bits(l, d)) - 1);
+	print_ints(b, c, l->rank);
+}
+
+static void
+print_bases(Buf *b, const Layout *l, const char *name, const uint32_t *v,
+	    int n)
+{
+	int i;
+
+	buf_printf(b, ", %s = [", name);
+	for (i = 0; i < n; i++) {
+		if (i)
+			buf_puts(b, ", ");
+		print_basis(b, l, v[i]);
+	}
+	buf_putc(b, ']');
+}
+
+static void
+print_ref(Buf *b, const Layout *l, LayoutNamer name, void *ud)
+{
+	const char *s = name ? name(ud, l) : NULL;
+
+	if (s)
+		buf_printf(b, "#%s", s);
+	else
+		ly_print(b, l, name, ud);
+}
+
+void
+ly_print(Buf *b, const Layout *l, LayoutNamer name, void *ud)
+{
+	int64_t v[TY_MAX_RANK];
+	int i;
+
+	buf_printf(b, "%s<", ly_kind_name(l->kind));
+	switch (l->kind) {
+	case LY_SLICE:
+		print_ref(b, l->parent, name, ud);
+		buf_printf(b, ", dim = %d>", l->slice_dim);
+		return;
+	case LY_BLOCKED:
+		print_ints(b, l->shape, l->rank);
+		for (i = 0; i < l->rank; i++)
+			v[i] = l->order[i];
+		buf_printf(b, ", vec = %d, order = ", l->vec);
+		print_ints(b, v, l->rank);
+		buf_printf(b, ", warps = %d>", ly_nwarps(l));
+		return;
+	case LY_MMA:
+		print_ints(b, l->shape, l->rank);
+		buf_printf(b, ", warps = %d>", ly_nwarps(l));
+		return;
+	default:
+		print_ints(b, l->shape, l->rank);
+		print_bases(b, l, "reg", l->reg, l->nreg);
+		print_bases(b, l, "lane", l->lane, LY_LANES);
+		print_bases(b, l, "warp", l->warp, l->nwarp);
+		if (l->parent) {
+			buf_puts(b, ", parent = ");
+			print_ref(b, l->parent, name, ud);
+			buf_printf(b, ", dim = %d", l->slice_dim);
+		}
+		buf_putc(b, '>');
+		return;
+	}
 }
