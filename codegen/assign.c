@@ -29,14 +29,7 @@
 static bool
 is_remat_kind(Op *op)
 {
-	switch (op->kind) {
-	case OP_CONST: case OP_RANGE: case OP_SPLAT: case OP_BROADCAST:
-	case OP_EXPAND_DIMS: case OP_RESHAPE: case OP_TRANS: case OP_CMP:
-	case OP_SELECT: case OP_CVT: case OP_BITCAST: case OP_PTR_ADD:
-		return true;
-	default:
-		return op_has(op, F_ELEM);
-	}
+	return op_has(op, F_REMAT);
 }
 
 static void

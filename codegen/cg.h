@@ -63,6 +63,7 @@ bool ax_same(const Axis *a, const Axis *b);
 struct Cg {
 	Module *mod;
 	const CgOpts *o;
+	const Target *t;      /* o->sm's */
 	Diag *d;
 	Arena arena;          /* codegen's own, freed at the end */
 	bool failed;
@@ -292,10 +293,6 @@ static inline bool cg_is_tile(CgFn *fn, Value v)
 /* Rewrites f (after __tlx_ir was printed): loads feeding a dot in a loop
  * become a ring of cp.async stages. */
 void cg_pipeline(Cg *cg, Func *f);
-/* Ops cheap enough to recompute where they are needed (index arithmetic,
- * broadcasts, compares, conversions): what the pipeliner recomputes for a
- * later iteration and what a load may take along when it moves up. */
-bool cg_op_cheap(Op *op);
 /* schedule.c: loads move above the reductions and dots before them. */
 void cg_schedule(CgFn *fn);
 
@@ -426,8 +423,8 @@ bool cg_shared_op(CgFn *fn, Op *op);     /* shared.c */
 bool cg_math_supported(CgFn *fn, Op *op); /* math.c */
 bool cg_dot_op(CgFn *fn, Op *op);        /* mma.c */
 const Layout *cg_dot_layout(CgFn *fn, Op *op);
-/* Whether dot op runs on tensor cores for sm (and B is stored N x K). */
-bool cg_dot_is_mma(Func *f, Op *op, int sm, bool *trans_b);
+/* Whether dot op runs on t's tensor cores (and B is stored N x K). */
+bool cg_dot_is_mma(Func *f, Op *op, const Target *t, bool *trans_b);
 /* The smem view dot operand i is read from directly (0: it is staged). */
 Value cg_dot_view(CgFn *fn, Op *op, int i);
 int64_t cg_dot_scratch(CgFn *fn, Op *op);

@@ -1,9 +1,11 @@
 /*
  * check.c: the defensive check before lowering.  The front end refuses
- * ops the target lacks (ir/target.c); this check also covers IR read
- * from text and every construct whose lowering is not written yet, so
- * that LLVM never sees something it would abort on ("Cannot select").
- * Each problem is a diagnostic at the op's location:
+ * ops the target lacks (ir/target.c); this check asks the target table
+ * the same question of IR read from text, and refuses every construct
+ * whose lowering is not written yet (ops.def's F_UNLOWERED, remote
+ * arrives), so that LLVM never sees something it would abort on ("Cannot
+ * select").  Each problem is a diagnostic at the op's location:
+ *   'X' needs FEATURE (...), which sm_NN does not have; use --target=...
  *   'X' is not supported for sm_NN yet
  */
 #include "config.h"
@@ -16,19 +18,9 @@ enum { MAX_PER_THREAD = 2048 };
 static bool
 lowered(Op *op)
 {
-	switch (op->kind) {
-	case OP_MBAR_EXPECT: case OP_FENCE_ASYNC: case OP_TMA_LOAD:
-	case OP_TMA_STORE: case OP_TMA_STORE_WAIT: case OP_DOT_ASYNC:
-	case OP_DOT_WAIT: case OP_TASKS: case OP_TASK: case OP_CLUSTER_RANK:
-	case OP_CLUSTER_SYNC: case OP_PIPE_CREATE: case OP_PIPE_ACQUIRE:
-	case OP_PIPE_COMMIT: case OP_PIPE_CONSUME: case OP_PIPE_RELEASE:
-	case OP_PIPE_BAR: case OP_SCHED_CREATE: case OP_SCHED_FOR:
-		return false;
-	case OP_MBAR_ARRIVE:
-		return op->nopnds <= 1;  /* remote arrive needs clusters */
-	default:
-		return true;
-	}
+	if (op->kind == OP_MBAR_ARRIVE && op->nopnds > 1)
+		return false;  /* a remote arrive */
+	return !op_has(op, F_UNLOWERED);
 }
 
 static bool
@@ -49,6 +41,7 @@ static bool
 check_op(CgFn *fn, Op *op)
 {
 	Cg *cg = fn->cg;
+	const char *why;
 	bool ok = true;
 	uint32_t i;
 
@@ -57,12 +50,14 @@ check_op(CgFn *fn, Op *op)
 
 		cg_error(cg, op->loc, "'call' of '%s' is not supported for %s: "
 			 "device functions must be inlined before code "
-			 "generation", callee ? callee : "?",
-			 target_name(cg->o->sm));
+			 "generation", callee ? callee : "?", cg->t->name);
 		return false;
 	}
-	if (target_min_sm(fn->f, op) > cg->o->sm || !lowered(op) ||
-	    !cg_math_supported(fn, op)) {
+	if ((why = target_lacks(cg->t, fn->f, op, &cg->arena))) {
+		cg_error(cg, op->loc, "%s", why);
+		return false;
+	}
+	if (!lowered(op) || !cg_math_supported(fn, op)) {
 		cg_unsupported(cg, op, NULL);
 		return false;
 	}

@@ -170,7 +170,7 @@ f8_to_f16(CgFn *fn, bool e4, LLVMValueRef b)
 		w = LLVMBuildShl(B, w, LLVMConstInt(cg->t_i16, 8, 0), "");
 		return LLVMBuildBitCast(B, w, cg->t_f16, "");
 	}
-	if (fn->cg->o->sm >= 90) {
+	if (target_has(cg->t, TF_CVT_FP8)) {
 		h = cg_intr(cg, "llvm.nvvm.e4m3x2.to.f16x2.rn", NULL, 0, &w, 1);
 		return LLVMBuildExtractElement(B, h, cg_i32(cg, 0), "");
 	}
@@ -263,8 +263,9 @@ cg_cvt(CgFn *fn, Type *to, Type *from, LLVMValueRef v)
 	}
 	if (is_f8(to->kind)) {
 		v = to_f32_odd(fn, from, v);
-		return cg->o->sm >= 90 ? f8_encode_hw(fn, to->kind == TY_F8E4M3, v)
-				       : f8_encode_soft(fn, to->kind == TY_F8E4M3, v);
+		return target_has(cg->t, TF_CVT_FP8)
+			? f8_encode_hw(fn, to->kind == TY_F8E4M3, v)
+			: f8_encode_soft(fn, to->kind == TY_F8E4M3, v);
 	}
 	if (ty_is_int_kind(from->kind)) {
 		if (to->kind == TY_F64 || (to->kind == TY_F32 && ty_bits(from) <= 32))

@@ -118,10 +118,10 @@ static struct {
 	bool busy;          /* it has a request */
 	bool settling;      /* it is loading the library or warming up */
 	JlReq *req;
-	int sm;             /* the target it warms up for */
+	const Target *t;    /* the target it warms up for */
 	double t_load, t_warm;  /* ms: dlopen and create, the warm-up */
 } jw = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0,
-	 0, 0, 0 };
+	 NULL, 0, 0 };
 
 static bool jl_link(Cg *cg, JitLink *j, const char *ptx, size_t len,
 		    char **out, size_t *size);
@@ -141,17 +141,17 @@ fast_compile(const Cg *cg)
 }
 
 static void
-jl_warm(JitLink *j, int sm)
+jl_warm(JitLink *j, const Target *t)
 {
 	char ptx[160], arch[32];
 	const char *opts[2] = { arch, "-O3" };
 	JlHandle h = NULL;
 	int n;
 
-	snprintf(arch, sizeof arch, "-arch=%s", target_name(sm));
+	snprintf(arch, sizeof arch, "-arch=%s", t->name);
 	n = snprintf(ptx, sizeof ptx, ".version %d.%d\n.target %s\n"
 		     ".address_size 64\n.visible .entry w() { ret; }\n",
-		     target_ptx(sm) / 10, target_ptx(sm) % 10, target_name(sm));
+		     t->ptx / 10, t->ptx % 10, t->name);
 	if (j->create(&h, 2, opts) != JL_SUCCESS)
 		return;
 	if (j->add(h, JL_INPUT_PTX, ptx, (size_t)n, "warm.ptx") == JL_SUCCESS)
@@ -177,7 +177,7 @@ jl_worker(void *arg)
 	if (jl_ok && !jw.req) {  /* warm up only while nothing waits */
 		pthread_mutex_unlock(&jw.mu);
 		t0 = cg_now_ms();
-		jl_warm(&jl_lib, jw.sm);
+		jl_warm(&jl_lib, jw.t);
 		jw.t_warm = cg_now_ms() - t0;
 		pthread_mutex_lock(&jw.mu);
 	}
@@ -218,8 +218,8 @@ cg_preload_assembler(int sm)
 	pthread_t t;
 
 	pthread_mutex_lock(&jw.mu);
-	if (!jw.running && target_ptx(sm)) {
-		jw.sm = sm;
+	if (!jw.running && target_get(sm)) {
+		jw.t = target_get(sm);
 		jw.settling = true;
 		if (pthread_create(&t, NULL, jl_worker, NULL) == 0) {
 			pthread_detach(t);
@@ -312,7 +312,7 @@ jl_link(Cg *cg, JitLink *j, const char *ptx, size_t len, char **out,
 	bool ok = false;
 	int rc;
 
-	snprintf(arch, sizeof arch, "-arch=%s", target_name(cg->o->sm));
+	snprintf(arch, sizeof arch, "-arch=%s", cg->t->name);
 	/* nvJitLink takes only -O0 and -O3 */
 	snprintf(olevel, sizeof olevel, "-O%d", cg->o->olevel > 0 ? 3 : 0);
 	opts[n++] = arch;
@@ -329,7 +329,7 @@ jl_link(Cg *cg, JitLink *j, const char *ptx, size_t len, char **out,
 		opts[n++] = "-verbose";
 	if (j->create(&h, n, opts) != JL_SUCCESS) {
 		diag_error_noloc(cg->d, "nvJitLink: cannot create a link for %s",
-				 target_name(cg->o->sm));
+				 cg->t->name);
 		return false;
 	}
 	rc = j->add(h, JL_INPUT_PTX, ptx, len, "tlx.ptx");
@@ -406,7 +406,7 @@ run_ptxas(Cg *cg, const char *ptx, size_t len, char **out, size_t *size,
 	snprintf(in, sizeof in, "%s/k.ptx", dir);
 	snprintf(cub, sizeof cub, "%s/k.cubin", dir);
 	snprintf(logp, sizeof logp, "%s/log", dir);
-	snprintf(arch, sizeof arch, "-arch=%s", target_name(cg->o->sm));
+	snprintf(arch, sizeof arch, "-arch=%s", cg->t->name);
 	if (!(f = fopen(in, "wb")) || fwrite(ptx, 1, len, f) != len) {
 		diag_error_noloc(cg->d, "cannot write %s", in);
 		if (f)

@@ -1093,9 +1093,10 @@ check_supported(CgFn *fn)
 		ok = false;
 	}
 	if (cl && cl->kind == ATTR_INTS && cl->ints.n == 3 &&
-	    cl->ints.v[0] * cl->ints.v[1] * cl->ints.v[2] > 1 && cg->o->sm < 90) {
+	    cl->ints.v[0] * cl->ints.v[1] * cl->ints.v[2] > 1 &&
+	    !target_has(cg->t, TF_CLUSTER)) {
 		cg_error(cg, fn->f->loc, "'cluster' is not supported for %s",
-			 target_name(cg->o->sm));
+			 cg->t->name);
 		ok = false;
 	}
 	return cg_check_ops(fn, fn->f->body) && ok;

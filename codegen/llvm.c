@@ -85,7 +85,7 @@ void
 cg_unsupported(Cg *cg, Op *op, const char *what)
 {
 	cg_error(cg, op->loc, "'%s' is not supported for %s yet",
-		 what ? what : op_name(op->kind), target_name(cg->o->sm));
+		 what ? what : op_name(op->kind), cg->t->name);
 }
 
 static LLVMCodeGenOptLevel
@@ -106,7 +106,6 @@ cg_llvm_init(Cg *cg)
 	LLVMTargetMachineOptionsRef O;
 	LLVMTargetDataRef dl;
 	char *err = NULL, feat[32];
-	int sm = cg->o->sm;
 
 	pthread_once(&init_once, init_targets);
 	if (LLVMGetTargetFromTriple(triple, &T, &err)) {
@@ -115,16 +114,16 @@ cg_llvm_init(Cg *cg)
 		LLVMDisposeMessage(err);
 		return false;
 	}
-	snprintf(feat, sizeof feat, "+ptx%d", target_ptx(sm));
+	snprintf(feat, sizeof feat, "+ptx%d", cg->t->ptx);
 	O = LLVMCreateTargetMachineOptions();
-	LLVMTargetMachineOptionsSetCPU(O, target_name(sm));
+	LLVMTargetMachineOptionsSetCPU(O, cg->t->name);
 	LLVMTargetMachineOptionsSetFeatures(O, feat);
 	LLVMTargetMachineOptionsSetCodeGenOptLevel(O, cg_level(cg->o->olevel));
 	cg->TM = LLVMCreateTargetMachineWithOptions(T, triple, O);
 	LLVMDisposeTargetMachineOptions(O);
 	if (!cg->TM) {
 		diag_error_noloc(cg->d, "cannot create the NVPTX target "
-				 "machine for %s", target_name(sm));
+				 "machine for %s", cg->t->name);
 		return false;
 	}
 	cg->C = LLVMContextCreate();
@@ -478,7 +477,7 @@ merge_ptx(Cg *cg, const char *a, size_t alen, const char *b, size_t blen,
 bool
 cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
 {
-	Cg cg = { .mod = m, .o = o, .d = d };
+	Cg cg = { .mod = m, .o = o, .t = target_get(o->sm), .d = d };
 	GenJob *g = NULL;
 	CgPrep *preps;
 	pthread_t th;
@@ -488,7 +487,7 @@ cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
 	bool ok = false, threaded = false;
 
 	memset(out, 0, sizeof *out);
-	if (!target_ptx(o->sm)) {
+	if (!cg.t) {
 		diag_error_noloc(d, "unknown target sm_%d", o->sm);
 		return false;
 	}
@@ -519,6 +518,7 @@ cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
 		diag_init(&g->d, &g->darena, d->src, NULL);
 		g->cg.mod = m;
 		g->cg.o = o;
+		g->cg.t = cg.t;
 		g->cg.d = &g->d;
 		g->cg.dyn_smem = "__tlx_smem_generic";
 		arena_init(&g->cg.arena, NULL, NULL, NULL);

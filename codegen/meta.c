@@ -78,7 +78,7 @@ cg_meta_finish(Cg *cg)
 	Buf b = { 0 };
 	uint32_t i;
 
-	buf_printf(&b, "tlx-meta 1 target=%s\n", target_name(cg->o->sm));
+	buf_printf(&b, "tlx-meta 1 target=%s\n", cg->t->name);
 	for (i = 0; i < cg->kinfo.n; i++) {
 		CgKernelInfo *k = &cg->kinfo.v[i];
 

@@ -44,7 +44,7 @@ typedef struct Dot {
 } Dot;
 
 static void
-dot_shape(Dot *d, Func *f, Op *op, int sm)
+dot_shape(Dot *d, Func *f, Op *op, const Target *t)
 {
 	Type *a = ir_type(f, op->opnds[0]), *c = ir_type(f, op->opnds[2]);
 
@@ -59,13 +59,13 @@ dot_shape(Dot *d, Func *f, Op *op, int sm)
 	d->kstep = d->eb == 1 ? 32 : 16;
 	switch (d->ae->kind) {
 	case TY_BF16: case TY_F16:
-		d->mma = d->ce->kind == TY_F32;
+		d->mma = d->ce->kind == TY_F32 && target_has(t, TF_MMA);
 		break;
 	case TY_F8E4M3: case TY_F8E5M2:
-		d->mma = d->ce->kind == TY_F32 && sm >= 89;
+		d->mma = d->ce->kind == TY_F32 && target_has(t, TF_MMA_FP8);
 		break;
 	case TY_I8:
-		d->mma = d->ce->kind == TY_I32;
+		d->mma = d->ce->kind == TY_I32 && target_has(t, TF_MMA_I8);
 		break;
 	default:
 		break;
@@ -78,16 +78,16 @@ dot_shape(Dot *d, Func *f, Op *op, int sm)
 static void
 dot_init(Dot *d, CgFn *fn, Op *op)
 {
-	dot_shape(d, fn->f, op, fn->cg->o->sm);
+	dot_shape(d, fn->f, op, fn->cg->t);
 	d->fn = fn;
 }
 
 bool
-cg_dot_is_mma(Func *f, Op *op, int sm, bool *trans_b)
+cg_dot_is_mma(Func *f, Op *op, const Target *t, bool *trans_b)
 {
 	Dot d;
 
-	dot_shape(&d, f, op, sm);
+	dot_shape(&d, f, op, t);
 	*trans_b = d.trans_b;
 	return d.mma;
 }

@@ -46,20 +46,6 @@ typedef struct Pipe {
 	uint32_t nvals;  /* values before the rewrite (chain[] and uses[]) */
 } Pipe;
 
-bool
-cg_op_cheap(Op *op)
-{
-	switch (op->kind) {
-	case OP_CONST: case OP_RANGE: case OP_PROGRAM_ID: case OP_NUM_PROGRAMS:
-	case OP_SPLAT: case OP_BROADCAST: case OP_EXPAND_DIMS: case OP_RESHAPE:
-	case OP_TRANS: case OP_CMP: case OP_SELECT: case OP_CVT: case OP_BITCAST:
-	case OP_PTR_ADD:
-		return true;
-	default:
-		return op_has(op, F_ELEM) && !op_has(op, F_MATH);
-	}
-}
-
 /* v can be recomputed for another iteration: it depends on the loop only
  * through iv, by cheap ops in the body (marked in `chain`). */
 static bool
@@ -76,7 +62,7 @@ recomputable(Pipe *p, Value v, bool *chain)
 		return true;                /* defined before the loop */
 	if (chain[v])
 		return true;
-	if (!cg_op_cheap(vi->def))
+	if (!op_has(vi->def, F_CHEAP))
 		return false;
 	for (i = 0; i < vi->def->nopnds; i++)
 		if (!recomputable(p, vi->def->opnds[i], chain))
@@ -323,7 +309,7 @@ rewrite(Pipe *p, bool *chain)
 static int
 stages_for(Cg *cg, Pipe *p)
 {
-	int64_t bytes = 0, budget = cg->o->sm >= 90 ? 160 * 1024 : 96 * 1024;
+	int64_t bytes = 0, budget = cg->t->smem_pipeline;
 	int64_t asked = attr_int(&p->f->attrs, "stages", 0);
 	int i, S = 4;
 
@@ -334,13 +320,13 @@ stages_for(Cg *cg, Pipe *p)
 	if (asked == 1)
 		return 0;
 	if (asked > 1) {
-		if (asked * bytes <= target_smem_limit(cg->o->sm))
+		if (asked * bytes <= cg->t->smem)
 			return (int)asked;
 		diag_error(cg->d, range_at(p->loop->loc), "stages(%lld) would keep "
 			   "%lld bytes of this loop's operands in shared memory; "
 			   "%s has %lld per program", (long long)asked,
-			   (long long)(asked * bytes), target_name(cg->o->sm),
-			   (long long)target_smem_limit(cg->o->sm));
+			   (long long)(asked * bytes), cg->t->name,
+			   (long long)cg->t->smem);
 		return 0;
 	}
 	if (2 * bytes <= 48 * 1024)
@@ -369,7 +355,7 @@ try_loop(Cg *cg, Func *f, Op *loop)
 			p.dot = op;
 			ndots++;
 		}
-	if (ndots != 1 || !cg_dot_is_mma(f, p.dot, cg->o->sm, &trans_b))
+	if (ndots != 1 || !cg_dot_is_mma(f, p.dot, cg->t, &trans_b))
 		return;
 	p.nvals = f->vals.n;
 	chain = arena_alloc(&cg->arena, f->vals.n * sizeof *chain);

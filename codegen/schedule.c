@@ -41,7 +41,7 @@ mark(Func *f, Value v, Op **ops, uint32_t n, bool *mv, Op **blocker)
 		;
 	if (k == n || mv[k])
 		return true;
-	if (!cg_op_cheap(d) && d->kind != OP_LOAD) {
+	if (!op_has(d, F_CHEAP) && d->kind != OP_LOAD) {
 		*blocker = d;
 		return false;
 	}

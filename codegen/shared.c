@@ -288,7 +288,7 @@ mbar_alloc(CgFn *fn, Op *op)
 		args[1] = cg_i32(cg, attr_int(&op->attrs, "arrive", 1));
 		cg_intr(cg, "llvm.nvvm.mbarrier.init.shared", NULL, 0, args, 2);
 	}
-	if (cg->o->sm >= 90)
+	if (target_has(cg->t, TF_FENCE_MBAR_INIT))
 		cg_intr(cg, "llvm.nvvm.fence.mbarrier_init.release.cluster",
 			NULL, 0, NULL, 0);
 	LLVMBuildBr(cg->B, done);
@@ -315,7 +315,7 @@ mbar_wait(CgFn *fn, Op *op)
 {
 	Cg *cg = fn->cg;
 	LLVMValueRef args[2];
-	const char *text = cg->o->sm >= 90
+	const char *text = target_has(cg->t, TF_MBAR_TRY_WAIT)
 		? "{\n\t.reg .pred p;\n\twait:\n\tmbarrier.try_wait.parity."
 		  "shared::cta.b64 p, [$0], $1;\n\t@!p bra wait;\n}"
 		: "{\n\t.reg .pred p;\n\twait:\n\tmbarrier.test_wait.parity."
@@ -342,7 +342,7 @@ mbar_arrive(CgFn *fn, Op *op)
 	LLVMBuildCondBr(cg->B, thread0(fn), in, done);
 	LLVMPositionBuilderAtEnd(cg->B, in);
 	p = bar_ptr(fn, op->opnds[0]);
-	if (cg->o->sm >= 90) {
+	if (target_has(cg->t, TF_MBAR_ARRIVE_COUNT)) {
 		args[0] = p;
 		args[1] = cg_i32(cg, count);
 		cg_intr(cg, "llvm.nvvm.mbarrier.arrive.scope.cta.space.cta", NULL, 0,

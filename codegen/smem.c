@@ -10,8 +10,8 @@
  * first-fit by decreasing size at 128-byte alignment; two never overlap
  * in memory when they overlap in time.  The total is dynamic shared
  * memory (the kernel's `extern .shared` array, launched with that many
- * bytes) and must fit the target: 163 KB on sm_80, 227 KB on sm_90a and
- * sm_100a.
+ * bytes) and must fit the target (Target.smem: 163 KiB on sm_80, 227 KiB
+ * on sm_90a and sm_100a).
  *
  * Scratch protocol: every use of scratch starts with a CTA barrier (so
  * the previous user has finished reading) and has a barrier between its
@@ -46,12 +46,6 @@ struct SmemPlan {
 };
 
 enum { STATIC_MAX = 48 * 1024 };
-
-static int64_t
-limit(int sm)
-{
-	return sm >= 90 ? 232448 : 166912;
-}
 
 static int
 ebytes_of(Type *t)
@@ -276,7 +270,7 @@ cg_smem_plan(CgFn *fn)
 		p->root[i] = -1;
 	plan_block(fn, fn->f->body);
 	place(p);
-	if (p->total > limit(cg->o->sm)) {
+	if (p->total > cg->t->smem) {
 		SmemEntry *big = NULL;
 
 		for (i = 0; i < p->e.n; i++)
@@ -284,8 +278,7 @@ cg_smem_plan(CgFn *fn)
 				big = &p->e.v[i];
 		cg_error(cg, fn->f->loc, "kernel '%s' needs %lld bytes of "
 			 "shared memory; %s has %lld", fn->f->name,
-			 (long long)p->total, target_name(cg->o->sm),
-			 (long long)limit(cg->o->sm));
+			 (long long)p->total, cg->t->name, (long long)cg->t->smem);
 		if (big)
 			diag_note(cg->d, range_at(big->op->loc), "'%s' uses %lld "
 				  "bytes", op_name(big->op->kind),
@@ -631,8 +624,8 @@ stmatrix_lanes(CgFn *fn, const Layout *l, int eb)
 	uint32_t c;
 	Layout p;
 
-	if (fn->cg->o->sm < 90 || eb != 2 || l->rank != 2 || l->nreg < 3 ||
-	    ly_dup_mask(l) || ly_lane_dup(l) || ly_warp_dup(l))
+	if (!target_has(fn->cg->t, TF_STMATRIX) || eb != 2 || l->rank != 2 ||
+	    l->nreg < 3 || ly_dup_mask(l) || ly_lane_dup(l) || ly_warp_dup(l))
 		return NULL;
 	c = (uint32_t)l->shape[1];
 	if (c < 8 || l->reg[0] != 1 || l->lane[0] != 2 || l->lane[1] != 4 ||

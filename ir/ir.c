@@ -6,8 +6,8 @@
 #include "ir.h"
 
 const OpInfo op_info[OP_COUNT] = {
-#define OP(name, text, nopnd, nres, nreg, flags) \
-	[OP_##name] = { text, nopnd, nres, nreg, flags },
+#define OP(name, text, minop, maxop, nres, nreg, feat, flags) \
+	[OP_##name] = { text, minop, maxop, nres, nreg, TF_##feat, flags },
 #include "ops.def"
 #undef OP
 };

@@ -207,8 +207,18 @@ typedef struct AttrList {
 
 /* ---- ops, blocks, functions, modules (ir.c) ------------------------- */
 
+/* Target features (target.def), which ops need (ops.def) and targets
+ * have (target.c).  TF_NONE: every target has it. */
+typedef enum TargetFeature {
+	TF_NONE,
+#define FEATURE(name, text, what, note) TF_##name,
+#include "target.def"
+#undef FEATURE
+	TF_COUNT
+} TargetFeature;
+
 typedef enum OpKind {
-#define OP(name, text, nopnd, nres, nreg, flags) OP_##name,
+#define OP(name, text, minop, maxop, nres, nreg, feat, flags) OP_##name,
 #include "ops.def"
 #undef OP
 	OP_COUNT
@@ -221,11 +231,16 @@ enum OpFlags {
 	F_ELEM = 1 << 3,
 	F_MATH = 1 << 4,
 	F_ASYNC = 1 << 5,
+	F_REMAT = 1 << 6,
+	F_CHEAP = 1 << 7,
+	F_UNLOWERED = 1 << 8,
 };
 
 typedef struct OpInfo {
 	const char *name;
-	int nopnds, nres, nregions;  /* -1: variadic */
+	int min_opnds, max_opnds;  /* max -1: no limit */
+	int nres, nregions;        /* nres -1: variadic */
+	TargetFeature feature;     /* target_op_feature refines it */
 	unsigned flags;
 } OpInfo;
 extern const OpInfo op_info[OP_COUNT];
@@ -502,12 +517,29 @@ bool ir_verify_func(Func *f, Diag *d);
 
 /* ---- target.c: the target table ---------------------------------------------- */
 
-const char *target_name(int sm);        /* 90 -> "sm_90a" */
-int target_from_name(const char *s);    /* "sm_90a" -> 90; 0 if unknown */
-int target_ptx(int sm);                 /* PTX ISA version x10: 86; 0 */
-int target_min_sm(Func *f, Op *op);     /* the oldest sm that has `op` */
-int64_t target_smem_limit(int sm);      /* shared memory per program */
-/* Reports every op the target lacks; false if there was one. */
-bool target_check_module(Module *m, Diag *d, int sm);
+/* One GPU target (QBE's Target): what --target= names, what code
+ * generation asks of it, and the features its ops may use. */
+typedef struct Target {
+	int sm;                 /* 80, 90, 100: CgOpts.sm, FrontOpts.sm */
+	const char *name;       /* "sm_90a": LLVM's CPU and ptxas's -arch */
+	int ptx;                /* PTX ISA version x10 (LLVM feature +ptxNN) */
+	int64_t smem;           /* shared memory per program, in bytes */
+	int64_t smem_pipeline;  /* what software pipelining may take of it */
+	uint64_t features;      /* bit TF_x: the target has feature x */
+} Target;
+
+const Target *target_get(int sm);                /* NULL if unknown */
+const Target *target_lookup(const char *name);   /* "sm_90a"; NULL */
+static inline bool target_has(const Target *t, TargetFeature f) { return f == TF_NONE || (t->features >> f & 1); }
+const char *target_feature_name(TargetFeature f);  /* "wgmma" */
+/* The feature op needs on any target: its ops.def row, refined by its
+ * operands (fp8 dot, remote arrive, multicast tma_load). */
+TargetFeature target_op_feature(Func *f, Op *op);
+/* Why target t cannot run op, in the user's words (in arena a), or NULL
+ * when it can. */
+const char *target_lacks(const Target *t, Func *f, Op *op, Arena *a);
+/* Reports every op the target lacks and shared memory over its limit;
+ * false if there was one. */
+bool target_check_module(Module *m, Diag *d, const Target *t);
 
 #endif

@@ -1,47 +1,91 @@
 /*
- * target.c: the target table -- which ops need which GPU generation.
- * The front end checks every op against the target before code
- * generation, so that an op the target lacks is a diagnostic at the
- * user's source line, never an LLVM "Cannot select" abort.
+ * target.c: the target table -- one Target per GPU (QBE's Target), the
+ * features each has (target.def) and the check that every op of a
+ * module has what it needs (ops.def's FEATURE column).  The front end
+ * runs the check before code generation, so that an op the target lacks
+ * is a diagnostic at the user's source line, never an LLVM "Cannot
+ * select" abort; codegen/check.c asks the same question of IR read from
+ * text.  Features do not only accumulate: sm_100a has no wgmma.
  *
  * PTX versions: every target is compiled with PTX ISA 8.6 (LLVM feature
  * +ptx86).  It is the minimum for sm_100a and covers every intrinsic
  * codegen uses on sm_80 and sm_90a (fp8 mma.sync needs 8.4, the relaxed
  * mbarrier forms and TMA into shared::cta 8.6); ptxas 13.0 and the 580
  * driver accept up to PTX 9.0.
+ *
+ * Shared memory: the opt-in maximum per program (227 KiB on sm_90a and
+ * sm_100a, 163 KiB on sm_80).  smem_pipeline is a tuning number, not a
+ * hardware fact: how much of it codegen/pipeline.c's software pipelining
+ * may take for a loop's operands when the kernel does not ask.
  */
 #include "ir.h"
 
+#define TF(x) (1ull << TF_##x)
+
+/* What sm_90a and sm_100a share. */
+#define HOPPER_AND_LATER                                                       \
+	(TF(MMA) | TF(MMA_I8) | TF(MMA_FP8) | TF(TMA) | TF(TMA_MULTICAST) |    \
+	 TF(CLUSTER) | TF(MBAR_TRY_WAIT) | TF(MBAR_ARRIVE_COUNT) |             \
+	 TF(MBAR_EXPECT_TX) | TF(FENCE_MBAR_INIT) | TF(FENCE_PROXY_ASYNC) |    \
+	 TF(SETMAXNREG) | TF(STMATRIX) | TF(CVT_FP8) | TF(SWIZZLE_32B) |       \
+	 TF(SWIZZLE_64B) | TF(SWIZZLE_128B))
+
+static const Target sm_80 = {
+	.sm = 80, .name = "sm_80", .ptx = 86,
+	.smem = 166912, .smem_pipeline = 96 * 1024,
+	.features = TF(MMA) | TF(MMA_I8),
+};
+
+static const Target sm_90a = {
+	.sm = 90, .name = "sm_90a", .ptx = 86,
+	.smem = 232448, .smem_pipeline = 160 * 1024,
+	.features = HOPPER_AND_LATER | TF(WGMMA),
+};
+
+/* ptxas rejects every wgmma instruction on sm_100a. */
+static const Target sm_100a = {
+	.sm = 100, .name = "sm_100a", .ptx = 86,
+	.smem = 232448, .smem_pipeline = 160 * 1024,
+	.features = HOPPER_AND_LATER | TF(TCGEN05) | TF(CLC),
+};
+
+static const Target *const targets[] = { &sm_80, &sm_90a, &sm_100a };
+
+static const struct {
+	const char *name, *what, *note;
+} features[TF_COUNT] = {
+	[TF_NONE] = { "nothing", "", NULL },
+#define FEATURE(id, text, w, n) [TF_##id] = { text, w, n },
+#include "target.def"
+#undef FEATURE
+};
+
+const Target *
+target_get(int sm)
+{
+	size_t i;
+
+	for (i = 0; i < countof(targets); i++)
+		if (targets[i]->sm == sm)
+			return targets[i];
+	return NULL;
+}
+
+const Target *
+target_lookup(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < countof(targets); i++)
+		if (!strcmp(targets[i]->name, name))
+			return targets[i];
+	return NULL;
+}
+
 const char *
-target_name(int sm)
+target_feature_name(TargetFeature f)
 {
-	switch (sm) {
-	case 80: return "sm_80";
-	case 90: return "sm_90a";
-	case 100: return "sm_100a";
-	default: return "sm_?";
-	}
-}
-
-int
-target_ptx(int sm)
-{
-	switch (sm) {
-	case 80: case 90: case 100: return 86;
-	default: return 0;
-	}
-}
-
-int
-target_from_name(const char *s)
-{
-	if (!strcmp(s, "sm_80"))
-		return 80;
-	if (!strcmp(s, "sm_90a"))
-		return 90;
-	if (!strcmp(s, "sm_100a"))
-		return 100;
-	return 0;
+	return features[f].name;
 }
 
 static bool
@@ -52,62 +96,119 @@ is_fp8(Type *t)
 	return k == TY_F8E4M3 || k == TY_F8E5M2;
 }
 
-int
-target_min_sm(Func *f, Op *op)
+/* The row's feature, refined by the operands; *how says what about the
+ * op needs it ("" when the op itself does). */
+static TargetFeature
+refine(Func *f, Op *op, const char **how)
 {
+	Type *d;
+
+	*how = "";
 	switch (op->kind) {
 	case OP_DOT:
-		return is_fp8(ir_type(f, op->opnds[0])) ? 89 : 80;
+		if (op->nopnds > 0 && is_fp8(ir_type(f, op->opnds[0]))) {
+			*how = " with fp8 operands";
+			return TF_MMA_FP8;
+		}
+		break;
 	case OP_MBAR_ARRIVE:
-		return op->nopnds > 1 ? 90 : 80;  /* remote arrive: clusters */
-	case OP_MBAR_EXPECT:
+		if (op->nopnds > 1) {
+			*how = " on another program's barrier";
+			return TF_CLUSTER;
+		}
+		break;
 	case OP_TMA_LOAD:
-	case OP_TMA_STORE:
-	case OP_TMA_STORE_WAIT:
-	case OP_DOT_ASYNC:
-	case OP_DOT_WAIT:
-	case OP_TASKS:
-	case OP_TASK:
-	case OP_CLUSTER_RANK:
-	case OP_CLUSTER_SYNC:
-	case OP_PIPE_CREATE:
-	case OP_PIPE_ACQUIRE:
-	case OP_PIPE_COMMIT:
-	case OP_PIPE_CONSUME:
-	case OP_PIPE_RELEASE:
-	case OP_PIPE_BAR:
-	case OP_FENCE_ASYNC:
-		return 90;
+		d = op->nopnds > 0 ? ir_type(f, op->opnds[0]) : NULL;
+		if (d && d->kind == TY_TMA && op->nopnds == 4u + d->rank) {
+			*how = " with a multicast mask";
+			return TF_TMA_MULTICAST;
+		}
+		break;
 	default:
-		return 80;
+		break;
 	}
+	return op_info[op->kind].feature;
 }
+
+TargetFeature
+target_op_feature(Func *f, Op *op)
+{
+	const char *how;
+
+	return refine(f, op, &how);
+}
+
+/* "use --target=sm_90a or --target=sm_100a"; the note when t is newer
+ * than every target with the feature (it was dropped). */
+static void
+advice(Buf *b, const Target *t, TargetFeature need)
+{
+	size_t i, n = 0;
+	int newest = 0;
+
+	for (i = 0; i < countof(targets); i++)
+		if (target_has(targets[i], need) && targets[i]->sm > newest)
+			newest = targets[i]->sm;
+	if (features[need].note && t->sm > newest)
+		buf_printf(b, " (%s)", features[need].note);
+	for (i = 0; i < countof(targets); i++) {
+		if (!target_has(targets[i], need))
+			continue;
+		buf_printf(b, "%s--target=%s", n++ ? " or " : "; use ",
+			   targets[i]->name);
+	}
+	if (!n)
+		buf_puts(b, "; no target has it yet");
+}
+
+const char *
+target_lacks(const Target *t, Func *f, Op *op, Arena *a)
+{
+	const char *how, *msg;
+	TargetFeature need = refine(f, op, &how);
+	Buf b = { 0 };
+
+	if (target_has(t, need))
+		return NULL;
+	buf_printf(&b, "'%s'%s needs %s (%s), which %s does not have",
+		   op_name(op->kind), how, features[need].name,
+		   features[need].what, t->name);
+	advice(&b, t, need);
+	msg = arena_strdup(a, b.s);
+	buf_free(&b);
+	return msg;
+}
+
+typedef struct Seen {
+	SrcLoc loc;
+	const char *msg;
+} Seen;
 
 typedef struct Check {
 	Func *f;
 	Diag *d;
-	int sm;
+	const Target *t;
 	bool ok;
+	Vec(Seen) seen;  /* reported: task replicas repeat their ops */
 } Check;
 
 static void
 check_op(Op *op, void *ud)
 {
 	Check *c = ud;
-	int need = target_min_sm(c->f, op);
+	const char *why = target_lacks(c->t, c->f, op, c->d->arena);
+	uint32_t i;
 
-	if (need <= c->sm)
+	if (!why)
 		return;
 	c->ok = false;
-	diag_error(c->d, range_at(op->loc), "'%s' needs %s or newer; the target "
-		   "is %s (choose one with --target=)", op_name(op->kind),
-		   need == 89 ? "sm_89" : target_name(need), target_name(c->sm));
-}
-
-int64_t
-target_smem_limit(int sm)
-{
-	return sm >= 90 ? 232448 : 166912;  /* 227 KiB; 163 KiB on sm_80 */
+	for (i = 0; i < c->seen.n; i++)
+		if (c->seen.v[i].loc.line == op->loc.line &&
+		    c->seen.v[i].loc.col == op->loc.col &&
+		    !strcmp(c->seen.v[i].msg, why))
+			return;
+	vec_push(c->d->arena, &c->seen, ((Seen){ op->loc, why }));
+	ir_error(c->d, c->f, op, "%s", why);
 }
 
 typedef struct Smem {
@@ -137,34 +238,33 @@ add_smem(Op *op, void *ud)
 /* Each smem_alloc op is one buffer per program: their sum is a lower
  * bound of what the kernel needs (codegen adds its scratch later). */
 static bool
-check_smem(Func *f, Diag *d, int sm)
+check_smem(Func *f, Diag *d, const Target *t)
 {
 	Smem s = { .f = f };
 
 	if (f->kind != FN_KERNEL)
 		return true;
 	ir_walk(f, add_smem, &s);
-	if (s.total <= target_smem_limit(sm))
+	if (s.total <= t->smem)
 		return true;
 	diag_error(d, range_at(f->loc), "kernel '%s' allocates %lld bytes of "
 		   "shared memory; %s has %lld per program", f->name,
-		   (long long)s.total, target_name(sm),
-		   (long long)target_smem_limit(sm));
+		   (long long)s.total, t->name, (long long)t->smem);
 	diag_note(d, range_at(s.big->loc), "the largest buffer, %lld bytes, is "
 		  "allocated here", (long long)s.biggest);
 	return false;
 }
 
 bool
-target_check_module(Module *m, Diag *d, int sm)
+target_check_module(Module *m, Diag *d, const Target *t)
 {
-	Check c = { .d = d, .sm = sm, .ok = true };
+	Check c = { .d = d, .t = t, .ok = true };
 	uint32_t i;
 
 	for (i = 0; i < m->funcs.n; i++) {
 		c.f = m->funcs.v[i];
 		ir_walk(c.f, check_op, &c);
-		c.ok = check_smem(c.f, d, sm) && c.ok;
+		c.ok = check_smem(c.f, d, t) && c.ok;
 	}
 	return c.ok;
 }

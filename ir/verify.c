@@ -1,8 +1,8 @@
 /*
  * verify.c: the rules of docs/il.md sections 1-4, checked on a function.
  *
- *   structure   operand, result and region counts (ops.def plus the
- *               ranges below), terminators only and always at block ends,
+ *   structure   operand, result and region counts (ops.def),
+ *               terminators only and always at block ends,
  *               the right terminator for each region, value-table
  *               consistency (what a pass may break)
  *   scope       every operand is visible: defined earlier in its block or
@@ -306,32 +306,13 @@ check_attrs(Verifier *v, Op *op)
 
 /* ---- counts --------------------------------------------------------------------- */
 
-/* Operand ranges of the variadic ops (ops.def says -1); max -1: no limit. */
-static const struct {
-	OpKind op;
-	int min, max;
-} opnd_ranges[] = {
-	{ OP_LOAD, 1, 3 }, { OP_STORE, 2, 3 }, { OP_ATOMIC, 2, 3 },
-	{ OP_FOR, 3, -1 }, { OP_CONDITION, 1, -1 }, { OP_SMEM_SLICE, 1, -1 },
-	{ OP_MBAR_ARRIVE, 1, 2 }, { OP_TMA_LOAD, 4, -1 }, { OP_TMA_STORE, 3, -1 },
-	{ OP_CP_ASYNC, 2, 3 }, { OP_PIPE_CREATE, 1, -1 }, { OP_SCHED_FOR, 1, -1 },
-};
-
 static bool
 check_counts(Verifier *v, Op *op)
 {
 	const OpInfo *in = &op_info[op->kind];
-	int min = in->nopnds, max = in->nopnds;
-	size_t i;
+	int min = in->min_opnds, max = in->max_opnds;
 	bool ok = true;
 
-	for (i = 0; i < countof(opnd_ranges); i++)
-		if (opnd_ranges[i].op == op->kind) {
-			min = opnd_ranges[i].min;
-			max = opnd_ranges[i].max;
-		}
-	if (min < 0)
-		min = 0;
 	if ((int64_t)op->nopnds < min || (max >= 0 && (int64_t)op->nopnds > max)) {
 		if (min == max)
 			err(v, op, "'%s' takes %d operand%s, got %u", on(op), min,

@@ -193,6 +193,7 @@ setup_job(tlx_ctx *c, Job *j, const char *src, size_t len,
 	  const tlx_options *o)
 {
 	static const tlx_options none;
+	const Target *t;
 	Define *defs;
 	int i;
 
@@ -201,10 +202,10 @@ setup_job(tlx_ctx *c, Job *j, const char *src, size_t len,
 	j->name = o->name ? o->name : "<string>";
 	j->text = src;
 	j->len = len;
-	j->sm = target_from_name(o->target ? o->target : "sm_90a");
-	if (!j->sm)
+	if (!(t = target_lookup(o->target ? o->target : "sm_90a")))
 		return fail(c, TLX_MISUSE, "unknown target '%s': use sm_80, "
 			    "sm_90a or sm_100a", o->target);
+	j->sm = t->sm;
 	if (o->opt_level < 0 || o->opt_level > 3)
 		return fail(c, TLX_MISUSE, "opt_level must be 0 to 3");
 	j->olevel = o->opt_level ? o->opt_level : 2;

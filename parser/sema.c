@@ -1645,7 +1645,12 @@ front_lower(IrCtx *c, Diag *d, Ast *file, const FrontOpts *o)
 			diag_error_noloc(d, "-D %s: no const parameter or constant "
 					 "is named '%s'", s.opts->defs[i].name,
 					 s.opts->defs[i].name);
-	if (!d->nerrors)
-		target_check_module(s.mod, d, s.opts->sm);
+	if (!d->nerrors) {
+		const Target *t = target_get(s.opts->sm);
+
+		if (!t)
+			tlx_bug("no target sm %d", s.opts->sm);
+		target_check_module(s.mod, d, t);
+	}
 	return d->nerrors ? NULL : s.mod;
 }

@@ -208,7 +208,9 @@ tlxrt_device_set_option(tlxrt_device *dev, int opt, int64_t value)
 		if (value != 90 && value != 100)
 			break;
 		o->sm = (int)value;
+		o->smem_limit = target_get(o->sm)->smem;
 		dev->props.sm = (int)value;
+		dev->props.max_smem_per_block = (int)o->smem_limit;
 		snprintf(dev->props.name, sizeof dev->props.name,
 			 "tlx simulator (sm_%d)", (int)value);
 		return TLXRT_OK;

@@ -60,7 +60,7 @@ sim_open(tlxrt_device *dev, const char *arg)
 	snprintf(dev->props.name, sizeof dev->props.name,
 		 "tlx simulator (sm_90)");
 	dev->props.sm_count = 132;
-	dev->props.max_smem_per_block = 232448;
+	dev->props.max_smem_per_block = (int)target_get(dev->props.sm)->smem;
 	dev->props.max_threads_per_block = 1024;
 	dev->props.max_cluster_size = 8;
 	dev->props.total_mem = m->limit;

@@ -30,7 +30,7 @@ sim_opts_default(SimOpts *o)
 	o->async_delay = 64;
 	o->resident = 1;
 	o->sm = 90;
-	o->smem_limit = 232448;
+	o->smem_limit = target_get(o->sm)->smem;
 }
 
 static void

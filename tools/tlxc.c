@@ -36,15 +36,6 @@ enum {
 };
 
 
-typedef struct Target {
-	const char *name;
-	int sm;
-} Target;
-
-static const Target targets[] = {
-	{ "sm_80", 80 }, { "sm_90a", 90 }, { "sm_100a", 100 },
-};
-
 typedef struct Options {
 	const char *input;   /* a path, or "-" for standard input */
 	const char *output;  /* NULL: standard output */
@@ -241,13 +232,11 @@ set_emit(Options *o, const char *v)
 static int
 set_target(Options *o, const char *v)
 {
-	size_t i;
+	const Target *t = target_lookup(v);
 
-	for (i = 0; i < countof(targets); i++) {
-		if (strcmp(v, targets[i].name) == 0) {
-			o->sm = targets[i].sm;
-			return CONTINUE;
-		}
+	if (t) {
+		o->sm = t->sm;
+		return CONTINUE;
 	}
 	return usage_error("unknown target '%s' (expected sm_80, sm_90a or "
 			   "sm_100a)", v);
