@@ -1,0 +1,218 @@
+/*
+ * gen.h: random well-typed tlx programs and the differential oracles that
+ * run them (issue 19).  One header for the four files of testsuite/fuzz/:
+ *
+ *   gen.c      the generator: a seed -> the text of one program, with its
+ *              launch written in "//!" comment lines (FzMeta below)
+ *   oracle.c   the steps an oracle is made of -- compile, make inputs,
+ *              run on a backend, compare -- each a function of its own,
+ *              and the oracles built from them
+ *   reduce.c   delta debugging of a program that shows a finding
+ *   gen_test.c the command line (campaigns, --print, --check, --reduce)
+ *
+ * A program carries everything needed to run it again: its arguments in
+ * order, which are inputs, outputs or both, their element types and sizes,
+ * the scalar values and the seed of the input data:
+ *
+ *   //! gen seed=17
+ *   //! data 0x1234abcd
+ *   //! arg x0 in f32 8192
+ *   //! arg o0 out i32 512
+ *   //! arg n0 scalar i32 1000
+ *   kernel gen(x0: *f32, o0: *i32, n0: i32) warps(4) grid(2) { ... }
+ *
+ * The reducer never deletes "//!" lines or the kernel's first line, so a
+ * reduced program still runs with the same arguments.
+ */
+#ifndef TLX_FUZZ_GEN_H
+#define TLX_FUZZ_GEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tlx/tlxrt.h"
+
+/* ---- gen.c ------------------------------------------------------------- */
+
+/* Construct counters, summed over a campaign (what --stats prints). */
+#define FZ_CONSTRUCTS(X)                                                      \
+	X(load) X(load_masked) X(load_gather) X(load_2d) X(load_scalar)       \
+	X(store) X(store_masked) X(store_convert) X(readback) X(arith) X(divrem)          \
+	X(bitwise) X(shift) X(unary) X(compare) X(logical) X(where)           \
+	X(minmax) X(math) X(fma) X(convert) X(convert_fp8) X(bitcast)         \
+	X(reduce) X(argminmax) X(trans) X(reshape) X(broadcast) X(expand)     \
+	X(dot) X(dot_fp8) X(dot_i8) X(for_loop) X(while_loop) X(if_else)      \
+	X(assign) X(shared) X(shared_view) X(atomic) X(atomic_same)           \
+	X(atomic_cas) X(call) X(range) X(full)
+
+enum {
+#define X(n) FZ_C_##n,
+	FZ_CONSTRUCTS(X)
+#undef X
+	FZ_C_COUNT
+};
+
+extern const char *const fz_construct_names[FZ_C_COUNT];
+
+typedef struct FzGenOpts {
+	int max_stmts;    /* statements of the kernel's body (0: 24) */
+	int max_depth;    /* expression depth (0: 3) */
+	bool no_shared;   /* leave out shared buffers */
+	bool no_atomics;
+	bool no_dot;
+} FzGenOpts;
+
+typedef struct FzGenStats {
+	long counts[FZ_C_COUNT];
+	long types[16];   /* values made of each element type (FzType) */
+} FzGenStats;
+
+/* The program of `seed`: malloc'd NUL-terminated text.  st (may be NULL)
+ * counts the constructs it used. */
+char *fz_generate(uint64_t seed, const FzGenOpts *o, FzGenStats *st);
+
+/* ---- oracle.c ---------------------------------------------------------- */
+
+enum { FZ_MAX_ARGS = 64 };
+
+typedef enum FzRole { FZ_IN, FZ_OUT, FZ_INOUT, FZ_SCALAR } FzRole;
+
+typedef struct FzArg {
+	char name[32];
+	FzRole role;
+	int type;         /* TLXRT_* element or scalar type */
+	size_t n;         /* pointers: elements */
+	int64_t i;        /* scalars */
+	double f;
+} FzArg;
+
+typedef struct FzMeta {
+	uint64_t seed;    /* the generator's seed (0 when not generated) */
+	uint64_t data;    /* the seed of the input data */
+	int nargs;
+	FzArg args[FZ_MAX_ARGS];
+} FzMeta;
+
+/* Reads the "//!" lines of a program; false with a message in err. */
+bool fz_meta_parse(const char *src, FzMeta *m, char *err, size_t errn);
+
+/* What a check found.  The class is the message with its numbers and
+ * names blanked: the reducer keeps a program only while its class stays
+ * the same. */
+typedef enum FzKind {
+	FZ_OK,
+	FZ_COMPILE,   /* the compiler refused a generated program */
+	FZ_LAUNCH,    /* a fault on the backend (out of bounds, ...) */
+	FZ_MISMATCH,  /* two runs disagree */
+	FZ_CRASH,     /* a signal, an abort, a sanitizer report */
+	FZ_TIMEOUT,
+	FZ_SETUP,     /* the harness itself failed (bad metadata, no device) */
+} FzKind;
+
+extern const char *const fz_kind_names[];
+
+typedef struct FzResult {
+	FzKind kind;
+	char msg[2048];
+	char cls[256];
+	/* not a finding: the class of the "not supported yet" diagnostic of
+	 * a construct that code generation lacks (the -O3 IR ran instead) */
+	char skipped[256];
+} FzResult;
+
+void fz_fail(FzResult *r, FzKind k, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* One way to compile: the -O level, the emitted form, the target and,
+ * optionally, a pass pipeline in place of the -O level's. */
+typedef struct FzConfig {
+	const char *name;     /* "O0", "O3": in messages */
+	int olevel;           /* 0..3 */
+	int emit;             /* TLX_EMIT_IR, _PTX or _CUBIN */
+	const char *target;   /* "sm_90a" */
+	const char *passes;   /* NULL: the -O level's pipeline */
+} FzConfig;
+
+/* A compiled program: the image to load (kind TLX_IMAGE_*) and its IR. */
+typedef struct FzImage {
+	int kind;
+	char *data;
+	size_t size;
+	char *ir;
+} FzImage;
+
+void fz_image_free(FzImage *img);
+
+/* The host side of every argument: inputs (and inouts) before a run,
+ * what came back after it.  buf[i] is NULL for scalars. */
+typedef struct FzData {
+	int nargs;
+	unsigned char *buf[FZ_MAX_ARGS];
+	size_t bytes[FZ_MAX_ARGS];
+} FzData;
+
+void fz_data_free(FzData *d);
+
+/* Step 1: compile with the compiler's pipeline (jit/compile.c), in
+ * process.  A refusal is FZ_COMPILE with the diagnostics. */
+bool fz_compile(const FzConfig *c, const char *src, size_t len,
+		FzImage *img, FzResult *r);
+/* Step 2: the inputs of m, from m->data: the same bytes every time. */
+void fz_inputs(const FzMeta *m, FzData *in);
+/* Step 3: loads img on dev, uploads `in`, poisons the outputs, launches
+ * (the grid comes from the kernel's grid()), and downloads every pointer
+ * argument into out. */
+bool fz_run(tlxrt_device *dev, const FzImage *img, const FzMeta *m,
+	    const FzData *in, FzData *out, FzResult *r);
+/* Step 4: every output and inout bit for bit; what = "O0 vs O3".  A
+ * difference only in the bits of NaNs (sign, payload) is the class
+ * "mismatch: NaN bits only", or no difference with nan_equal. */
+bool fz_compare(const FzMeta *m, const FzData *a, const FzData *b,
+		const char *what, bool nan_equal, FzResult *r);
+
+/* How a check runs. */
+typedef struct FzCheckOpts {
+	bool codegen;     /* -O3 goes through LLVM to PTX */
+	bool nan_equal;   /* NaNs compare equal whatever their bits */
+	bool fork_;       /* in a child process (fz_check) */
+	int timeout_s;    /* the child's limit */
+} FzCheckOpts;
+
+/* An oracle: a check of one program.  Later oracles (tile against
+ * laid-out IR, the GPU against the simulator) are more entries of
+ * fz_oracles, made of the same steps. */
+typedef struct FzOracle {
+	const char *name;
+	const char *summary;
+	bool (*check)(const char *src, size_t len, const FzMeta *m,
+		      const FzCheckOpts *co, FzResult *r);
+} FzOracle;
+
+extern const FzOracle fz_oracles[];
+const FzOracle *fz_oracle_find(const char *name);
+
+/* Runs o on a program in a child process, so that a crash, an abort or a
+ * hang becomes a result: FZ_CRASH with the first line of the report,
+ * FZ_TIMEOUT after co->timeout_s seconds.  Without co->fork_, in
+ * process. */
+void fz_check(const FzOracle *o, const char *src, size_t len,
+	      const FzCheckOpts *co, FzResult *r);
+
+/* The class of a message: digits, quoted names and locations blanked. */
+void fz_classify(FzResult *r);
+
+/* ---- reduce.c ---------------------------------------------------------- */
+
+typedef struct FzReduceOpts {
+	const FzOracle *oracle;
+	FzCheckOpts check;
+	bool verbose;
+} FzReduceOpts;
+
+/* The smallest program found that fails as src does (same kind and
+ * class as *want): malloc'd text.  *tests counts the checks it ran. */
+char *fz_reduce(const char *src, const FzResult *want,
+		const FzReduceOpts *o, int *tests);
+
+#endif
