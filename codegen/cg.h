@@ -33,31 +33,6 @@
 typedef struct Cg Cg;
 typedef struct CgFn CgFn;
 
-/* ---- axis.c: contiguity, divisibility, constancy ------------------------ */
-
-typedef struct Axis {
-	int64_t contig[TY_MAX_RANK];  /* runs of +1 (elements) along dim */
-	int64_t cnst[TY_MAX_RANK];    /* runs of equal values along dim */
-	int64_t div;                  /* power of 2 dividing run starts
-					 (bytes for pointers) */
-	int64_t known;                /* the value, when has_known */
-	bool has_known;
-	uint64_t deps;                /* fast-path assumptions used */
-} Axis;
-
-typedef struct Assume {
-	uint64_t eq1;    /* int params assumed == 1 (bit = param index) */
-	uint64_t div16;  /* int params assumed % 16 == 0 */
-	uint64_t align;  /* pointer params assumed 16-byte aligned */
-} Assume;
-
-/* Analyses f's kernel body; returns one Axis per value. */
-Axis *axis_compute(CgFn *fn, const Assume *as);
-/* Picks the fast-path assumptions worth checking at run time. */
-void axis_pick_assumptions(CgFn *fn, Assume *as);
-/* Do two facts say the same (whatever assumptions they used)? */
-bool ax_same(const Axis *a, const Axis *b);
-
 /* ---- llvm.c: target machine, module, intrinsics, emission ------------- */
 
 struct Cg {
@@ -265,7 +240,7 @@ LLVMValueRef *cg_regs(CgFn *fn, const Layout *ly);  /* fresh array */
  * layout ly would convert through shared memory; false when v is there
  * already or a renaming of registers makes it. */
 bool cg_convert_source(CgFn *fn, Value v, const Layout *ly, LLVMValueRef **r,
-		       const Layout **from);
+		       const Layout **from, int64_t *off);
 /* Layout of the home or first materialization of v (NULL: none yet). */
 const Layout *cg_layout_of(CgFn *fn, Value v);
 LLVMBasicBlockRef cg_new_block(CgFn *fn, const char *name);
@@ -422,7 +397,6 @@ bool cg_control_op(CgFn *fn, Op *op);    /* control.c */
 bool cg_shared_op(CgFn *fn, Op *op);     /* shared.c */
 bool cg_math_supported(CgFn *fn, Op *op); /* math.c */
 bool cg_dot_op(CgFn *fn, Op *op);        /* mma.c */
-const Layout *cg_dot_layout(CgFn *fn, Op *op);
 /* Whether dot op runs on t's tensor cores (and B is stored N x K). */
 bool cg_dot_is_mma(Func *f, Op *op, const Target *t, bool *trans_b);
 /* The smem view dot operand i is read from directly (0: it is staged). */

@@ -206,22 +206,40 @@ share_constant(CgFn *fn, Value v, const Layout *ly, LLVMValueRef *r)
 	return out;
 }
 
+/* The materialization a convert_layout's result v is made from: its
+ * operand's home. */
+static Mat *
+convert_from(CgFn *fn, Value v)
+{
+	Value src = ir_val(fn->f, v)->def->opnds[0];
+	CgVal *cs = &fn->vals[src];
+	Mat *m = cs->home ? find_mat(fn, src, cs->home) : NULL;
+
+	return m ? m : find_mat(fn, src, NULL);
+}
+
+static bool
+is_convert(CgFn *fn, Value v)
+{
+	Op *def = ir_val(fn->f, v)->def;
+
+	return def && def->kind == OP_CONVERT_LAYOUT;
+}
+
 bool
 cg_convert_source(CgFn *fn, Value v, const Layout *ly, LLVMValueRef **r,
-		  const Layout **from)
+		  const Layout **from, int64_t *off)
 {
-	CgVal *cv = &fn->vals[v];
 	Mat *m;
 
-	if (cv->remat || find_mat(fn, v, ly))
+	if (!is_convert(fn, v) || find_mat(fn, v, ly))
 		return false;
-	m = cv->home ? find_mat(fn, v, cv->home) : NULL;
-	if (!m)
-		m = find_mat(fn, v, NULL);
+	m = convert_from(fn, v);
 	if (!m || permute(fn, m->r, m->ly, ly))
 		return false;
 	*r = m->r;
 	*from = m->ly;
+	*off = cg_smem_offset(fn, ir_val(fn->f, v)->def);
 	return true;
 }
 
@@ -238,8 +256,12 @@ cg_tile(CgFn *fn, Value v, const Layout *ly)
 	if (cv->remat) {
 		r = share_constant(fn, v, ly, cg_remat(fn, v, ly));
 	} else {
-		m = cv->home ? find_mat(fn, v, cv->home) : NULL;
-		if (!m)
+		bool conv = is_convert(fn, v) && ly == cv->home;
+
+		m = conv ? convert_from(fn, v) : NULL;
+		if (!conv && cv->home)
+			m = find_mat(fn, v, cv->home);
+		if (!conv && !m)
 			m = find_mat(fn, v, NULL);
 		if (!m) {
 			/* only after an error (the def was not lowered) */
@@ -251,7 +273,8 @@ cg_tile(CgFn *fn, Value v, const Layout *ly)
 		r = permute(fn, m->r, m->ly, ly);
 		if (!r)
 			r = cg_convert(fn, t->elem, m->r, m->ly, ly,
-				       cg_cur_scratch(fn));
+				       conv ? cg_smem_offset(fn, ir_val(fn->f, v)->def)
+					    : cg_cur_scratch(fn));
 	}
 	cg_set_tile(fn, v, ly, r);
 	return r;
@@ -382,6 +405,8 @@ lower_op(CgFn *fn, Op *op)
 		return true;  /* made on demand by its uses */
 	if (op->kind == OP_SMEM_LOAD && !fn->vals[op->res[0]].regs_used)
 		return true;  /* only dots read it, from the view */
+	if (op->kind == OP_CONVERT_LAYOUT)
+		return true;  /* made where its result is first used */
 	switch (op->kind) {
 	case OP_CONST: case OP_RANGE: case OP_PROGRAM_ID: case OP_NUM_PROGRAMS:
 	case OP_SPLAT: case OP_BROADCAST: case OP_EXPAND_DIMS: case OP_RESHAPE:
@@ -1185,9 +1210,9 @@ analyse(CgFn *fn)
 	fn->vals = arena_alloc(fn->a, f->vals.n * sizeof *fn->vals);
 	memset(fn->vals, 0, f->vals.n * sizeof *fn->vals);
 	memset(&fn->assume, 0, sizeof fn->assume);
-	fn->ax_gen = axis_compute(fn, &fn->assume);
-	axis_pick_assumptions(fn, &fn->assume);
-	fn->ax = axis_compute(fn, &fn->assume);
+	fn->ax_gen = axis_compute(f, fn->a, &fn->assume);
+	axis_pick_assumptions(f, fn->ax_gen, &fn->assume);
+	fn->ax = axis_compute(f, fn->a, &fn->assume);
 	cg_assign_layouts(fn);
 }
 

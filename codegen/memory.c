@@ -901,14 +901,13 @@ stream_store(Access *a)
 	if (a->ety->kind == TY_I1 || ly_dup_mask(ly) || ly_lane_dup(ly) ||
 	    ly_warp_dup(ly) || !fn->vals[ptr].remat ||
 	    (m && cg_is_tile(fn, m) && !fn->vals[m].remat) ||
-	    !cg_convert_source(fn, v, ly, &src, &from))
+	    !cg_convert_source(fn, v, ly, &src, &from, &off))
 		return false;
 	n = one_width(fn, cg_mem_vec(fn, ptr, ly, fn->ax),
 		      cg_mem_vec(fn, ptr, ly, fn->ax_gen));
 	if (!n || nr / (uint32_t)n < 4 ||
 	    (m && cg_is_tile(fn, m) && cg_axis(fn, m)->cnst[dim] < n))
 		return false;
-	off = cg_cur_scratch(fn);
 	cg_convert_write(fn, a->ety, src, from, ly, off);
 	g = LLVMBuildMul(cg->B, cg_loop_begin(fn, &loop, "st"),
 			 cg_i32(cg, n), "");

@@ -92,19 +92,6 @@ cg_dot_is_mma(Func *f, Op *op, const Target *t, bool *trans_b)
 	return d.mma;
 }
 
-const Layout *
-cg_dot_layout(CgFn *fn, Op *op)
-{
-	Type *c = ir_type(fn->f, op->res[0]);
-	Dot d;
-
-	dot_init(&d, fn, op);
-	if (d.mma)
-		return ly_mma(&fn->cg->layouts, c->shape, fn->nwarps);
-	return ly_default(&fn->cg->layouts, 2, c->shape, MAX(1, ty_bits(c->elem) / 8),
-			  fn->nwarps);
-}
-
 /* ---- staging a and b in shared memory -------------------------------------- */
 
 /* Byte offset of (row + krow, byte column colb + kcol) of an operand:

@@ -105,27 +105,20 @@ cg_convert_bytes(const Layout *from, const Layout *to, int ebytes)
 	return cg_tile_bytes(to, ebytes);
 }
 
+/* A convert_layout's scratch: the copy in the result's layout, unless
+ * renaming registers makes it. */
 static int64_t
 conversions(CgFn *fn, Op *op)
 {
-	int64_t need = 0;
-	uint32_t i;
+	const Layout *from, *to;
 
-	if (op->nres == 1 && cg_is_tile(fn, op->res[0]) &&
-	    fn->vals[op->res[0]].remat)
-		return 0;  /* rematerialized where it is used */
-	for (i = 0; i < op->nopnds; i++) {
-		Value v = op->opnds[i];
-		const Layout *want = cg_operand_layout(fn, op, i), *h;
-
-		if (!want || !cg_is_tile(fn, v) || fn->vals[v].remat)
-			continue;
-		h = fn->vals[v].home;
-		if (h && h != want)
-			need = MAX(need, cg_convert_bytes(h, want,
-				   ebytes_of(ir_type(fn->f, v))));
-	}
-	return need;
+	if (op->kind != OP_CONVERT_LAYOUT)
+		return 0;
+	from = fn->vals[op->opnds[0]].home;
+	to = fn->vals[op->res[0]].home;
+	if (!from || !to || from == to)
+		return 0;
+	return cg_convert_bytes(from, to, ebytes_of(ir_type(fn->f, op->res[0])));
 }
 
 static int32_t

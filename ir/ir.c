@@ -420,3 +420,14 @@ ir_error(Diag *d, Func *f, Op *op, const char *fmt, ...)
 	}
 	va_end(ap);
 }
+
+bool
+ir_func_laid_out(Func *f)
+{
+	uint32_t i;
+
+	for (i = 1; i < f->vals.n; i++)
+		if (f->vals.v[i].ty && f->vals.v[i].ty->layout)
+			return true;
+	return false;
+}

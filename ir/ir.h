@@ -174,6 +174,7 @@ typedef const char *(*LayoutNamer)(void *ud, const Layout *l);
 void ly_print(Buf *b, const Layout *l, LayoutNamer name, void *ud);
 const char *ly_kind_name(int kind);
 
+
 /* ---- attributes (attr.c) -------------------------------------------- */
 
 typedef enum AttrKind {
@@ -326,9 +327,12 @@ Type *ty_mbar(IrCtx *c, int64_t n);  /* n < 0: one barrier */
 /* box: the box shape (rank entries), or NULL while unknown */
 Type *ty_tma(IrCtx *c, Type *elem, int rank, const int64_t *box);
 Type *ty_simple(IrCtx *c, TypeKind k);  /* TY_VOID, TY_PIPE, TY_SCHED */
+/* t without its layout (tiles; other types are returned as they are). */
+Type *ty_strip(IrCtx *c, Type *t);
 /* A tile type with a layout (NULL: without one). */
 Type *ty_with_layout(IrCtx *c, Type *t, const Layout *layout);
-/* The tile of `t`'s shape with element `elem`; a scalar when t is scalar. */
+/* The tile of `t`'s shape (and layout) with element `elem`; a scalar when
+ * t is scalar. */
 Type *ty_like(IrCtx *c, Type *t, Type *elem);
 /* The element of a tile, else the type itself. */
 static inline Type *ty_elem(Type *t) { return t->kind == TY_TILE ? t->elem : t; }
@@ -403,6 +407,8 @@ void ir_remap_operands(Func *f, const Value *map);
 void ir_op_erase_operand(Op *op, uint32_t i);
 void ir_op_erase_result(Op *op, uint32_t i);
 void ir_block_erase_arg(Block *b, uint32_t i);
+/* Is f in the laid-out stage (one of its tiles has a layout)? */
+bool ir_func_laid_out(Func *f);
 /* Unlinks a function from its module (its memory stays in the arena). */
 void ir_func_remove(Module *m, Func *f);
 
@@ -514,19 +520,64 @@ Module *ir_read(IrCtx *c, Diag *d, const Source *src);
  * location; returns false when any was found. */
 bool ir_verify_module(Module *m, Diag *d);
 bool ir_verify_func(Func *f, Diag *d);
+/* verify_layout.c: the rules of the laid-out stage (every tile has a
+ * layout codegen can lower; ops agree on them); ir_verify_func runs it on
+ * functions in that stage. */
+bool ir_verify_layouts(Func *f, Diag *d);
+
+/* ---- axis.c: contiguity, divisibility, constancy ------------------------ */
+
+typedef struct Axis {
+	int64_t contig[TY_MAX_RANK];  /* runs of +1 (elements) along dim */
+	int64_t cnst[TY_MAX_RANK];    /* runs of equal values along dim */
+	int64_t div;                  /* power of 2 dividing run starts
+					 (bytes for pointers) */
+	int64_t known;                /* the value, when has_known */
+	bool has_known;
+	uint64_t deps;                /* fast-path assumptions used */
+} Axis;
+
+typedef struct Assume {
+	uint64_t eq1;    /* int params assumed == 1 (bit = param index) */
+	uint64_t div16;  /* int params assumed % 16 == 0 */
+	uint64_t align;  /* pointer params assumed 16-byte aligned */
+} Assume;
+
+/* Analyses f's body; returns one Axis per value (in arena a). */
+Axis *axis_compute(Func *f, Arena *a, const Assume *as);
+/* Picks the fast-path assumptions worth checking at run time, given the
+ * facts proven without assumptions. */
+void axis_pick_assumptions(Func *f, const Axis *gen, Assume *as);
+/* Do two facts say the same (whatever assumptions they used)? */
+bool ax_same(const Axis *a, const Axis *b);
+
+/* ---- layout.c: the layouts of ops ---------------------------------------- */
+
+/* The layout of a shape op's operand (broadcast, expand_dims, reshape,
+ * trans) whose result is in `res`: the op then moves no data. */
+const Layout *ly_shape_operand(LayoutTab *t, Func *f, Op *op,
+			       const Layout *res);
+typedef struct Target Target;
+/* Whether dot op runs on mma.sync for target t (operand and accumulator
+ * types it has, shapes multiples of the instruction's), and whether its
+ * B is then stored N x K (8-bit operands). */
+bool ly_dot_is_mma(const Target *t, Func *f, Op *op, bool *trans_b);
+/* The layout of dot op's result: mma's accumulator, else blocked. */
+const Layout *ly_dot(LayoutTab *t, const Target *tg, Func *f, Op *op,
+		     int nwarps);
 
 /* ---- target.c: the target table ---------------------------------------------- */
 
 /* One GPU target (QBE's Target): what --target= names, what code
  * generation asks of it, and the features its ops may use. */
-typedef struct Target {
+struct Target {
 	int sm;                 /* 80, 90, 100: CgOpts.sm, FrontOpts.sm */
 	const char *name;       /* "sm_90a": LLVM's CPU and ptxas's -arch */
 	int ptx;                /* PTX ISA version x10 (LLVM feature +ptxNN) */
 	int64_t smem;           /* shared memory per program, in bytes */
 	int64_t smem_pipeline;  /* what software pipelining may take of it */
 	uint64_t features;      /* bit TF_x: the target has feature x */
-} Target;
+};
 
 const Target *target_get(int sm);                /* NULL if unknown */
 const Target *target_lookup(const char *name);   /* "sm_90a"; NULL */

@@ -628,3 +628,72 @@ ly_print(Buf *b, const Layout *l, LayoutNamer name, void *ud)
 		return;
 	}
 }
+
+/* ---- layouts of ops ---------------------------------------------------------- */
+
+static int64_t
+inverse_perm(const Attr *p, int64_t *inv)
+{
+	uint32_t i;
+
+	for (i = 0; p && i < p->ints.n && i < TY_MAX_RANK; i++)
+		inv[p->ints.v[i]] = (int64_t)i;
+	return p ? (int64_t)p->ints.n : 0;
+}
+
+const Layout *
+ly_shape_operand(LayoutTab *t, Func *f, Op *op, const Layout *res)
+{
+	Type *at = ir_type(f, op->opnds[0]);
+	int64_t inv[TY_MAX_RANK];
+
+	switch (op->kind) {
+	case OP_BROADCAST:
+		return ly_project(t, res, at->rank, at->shape);
+	case OP_TRANS:
+		if (inverse_perm(attr_find(&op->attrs, "perm"), inv) == res->rank)
+			return ly_trans(t, res, inv);
+		return res;
+	default:
+		return ly_reshape(t, res, at->rank, at->shape);
+	}
+}
+
+bool
+ly_dot_is_mma(const Target *t, Func *f, Op *op, bool *trans_b)
+{
+	Type *a = ir_type(f, op->opnds[0]), *c = ir_type(f, op->opnds[2]);
+	Type *ae = ty_elem(a), *ce = ty_elem(c);
+	int64_t M = a->shape[0], K = a->shape[1], N = c->shape[1];
+	int eb = MAX(1, ty_bits(ae) / 8);
+	bool mma = false;
+
+	switch (ae->kind) {
+	case TY_BF16: case TY_F16:
+		mma = ce->kind == TY_F32 && target_has(t, TF_MMA);
+		break;
+	case TY_F8E4M3: case TY_F8E5M2:
+		mma = ce->kind == TY_F32 && target_has(t, TF_MMA_FP8);
+		break;
+	case TY_I8:
+		mma = ce->kind == TY_I32 && target_has(t, TF_MMA_I8);
+		break;
+	default:
+		break;
+	}
+	if (M % 16 || N % 8 || K % (eb == 1 ? 32 : 16))
+		mma = false;
+	*trans_b = mma && eb == 1;
+	return mma;
+}
+
+const Layout *
+ly_dot(LayoutTab *t, const Target *tg, Func *f, Op *op, int nwarps)
+{
+	Type *c = ir_type(f, op->res[0]);
+	bool trans_b;
+
+	if (ly_dot_is_mma(tg, f, op, &trans_b))
+		return ly_mma(t, c->shape, nwarps);
+	return ly_default(t, 2, c->shape, MAX(1, ty_bits(c->elem) / 8), nwarps);
+}

@@ -152,11 +152,20 @@ ty_with_layout(IrCtx *c, Type *t, const Layout *layout)
 }
 
 Type *
+ty_strip(IrCtx *c, Type *t)
+{
+	return t->kind == TY_TILE && t->layout ? ty_with_layout(c, t, NULL) : t;
+}
+
+Type *
 ty_like(IrCtx *c, Type *t, Type *elem)
 {
+	Type *r;
+
 	if (t->kind != TY_TILE)
 		return elem;
-	return ty_tile(c, elem, t->rank, t->shape);
+	r = ty_tile(c, elem, t->rank, t->shape);
+	return t->layout ? ty_with_layout(c, r, t->layout) : r;
 }
 
 bool

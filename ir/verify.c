@@ -340,8 +340,10 @@ check_counts(Verifier *v, Op *op)
 
 /* ---- op rules ------------------------------------------------------------------- */
 
-#define OPT(op, i) ir_type(v->f, (op)->opnds[i])
-#define RT(op, i) ir_type(v->f, (op)->res[i])
+/* The types rules are about, without layouts (ir/verify_layout.c checks
+ * those of the laid-out stage). */
+#define OPT(op, i) ty_strip(v->f->mod->ctx, ir_type(v->f, (op)->opnds[i]))
+#define RT(op, i) ty_strip(v->f->mod->ctx, ir_type(v->f, (op)->res[i]))
 
 /* Is type t `want`?  Else reports "'op' <what> must be 'want', got 't'". */
 static bool
@@ -1477,6 +1479,8 @@ ir_verify_func(Func *f, Diag *d)
 	check_func_attrs(&v);
 	check_block(&v, f->body, NULL, 0, 0);
 	arena_reset(&a);
+	if (!v.errors && ir_func_laid_out(f))
+		return ir_verify_layouts(f, d);
 	return v.errors == 0;
 }
 

@@ -10,7 +10,8 @@
 #include "codegen/codegen.h"
 #include "jit/jit.h"
 
-const char *const emit_names[5] = { "ast", "ir", "llvm", "ptx", "cubin" };
+const char *const emit_names[6] = { "ast", "ir", "lir", "llvm", "ptx",
+				     "cubin" };
 
 static bool
 codegen(Job *j, Module *m)
@@ -93,10 +94,18 @@ run(Job *j)
 					    : pass_default_pipeline(j->olevel),
 			       &po, &j->diag))
 		return false;
+	if (j->emit == EMIT_IR) {
+		ir_print_module(&j->out, m, &pr);
+		return true;
+	}
+	/* target lowering: the laid-out IR, what the GPU will run (and what
+	 * the simulator runs of a compiled module) */
+	if (!pass_run_pipeline(m, pass_lower_pipeline(j->olevel), &po, &j->diag))
+		return false;
 	ir_print_module(&ir, m, &pr);
 	j->ir_text = arena_strdup(j->arena, ir.s ? ir.s : "");
 	buf_free(&ir);
-	if (j->emit == EMIT_IR) {
+	if (j->emit == EMIT_LIR) {
 		buf_puts(&j->out, j->ir_text);
 		return true;
 	}

@@ -9,9 +9,11 @@
 #include "passes/passes.h"
 #include "parser/sema.h"
 
-typedef enum Emit { EMIT_AST, EMIT_IR, EMIT_LLVM, EMIT_PTX, EMIT_CUBIN } Emit;
+typedef enum Emit {
+	EMIT_AST, EMIT_IR, EMIT_LIR, EMIT_LLVM, EMIT_PTX, EMIT_CUBIN
+} Emit;
 
-extern const char *const emit_names[5];  /* "ast", "ir", ... */
+extern const char *const emit_names[6];  /* "ast", "ir", "lir", ... */
 
 /* One compilation.  The caller fills the inputs; compile_run fills out,
  * diag and the rest, all in `arena`. */

@@ -212,7 +212,7 @@ setup_job(tlx_ctx *c, Job *j, const char *src, size_t len,
 	switch (o->emit) {
 	case TLX_EMIT_CUBIN: j->emit = EMIT_CUBIN; j->ptx_ok = true; break;
 	case TLX_EMIT_PTX: j->emit = EMIT_PTX; break;
-	case TLX_EMIT_IR: j->emit = EMIT_IR; break;
+	case TLX_EMIT_IR: j->emit = EMIT_LIR; break;
 	default: return fail(c, TLX_MISUSE, "unknown emit kind %d", o->emit);
 	}
 	j->lineinfo = o->lineinfo != 0;
@@ -258,7 +258,7 @@ run_job(tlx_ctx *c, Job *j, CacheEntry *e)
 		return compile_error(c, j);
 	}
 	j->arena->oom = NULL;
-	e->kind = j->emit == EMIT_IR ? TLX_IMAGE_IR
+	e->kind = j->emit == EMIT_LIR ? TLX_IMAGE_IR
 		  : j->binary ? TLX_IMAGE_CUBIN : TLX_IMAGE_PTX;
 	e->image = dup_bytes(j->out.s ? j->out.s : "", j->out.n);
 	e->image_size = j->out.n;

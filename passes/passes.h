@@ -36,6 +36,9 @@ typedef struct PipelineOpts {
 
 /* The default pipeline for an optimization level (0..3) as text. */
 const char *pass_default_pipeline(int olevel);
+/* The target-lowering pipeline (tile-level IR to the laid-out stage) for
+ * an optimization level, as text. */
+const char *pass_lower_pipeline(int olevel);
 /* True when `name` is a registered pass. */
 bool pass_exists(const char *name);
 /* Prints "name  summary" for every pass (for --help). */

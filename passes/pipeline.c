@@ -76,6 +76,13 @@ pass_default_pipeline(int olevel)
 	return "inline,canon,cse,licm,canon,cse,dce";
 }
 
+const char *
+pass_lower_pipeline(int olevel)
+{
+	(void)olevel;
+	return "assign-layouts";
+}
+
 static const PassInfo *
 find_pass(const char *name, size_t n)
 {

@@ -669,6 +669,7 @@ sim_op_shape(SimLaunch *L, SimAct *act, Op *op)
 		return;
 	case OP_EXPAND_DIMS:
 	case OP_RESHAPE:
+	case OP_CONVERT_LAYOUT:  /* moves data between threads, not elements */
 		same_shape(L, op, &a, &r);
 		memcpy(r.p, a.p, a.n * (size_t)a.es);
 		return;

@@ -68,6 +68,8 @@ static const char usage_text[] =
 "  --emit=KIND           what to produce (default: cubin):\n"
 "                          ast    the syntax tree, as S-expressions\n"
 "                          ir     the tile IR after the passes, with locations\n"
+"                          lir    the laid-out IR after target lowering (what\n"
+"                                 code generation translates), with locations\n"
 "                          llvm   LLVM IR for NVPTX, optimized\n"
 "                          ptx    PTX assembly\n"
 "                          cubin  a loadable CUDA binary (see --assembler)\n"
@@ -225,8 +227,8 @@ set_emit(Options *o, const char *v)
 		o->emit = (Emit)i;
 		return CONTINUE;
 	}
-	return usage_error("invalid --emit value '%s' (expected ast, ir, llvm, "
-			   "ptx or cubin)", v);
+	return usage_error("invalid --emit value '%s' (expected ast, ir, lir, "
+			   "llvm, ptx or cubin)", v);
 }
 
 static int

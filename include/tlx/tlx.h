@@ -47,7 +47,7 @@ extern "C" {
 /* What tlx_compile produces. */
 #define TLX_EMIT_CUBIN 0  /* a cubin (PTX when no assembler is present) */
 #define TLX_EMIT_PTX 1
-#define TLX_EMIT_IR 2     /* the tile IR text (runs on the simulator) */
+#define TLX_EMIT_IR 2     /* the laid-out IR text (runs on the simulator) */
 
 /* The kind of a module's image. */
 #define TLX_IMAGE_CUBIN 0

@@ -16,16 +16,16 @@
  * contiguous along the innermost dim equal to 1 (axis_pick_assumptions).
  * Each fact records the assumptions it used (`deps`); a memory access
  * whose fast-path vector is wider is guarded at run time by exactly
- * those (cg_guard), so both paths are always correct.
+ * those (codegen's cg_guard), so both paths are always correct.
  */
-#include "config.h"
+#include <string.h>
 
-#include "codegen/cg.h"
+#include "ir.h"
 
 enum { AX_BIG = 1 << 30 };
 
 typedef struct AxCtx {
-	CgFn *fn;
+	Func *f;
 	Axis *ax;
 	const Assume *as;
 } AxCtx;
@@ -74,7 +74,7 @@ static void
 ax_param(AxCtx *c, Value v, int idx)
 {
 	Axis *a = &c->ax[v];
-	Type *t = ir_type(c->fn->f, v);
+	Type *t = ir_type(c->f, v);
 	uint64_t bit = idx < 64 ? 1ull << idx : 0;
 
 	ax_default(a, t);
@@ -180,7 +180,7 @@ div_rem(Axis *r, const Axis *a, const Axis *b, int rank, bool rem)
 static void
 ptr_add(AxCtx *c, Op *op, Axis *r, const Axis *p, const Axis *o, int rank)
 {
-	Type *pt = ty_elem(ir_type(c->fn->f, op->res[0]));
+	Type *pt = ty_elem(ir_type(c->f, op->res[0]));
 	int64_t es = MAX(1, ty_bytes(pt->elem));
 	int d;
 
@@ -195,7 +195,7 @@ ptr_add(AxCtx *c, Op *op, Axis *r, const Axis *p, const Axis *o, int rank)
 static void
 shape_op(AxCtx *c, Op *op, Axis *r, const Axis *a)
 {
-	Func *f = c->fn->f;
+	Func *f = c->f;
 	Type *rt = ir_type(f, op->res[0]), *at = ir_type(f, op->opnds[0]);
 	int d, ax, n = 0;
 	const Attr *perm;
@@ -250,7 +250,7 @@ static void axis_block(AxCtx *c, Block *b);
 static void
 axis_op(AxCtx *c, Op *op)
 {
-	Func *f = c->fn->f;
+	Func *f = c->f;
 	Axis *r, *a, *b;
 	Type *rt;
 	int rank;
@@ -354,13 +354,12 @@ axis_block(AxCtx *c, Block *b)
 }
 
 Axis *
-axis_compute(CgFn *fn, const Assume *as)
+axis_compute(Func *f, Arena *a, const Assume *as)
 {
-	Func *f = fn->f;
-	AxCtx c = { .fn = fn, .as = as };
+	AxCtx c = { .f = f, .as = as };
 	uint32_t i;
 
-	c.ax = arena_alloc(fn->a, f->vals.n * sizeof *c.ax);
+	c.ax = arena_alloc(a, f->vals.n * sizeof *c.ax);
 	for (i = 0; i < f->vals.n; i++)
 		ax_default(&c.ax[i], f->vals.v[i].ty ? f->vals.v[i].ty
 			   : ty_scalar(f->mod->ctx, TY_I32));
@@ -398,7 +397,7 @@ param_of(Func *f, Value v)
 
 typedef struct Pick {
 	Func *f;
-	Axis *gen;
+	const Axis *gen;
 	uint64_t eq1;
 } Pick;
 
@@ -417,7 +416,7 @@ pick_op(Op *op, void *ud)
 	last = t->rank - 1;
 	for (i = 0; i < 2; i++) {
 		int prm = param_of(p->f, op->opnds[i]);
-		Axis *other = &p->gen[op->opnds[1 - i]];
+		const Axis *other = &p->gen[op->opnds[1 - i]];
 
 		if (prm >= 0 && prm < 64 && other->contig[last] > 1)
 			p->eq1 |= 1ull << prm;
@@ -434,10 +433,9 @@ ax_same(const Axis *a, const Axis *b)
 }
 
 void
-axis_pick_assumptions(CgFn *fn, Assume *as)
+axis_pick_assumptions(Func *f, const Axis *gen, Assume *as)
 {
-	Func *f = fn->f;
-	Pick p = { .f = f, .gen = fn->ax_gen };
+	Pick p = { .f = f, .gen = gen };
 	uint32_t i;
 
 	memset(as, 0, sizeof *as);

@@ -1,0 +1,206 @@
+/*
+ * verify_layout.c: the rules of the laid-out stage (docs/il.md 2.1), on
+ * top of the tile-level rules of verify.c (which compare types without
+ * their layouts):
+ *   - every tile has a layout of its shape, over the kernel's warps, with
+ *     distinct single-bit bases that give every element a thread (what
+ *     code generation can lower);
+ *   - ops agree on layouts: an elementwise op, cmp, select, cvt, bitcast
+ *     and ptr_add keep their operands' layout; a memory access uses one
+ *     layout for pointers, mask, `other`, value and result; a shape op's
+ *     operand and result are each other's image (the op moves no data);
+ *     a reduction gives the slice of its operand's layout; a dot's
+ *     accumulator is in its result's layout; only convert_layout changes
+ *     a layout (region arguments and yields are checked by verify.c,
+ *     which compares their types whole).
+ */
+#include "ir.h"
+
+typedef struct LVer {
+	Func *f;
+	Diag *d;
+	int nwarps;
+	int errors;
+} LVer;
+
+static void
+lerr(LVer *v, Op *op, const char *fmt, ...) TLX_PRINTF(3, 4);
+
+static void
+lerr(LVer *v, Op *op, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	ir_error(v->d, v->f, op, "%s", buf);
+	v->errors++;
+}
+
+static const Layout *
+ly_of(LVer *v, Value x)
+{
+	return ir_type(v->f, x)->layout;
+}
+
+static bool
+is_tile(LVer *v, Value x)
+{
+	return ir_type(v->f, x)->kind == TY_TILE;
+}
+
+static void
+check_value(LVer *v, Op *op, Value x)
+{
+	Type *t = ir_type(v->f, x);
+	const Layout *l = t->layout;
+	const char *why;
+
+	if (t->kind != TY_TILE)
+		return;
+	if (!l) {
+		lerr(v, op, "a tile of the laid-out stage has no layout");
+		return;
+	}
+	if (l->rank != t->rank ||
+	    memcmp(l->shape, t->shape, (size_t)t->rank * sizeof *t->shape)) {
+		lerr(v, op, "a tile's layout has another shape");
+		return;
+	}
+	if ((why = ly_check(l)))
+		lerr(v, op, "%s", why);
+	else if (ly_nwarps(l) != v->nwarps)
+		lerr(v, op, "a layout over %d warps in a kernel of %d",
+		     ly_nwarps(l), v->nwarps);
+}
+
+/* Every tile operand and tile result of op has one layout. */
+static void
+same_layout(LVer *v, Op *op, const char *what)
+{
+	const Layout *l = NULL;
+	uint32_t i;
+
+	for (i = 0; i < op->nopnds + op->nres; i++) {
+		Value x = i < op->nopnds ? op->opnds[i] : op->res[i - op->nopnds];
+
+		if (!is_tile(v, x) || !ly_of(v, x))
+			continue;
+		if (!l)
+			l = ly_of(v, x);
+		else if (ly_of(v, x) != l) {
+			lerr(v, op, "'%s' %s in one layout (convert_layout "
+			     "changes layouts)", op_name(op->kind), what);
+			return;
+		}
+	}
+}
+
+static void
+check_shape_op(LVer *v, Op *op)
+{
+	LayoutTab *lt = &v->f->mod->ctx->layouts;
+	const Layout *a, *r, *d = NULL;
+	Type *rt = ir_type(v->f, op->res[0]);
+	const Attr *p;
+
+	if (!is_tile(v, op->opnds[0]))
+		return;  /* a splat-like broadcast of a scalar */
+	a = ly_of(v, op->opnds[0]);
+	r = rt->layout;
+	if (!a || !r || ly_shape_operand(lt, v->f, op, r) == a)
+		return;
+	switch (op->kind) {
+	case OP_BROADCAST:
+		d = ly_broadcast(lt, a, rt->rank, rt->shape);
+		break;
+	case OP_TRANS:
+		p = attr_find(&op->attrs, "perm");
+		if (p && p->ints.n == rt->rank)
+			d = ly_trans(lt, a, p->ints.v);
+		break;
+	default:
+		d = ly_reshape(lt, a, rt->rank, rt->shape);
+		break;
+	}
+	if (d != r)
+		lerr(v, op, "'%s' moves data: its result's layout is not its "
+		     "operand's seen through it", op_name(op->kind));
+}
+
+static void
+check_op(LVer *v, Op *op)
+{
+	LayoutTab *lt = &v->f->mod->ctx->layouts;
+	IrCtx *c = v->f->mod->ctx;
+	const Layout *a;
+	uint32_t i;
+
+	for (i = 0; i < op->nres; i++)
+		check_value(v, op, op->res[i]);
+	for (i = 0; i < op->nregions; i++)
+		for (uint32_t k = 0; k < op->regions[i]->nargs; k++)
+			check_value(v, op, op->regions[i]->args[k]);
+	if (op_has(op, F_ELEM)) {
+		same_layout(v, op, "operands and result are");
+		return;
+	}
+	switch (op->kind) {
+	case OP_CMP: case OP_SELECT: case OP_CVT: case OP_BITCAST:
+	case OP_PTR_ADD:
+		same_layout(v, op, "operands and result are");
+		break;
+	case OP_LOAD: case OP_STORE: case OP_ATOMIC: case OP_ATOMIC_CAS:
+	case OP_CP_ASYNC:
+		same_layout(v, op, "pointers, mask, values and result are");
+		break;
+	case OP_BROADCAST: case OP_EXPAND_DIMS: case OP_RESHAPE: case OP_TRANS:
+		check_shape_op(v, op);
+		break;
+	case OP_REDUCE:
+		a = ly_of(v, op->opnds[0]);
+		if (a && is_tile(v, op->res[0]) && ly_of(v, op->res[0]) &&
+		    ly_of(v, op->res[0]) != ly_slice(lt, a, (int)attr_int(&op->attrs,
+								   "axis", 0)))
+			lerr(v, op, "'reduce' result must be in the slice of its "
+			     "operand's layout");
+		break;
+	case OP_DOT:
+		if (ly_of(v, op->opnds[2]) != ly_of(v, op->res[0]))
+			lerr(v, op, "'dot' accumulator must be in its result's layout");
+		break;
+	case OP_CONVERT_LAYOUT:
+		if (ty_strip(c, ir_type(v->f, op->opnds[0])) !=
+		    ty_strip(c, ir_type(v->f, op->res[0])))
+			lerr(v, op, "'convert_layout' changes only the layout of a "
+			     "tile, not its shape or element");
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+walk(LVer *v, Block *b)
+{
+	Op *op;
+	uint32_t i;
+
+	for (op = b->first; op; op = op->next) {
+		check_op(v, op);
+		for (i = 0; i < op->nregions; i++)
+			walk(v, op->regions[i]);
+	}
+}
+
+bool
+ir_verify_layouts(Func *f, Diag *d)
+{
+	LVer v = { .f = f, .d = d };
+
+	v.nwarps = (int)attr_int(&f->attrs, "warps", 4);
+	walk(&v, f->body);
+	return v.errors == 0;
+}
