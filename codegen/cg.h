@@ -310,9 +310,6 @@ int64_t cg_smem_dynamic(CgFn *fn);  /* bytes a launch must ask for */
 int64_t cg_smem_offset(CgFn *fn, Op *op);
 /* The scratch an op needs beyond its conversions (reduce, dot, ...). */
 int64_t cg_op_scratch(CgFn *fn, Op *op);
-/* Bytes a conversion from `from` to `to` needs. */
-int64_t cg_convert_bytes(const Layout *from, const Layout *to, int ebytes);
-int64_t cg_tile_bytes(const Layout *l, int ebytes);  /* padded copy */
 /* Registers of the first copies, shared with the replicas. */
 LLVMValueRef *cg_share_first(CgFn *fn, Type *ety, LLVMValueRef *r,
 			     const Layout *l, int64_t off);

@@ -921,7 +921,7 @@ stream_store(Access *a)
 	a->dim = dim;
 	vec_store(a, p, n, mk, vals);
 	cg_loop_end(fn, &loop, nr / (uint32_t)n);
-	cg_scratch_read(fn, off, cg_tile_bytes(ly, a->eb));
+	cg_scratch_read(fn, off, ly_copy_bytes(ly, a->eb));
 	return true;
 }
 
@@ -1124,7 +1124,7 @@ cg_atomic_scratch(CgFn *fn, Op *op)
 	ly = cg_mem_layout(fn, op);
 	if (!ly_lane_dup(ly) && !ly_warp_dup(ly))
 		return 0;
-	return cg_tile_bytes(ly, MAX(1, ty_bits(rt->elem) / 8));
+	return ly_copy_bytes(ly, MAX(1, ty_bits(rt->elem) / 8));
 }
 
 bool

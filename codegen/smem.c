@@ -55,56 +55,6 @@ ebytes_of(Type *t)
 	return e->kind == TY_PTR ? 8 : MAX(1, ty_bits(e) / 8);
 }
 
-static int64_t
-row_bytes(const Layout *l, int eb)
-{
-	int64_t rb = l->shape[l->rank - 1] * eb;
-
-	return l->rank >= 2 && rb >= 64 ? rb + 16 : rb;
-}
-
-static bool
-same_threads(const Layout *a, const Layout *b)
-{
-	uint32_t i, j;
-
-	if (a->rank != b->rank || a->nwarp != b->nwarp ||
-	    memcmp(a->shape, b->shape, sizeof a->shape) ||
-	    memcmp(a->lane, b->lane, sizeof a->lane) ||
-	    memcmp(a->warp, b->warp, sizeof a->warp))
-		return false;
-	for (i = 0; i < b->nreg; i++) {
-		if (!b->reg[i])
-			continue;
-		for (j = 0; j < a->nreg && a->reg[j] != b->reg[i]; j++)
-			;
-		if (j == a->nreg)
-			return false;
-	}
-	return true;
-}
-
-int64_t
-cg_tile_bytes(const Layout *l, int ebytes)
-{
-	int64_t rows = 1;
-
-	for (int d = 0; d + 1 < l->rank; d++)
-		rows *= l->shape[d];
-	return rows * row_bytes(l, ebytes);
-}
-
-int64_t
-cg_convert_bytes(const Layout *from, const Layout *to, int ebytes)
-{
-	int64_t rows;
-
-	if (from == to || same_threads(from, to))
-		return 0;
-	(void)rows;
-	return cg_tile_bytes(to, ebytes);
-}
-
 /* A convert_layout's scratch: the copy in the result's layout, unless
  * renaming registers makes it. */
 static int64_t
@@ -118,7 +68,7 @@ conversions(CgFn *fn, Op *op)
 	to = fn->vals[op->res[0]].home;
 	if (!from || !to || from == to)
 		return 0;
-	return cg_convert_bytes(from, to, ebytes_of(ir_type(fn->f, op->res[0])));
+	return ly_convert_bytes(from, to, ebytes_of(ir_type(fn->f, op->res[0])));
 }
 
 static int32_t
@@ -543,7 +493,7 @@ conv_thread(CgFn *fn, const Layout *l, int eb)
 	row = LLVMBuildLShr(cg->B, t, cg_i32(cg, lb), "");
 	col = LLVMBuildAnd(cg->B, t, cg_i32(cg, (1 << lb) - 1), "");
 	return LLVMBuildAdd(cg->B, LLVMBuildMul(cg->B, row,
-			    cg_i32(cg, row_bytes(l, eb)), ""),
+			    cg_i32(cg, ly_copy_row_bytes(l, eb)), ""),
 			    LLVMBuildMul(cg->B, col, cg_i32(cg, eb), ""), "");
 }
 
@@ -555,7 +505,7 @@ conv_addr(CgFn *fn, const Layout *l, LLVMValueRef t, uint32_t r, int eb,
 {
 	int lb = ly_dim_bits(l, l->rank - 1);
 	uint32_t f = ly_reg_flat(l, r);
-	int64_t c = base + (int64_t)(f >> lb) * row_bytes(l, eb) +
+	int64_t c = base + (int64_t)(f >> lb) * ly_copy_row_bytes(l, eb) +
 		    (int64_t)(f & ((1u << lb) - 1)) * eb;
 
 	return LLVMBuildAdd(fn->cg->B, t, cg_i32(fn->cg, c), "");
@@ -734,7 +684,7 @@ cg_convert_write(CgFn *fn, Type *ety, LLVMValueRef *r, const Layout *from,
 		for (i = 0; i < n; i++)
 			src[i] = LLVMBuildZExt(cg->B, r[i], cg->t_i8, "");
 	}
-	cg_scratch_write(fn, off, cg_tile_bytes(to, eb));
+	cg_scratch_write(fn, off, ly_copy_bytes(to, eb));
 	write_tile(fn, conv_type(cg, ety), src, from, eb, off);
 	cg_barrier(fn);
 }
@@ -753,7 +703,7 @@ cg_convert_addr(CgFn *fn, const Layout *l, LLVMValueRef *c, int eb,
 	row = LLVMBuildLShr(B, flat, cg_i32(fn->cg, lb), "");
 	col = LLVMBuildAnd(B, flat, cg_i32(fn->cg, (1 << lb) - 1), "");
 	return LLVMBuildAdd(B, LLVMBuildAdd(B, LLVMBuildMul(B, row,
-			    cg_i32(fn->cg, row_bytes(l, eb)), ""),
+			    cg_i32(fn->cg, ly_copy_row_bytes(l, eb)), ""),
 			    LLVMBuildMul(B, col, cg_i32(fn->cg, eb), ""), ""),
 			    cg_i32(fn->cg, off), "");
 }
@@ -769,7 +719,7 @@ cg_convert(CgFn *fn, Type *ety, LLVMValueRef *r, const Layout *from,
 
 	cg_convert_write(fn, ety, r, from, to, off);
 	out = read_tile(fn, conv_type(cg, ety), to, eb, off);
-	cg_scratch_read(fn, off, cg_tile_bytes(to, eb));
+	cg_scratch_read(fn, off, ly_copy_bytes(to, eb));
 	if (ty_elem(ety)->kind == TY_I1)
 		for (i = 0; i < (uint32_t)ly_nregs(to); i++)
 			out[i] = LLVMBuildTrunc(cg->B, out[i], cg->t_i1, "");
@@ -792,11 +742,11 @@ cg_share_first(CgFn *fn, Type *ety, LLVMValueRef *r, const Layout *l,
 		for (i = 0; i < n; i++)
 			src[i] = LLVMBuildZExt(cg->B, r[i], cg->t_i8, "");
 	}
-	cg_scratch_write(fn, off, cg_tile_bytes(l, eb));
+	cg_scratch_write(fn, off, ly_copy_bytes(l, eb));
 	write_tile(fn, et, src, l, eb, off);
 	cg_barrier(fn);
 	out = read_tile(fn, et, l, eb, off);
-	cg_scratch_read(fn, off, cg_tile_bytes(l, eb));
+	cg_scratch_read(fn, off, ly_copy_bytes(l, eb));
 	if (is_bool)
 		for (i = 0; i < n; i++)
 			out[i] = LLVMBuildTrunc(cg->B, out[i], cg->t_i1, "");

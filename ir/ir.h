@@ -173,6 +173,20 @@ const char *ly_check(const Layout *l);
 typedef const char *(*LayoutNamer)(void *ud, const Layout *l);
 void ly_print(Buf *b, const Layout *l, LayoutNamer name, void *ud);
 const char *ly_kind_name(int kind);
+/* A conversion (convert_layout) goes through a row-major copy of the tile
+ * in shared memory, with 16 bytes of padding after each row of at least
+ * 64 bytes (the rows of an mma fragment then fall on distinct banks):
+ * its row pitch, its size, and the byte offset of flat index `flat` in
+ * it; `eb` is the element's bytes (i1: 1). */
+int64_t ly_copy_row_bytes(const Layout *l, int eb);
+int64_t ly_copy_bytes(const Layout *l, int eb);
+int64_t ly_copy_offset(const Layout *l, uint32_t flat, int eb);
+/* Do a and b put every element in the same thread (then a conversion
+ * renames registers)? */
+bool ly_same_threads(const Layout *a, const Layout *b);
+/* Bytes of shared memory a conversion from `from` to `to` needs (0: it
+ * renames registers). */
+int64_t ly_convert_bytes(const Layout *from, const Layout *to, int eb);
 
 
 /* ---- attributes (attr.c) -------------------------------------------- */

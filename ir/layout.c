@@ -697,3 +697,61 @@ ly_dot(LayoutTab *t, const Target *tg, Func *f, Op *op, int nwarps)
 		return ly_mma(t, c->shape, nwarps);
 	return ly_default(t, 2, c->shape, MAX(1, ty_bits(c->elem) / 8), nwarps);
 }
+
+/* ---- the shared-memory copy of a tile ------------------------------------------ */
+
+int64_t
+ly_copy_row_bytes(const Layout *l, int eb)
+{
+	int64_t rb = l->shape[l->rank - 1] * eb;
+
+	return l->rank >= 2 && rb >= 64 ? rb + 16 : rb;
+}
+
+int64_t
+ly_copy_bytes(const Layout *l, int eb)
+{
+	int64_t rows = 1;
+
+	for (int d = 0; d + 1 < l->rank; d++)
+		rows *= l->shape[d];
+	return rows * ly_copy_row_bytes(l, eb);
+}
+
+int64_t
+ly_copy_offset(const Layout *l, uint32_t flat, int eb)
+{
+	int lb = ly_dim_bits(l, l->rank - 1);
+
+	return (int64_t)(flat >> lb) * ly_copy_row_bytes(l, eb) +
+	       (int64_t)(flat & ((1u << lb) - 1)) * eb;
+}
+
+bool
+ly_same_threads(const Layout *a, const Layout *b)
+{
+	uint32_t i, j;
+
+	if (a->rank != b->rank || a->nwarp != b->nwarp ||
+	    memcmp(a->shape, b->shape, sizeof a->shape) ||
+	    memcmp(a->lane, b->lane, sizeof a->lane) ||
+	    memcmp(a->warp, b->warp, sizeof a->warp))
+		return false;
+	for (i = 0; i < b->nreg; i++) {
+		if (!b->reg[i])
+			continue;
+		for (j = 0; j < a->nreg && a->reg[j] != b->reg[i]; j++)
+			;
+		if (j == a->nreg)
+			return false;
+	}
+	return true;
+}
+
+int64_t
+ly_convert_bytes(const Layout *from, const Layout *to, int eb)
+{
+	if (from == to || ly_same_threads(from, to))
+		return 0;
+	return ly_copy_bytes(to, eb);
+}
