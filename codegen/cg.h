@@ -263,12 +263,8 @@ static inline bool cg_is_tile(CgFn *fn, Value v)
 	return ir_type(fn->f, v)->kind == TY_TILE;
 }
 
-/* ---- pipeline.c: software pipelining of dot operands ------------------- */
+/* ---- schedule.c: loads move above the reductions and dots before them -- */
 
-/* Rewrites f (after __tlx_ir was printed): loads feeding a dot in a loop
- * become a ring of cp.async stages. */
-void cg_pipeline(Cg *cg, Func *f);
-/* schedule.c: loads move above the reductions and dots before them. */
 void cg_schedule(CgFn *fn);
 
 /* ---- check.c: what codegen can lower ----------------------------------- */
@@ -394,8 +390,6 @@ bool cg_control_op(CgFn *fn, Op *op);    /* control.c */
 bool cg_shared_op(CgFn *fn, Op *op);     /* shared.c */
 bool cg_math_supported(CgFn *fn, Op *op); /* math.c */
 bool cg_dot_op(CgFn *fn, Op *op);        /* mma.c */
-/* Whether dot op runs on t's tensor cores (and B is stored N x K). */
-bool cg_dot_is_mma(Func *f, Op *op, const Target *t, bool *trans_b);
 /* The smem view dot operand i is read from directly (0: it is staged). */
 Value cg_dot_view(CgFn *fn, Op *op, int i);
 int64_t cg_dot_scratch(CgFn *fn, Op *op);

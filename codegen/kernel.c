@@ -1228,10 +1228,8 @@ cg_prepare_kernel(Cg *cg, Func *f, CgPrep *p)
 	setup(&fn, cg, f, &a);
 	if (!check_supported(&fn))
 		goto done;
-	if (cg->o->olevel > 0) {
-		cg_pipeline(cg, f);
+	if (cg->o->olevel > 0)
 		cg_schedule(&fn);
-	}
 	analyse(&fn);
 	if (!cg_smem_plan(&fn))
 		goto done;

@@ -57,22 +57,7 @@ dot_shape(Dot *d, Func *f, Op *op, const Target *t)
 	d->N = c->shape[1];
 	d->eb = MAX(1, ty_bits(d->ae) / 8);
 	d->kstep = d->eb == 1 ? 32 : 16;
-	switch (d->ae->kind) {
-	case TY_BF16: case TY_F16:
-		d->mma = d->ce->kind == TY_F32 && target_has(t, TF_MMA);
-		break;
-	case TY_F8E4M3: case TY_F8E5M2:
-		d->mma = d->ce->kind == TY_F32 && target_has(t, TF_MMA_FP8);
-		break;
-	case TY_I8:
-		d->mma = d->ce->kind == TY_I32 && target_has(t, TF_MMA_I8);
-		break;
-	default:
-		break;
-	}
-	if (d->M % 16 || d->N % 8 || d->K % d->kstep)
-		d->mma = false;
-	d->trans_b = d->mma && d->eb == 1;
+	d->mma = ly_dot_is_mma(t, f, op, &d->trans_b);
 }
 
 static void
@@ -80,16 +65,6 @@ dot_init(Dot *d, CgFn *fn, Op *op)
 {
 	dot_shape(d, fn->f, op, fn->cg->t);
 	d->fn = fn;
-}
-
-bool
-cg_dot_is_mma(Func *f, Op *op, const Target *t, bool *trans_b)
-{
-	Dot d;
-
-	dot_shape(&d, f, op, t);
-	*trans_b = d.trans_b;
-	return d.mma;
 }
 
 /* ---- staging a and b in shared memory -------------------------------------- */

@@ -79,8 +79,7 @@ pass_default_pipeline(int olevel)
 const char *
 pass_lower_pipeline(int olevel)
 {
-	(void)olevel;
-	return "assign-layouts";
+	return olevel > 0 ? "pipeline-loads,assign-layouts" : "assign-layouts";
 }
 
 static const PassInfo *

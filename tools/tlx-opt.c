@@ -38,6 +38,8 @@ usage(FILE *out)
 		"\n"
 		"  --passes=LIST          run these passes, comma-separated\n"
 		"  -O0 -O1 -O2 -O3        run the default pipeline of that level\n"
+		"  --target=SM            sm_80, sm_90a or sm_100a, for target-lowering\n"
+		"                         passes (default: sm_90a)\n"
 		"  -o FILE                write the result to FILE (default: stdout)\n"
 		"  --no-locs              print without @line:col locations\n"
 		"  --round-trip           check that print(read(print(IR))) == print(IR)\n"
@@ -103,6 +105,15 @@ parse_args(int argc, char **argv, Opts *o)
 			return 0;
 		} else if ((v = option_value(argc, argv, &i, "--passes"))) {
 			o->pipeline = v;
+		} else if ((v = option_value(argc, argv, &i, "--target"))) {
+			const Target *t = target_lookup(v);
+
+			if (!t) {
+				fprintf(stderr, "tlx-opt: unknown target '%s' (sm_80, "
+					"sm_90a or sm_100a)\n", v);
+				return EXIT_USAGE;
+			}
+			po->sm = t->sm;
 		} else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
 			o->olevel = a[2] - '0';
 		} else if (strcmp(a, "-o") == 0 && i + 1 < argc) {
@@ -323,7 +334,7 @@ write_output(const char *path, const Buf *b)
 int
 main(int argc, char **argv)
 {
-	Opts o = { .olevel = -1, .verify = true };
+	Opts o = { .olevel = -1, .verify = true, .po.sm = 90 };
 	Buf out = { 0 };
 	char *text;
 	size_t len;

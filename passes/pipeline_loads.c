@@ -1,5 +1,6 @@
 /*
- * pipeline.c: software pipelining of the loads that feed a dot.
+ * pipeline_loads.c: software pipelining of the loads that feed a dot --
+ * pass "pipeline-loads".
  *
  * A loop of the shape
  *
@@ -22,18 +23,18 @@
  * reads its fragments straight from the stage (ldmatrix, no register
  * round trip).  The copy of slot (i-1) % S starts after the wait's
  * barrier, when every warp is done with it.  S is up to 4 (stages_for).
- * It runs inside codegen after __tlx_ir is printed, so the embedded IR
- * is the user's.  B of an fp8 or int8 dot stays in registers (it must be
- * transposed for ldmatrix).
+ * B of an fp8 or int8 dot stays in registers (it must be transposed for
+ * ldmatrix).  Requires: tile-level IR (before assign-layouts).  The
+ * kernel's stages(N) is an error when N stages do not fit.  Counters:
+ * loops-pipelined.
  */
-#include "config.h"
-
 #include <math.h>
 
-#include "codegen/cg.h"
+#include "passes/passes.h"
 
 typedef struct Pipe {
-	Cg *cg;
+	PassCtx *pc;
+	const Target *t;
 	Func *f;
 	Op *loop;
 	Block *body;
@@ -307,9 +308,9 @@ rewrite(Pipe *p, bool *chain)
  * 128x32 + 32x128 bf16 run as fast as 4); 2 or 3 bigger stages may take
  * up to 160 KB on sm_90a+ (96 KB on sm_80). */
 static int
-stages_for(Cg *cg, Pipe *p)
+stages_for(Pipe *p)
 {
-	int64_t bytes = 0, budget = cg->t->smem_pipeline;
+	int64_t bytes = 0, budget = p->t->smem_pipeline;
 	int64_t asked = attr_int(&p->f->attrs, "stages", 0);
 	int i, S = 4;
 
@@ -320,13 +321,14 @@ stages_for(Cg *cg, Pipe *p)
 	if (asked == 1)
 		return 0;
 	if (asked > 1) {
-		if (asked * bytes <= cg->t->smem)
+		if (asked * bytes <= p->t->smem)
 			return (int)asked;
-		diag_error(cg->d, range_at(p->loop->loc), "stages(%lld) would keep "
+		p->pc->failed = true;
+		ir_error(p->pc->diag, p->f, p->loop, "stages(%lld) would keep "
 			   "%lld bytes of this loop's operands in shared memory; "
 			   "%s has %lld per program", (long long)asked,
-			   (long long)(asked * bytes), cg->t->name,
-			   (long long)cg->t->smem);
+			   (long long)(asked * bytes), p->t->name,
+			   (long long)p->t->smem);
 		return 0;
 	}
 	if (2 * bytes <= 48 * 1024)
@@ -336,57 +338,65 @@ stages_for(Cg *cg, Pipe *p)
 	return S * bytes <= budget ? S : 0;
 }
 
-static void
-try_loop(Cg *cg, Func *f, Op *loop)
+static bool
+try_loop(PassCtx *pc, const Target *t, Func *f, Op *loop)
 {
-	Pipe p = { .cg = cg, .f = f, .loop = loop };
+	Pipe p = { .pc = pc, .t = t, .f = f, .loop = loop };
 	bool *chain, trans_b;
 	Op *op;
 	int i, ndots = 0;
 
 	if (loop->kind != OP_FOR || loop->nregions != 1 || loop->nopnds < 3)
-		return;
+		return false;
 	p.body = loop->regions[0];
 	if (!p.body->nargs || !ty_is_int(ir_type(f, p.body->args[0])))
-		return;
+		return false;
 	p.iv = p.body->args[0];
 	for (op = p.body->first; op; op = op->next)
 		if (op->kind == OP_DOT) {
 			p.dot = op;
 			ndots++;
 		}
-	if (ndots != 1 || !cg_dot_is_mma(f, p.dot, cg->t, &trans_b))
-		return;
+	if (ndots != 1 || !ly_dot_is_mma(t, f, p.dot, &trans_b))
+		return false;
 	p.nvals = f->vals.n;
-	chain = arena_alloc(&cg->arena, f->vals.n * sizeof *chain);
-	p.uses = ir_count_uses(f, &cg->arena);
+	chain = arena_alloc(pc->scratch, f->vals.n * sizeof *chain);
+	p.uses = ir_count_uses(f, pc->scratch);
 	for (i = 0; i < 2; i++)
 		if (i == 0 || !trans_b)
 			p.ld[i] = pipelinable(&p, i, chain);
 	if (!p.ld[0] && !p.ld[1])
-		return;
-	if (!(p.stages = stages_for(cg, &p)))
-		return;
+		return false;
+	if (!(p.stages = stages_for(&p)))
+		return false;
 	rewrite(&p, chain);
+	pass_stat(pc, "loops-pipelined", 1);
+	return true;
 }
 
-static void
-walk(Cg *cg, Func *f, Block *b)
+static bool
+walk(PassCtx *pc, const Target *t, Func *f, Block *b)
 {
+	bool changed = false;
 	Op *op, *next;
 	uint32_t i;
 
 	for (op = b->first; op; op = next) {
 		next = op->next;
 		for (i = 0; i < op->nregions; i++)
-			walk(cg, f, op->regions[i]);
-		if (op->kind == OP_FOR)
-			try_loop(cg, f, op);
+			changed |= walk(pc, t, f, op->regions[i]);
+		if (op->kind == OP_FOR && try_loop(pc, t, f, op))
+			changed = true;
 	}
+	return changed;
 }
 
-void
-cg_pipeline(Cg *cg, Func *f)
+bool
+pass_pipeline_loads(PassCtx *pc, Func *f)
 {
-	walk(cg, f, f->body);
+	const Target *t = target_get(pc->sm);
+
+	if (f->kind != FN_KERNEL || !t || ir_func_laid_out(f))
+		return false;
+	return walk(pc, t, f, f->body);
 }
