@@ -38,6 +38,7 @@
 /* Construct counters, summed over a campaign (what --stats prints). */
 #define FZ_CONSTRUCTS(X)                                                      \
 	X(load) X(load_masked) X(load_gather) X(load_2d) X(load_scalar)       \
+	X(load_hint) X(cp_async) X(swizzle) X(cdiv) X(num_programs)            \
 	X(store) X(store_masked) X(store_convert) X(readback) X(arith) X(divrem)          \
 	X(bitwise) X(shift) X(unary) X(compare) X(logical) X(where)           \
 	X(minmax) X(math) X(fma) X(convert) X(convert_fp8) X(bitcast)         \
@@ -214,5 +215,117 @@ typedef struct FzReduceOpts {
  * class as *want): malloc'd text.  *tests counts the checks it ran. */
 char *fz_reduce(const char *src, const FzResult *want,
 		const FzReduceOpts *o, int *tests);
+
+/* ---- gen.c and stmt.c: the generator's state, theirs alone ------------------- */
+
+#include "support/support.h"
+
+/* Element types, in the order of gen_tys. */
+enum {
+	T_I1, T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64,
+	T_F16, T_BF16, T_F32, T_F64, T_F8E4M3, T_F8E5M2, T_COUNT
+};
+
+typedef struct GenType {
+	const char *name;
+	int bits;
+	char cls;    /* b: i1, s: signed, u: unsigned, f: float, 8: fp8 */
+	int rt;      /* TLXRT_* */
+	int weight;  /* how often rand_type picks it */
+} GenType;
+
+extern const GenType gen_tys[T_COUNT];
+
+static inline bool is_bool(int t) { return gen_tys[t].cls == 'b'; }
+static inline bool is_float(int t) { return gen_tys[t].cls == 'f'; }
+static inline bool is_fp8(int t) { return gen_tys[t].cls == '8'; }
+static inline bool is_uns(int t) { return gen_tys[t].cls == 'u'; }
+/* integers, i1 included */
+static inline bool is_int(int t) { return strchr("bsu", gen_tys[t].cls) != NULL; }
+/* what + - * min max neg abs take */
+static inline bool is_num(int t) { return !is_bool(t) && !is_fp8(t); }
+
+enum { MAXV = 384, MAXP = 48, MAXS = 6, MAXF = 4, MAXN = 4096 };
+
+typedef struct Shape {
+	int rank;  /* 0: a scalar */
+	int d[2];
+} Shape;
+
+typedef struct Var {
+	const char *name;
+	int t;
+	Shape s;
+	int depth;  /* the block nesting it was declared at */
+	bool mut;   /* a var: assignable */
+	bool ro;    /* loop counters: not assigned by generated code */
+	bool stored;
+} Var;
+
+typedef struct Ptr {
+	const char *name;
+	int t;
+	FzRole role;
+	size_t n;
+	Shape s;           /* outputs: the shape stored, at offsets offs */
+	const char *offs;
+} Ptr;
+
+typedef struct Smem {
+	const char *name;
+	int t;
+	int rank;
+	int d[3];
+} Smem;
+
+typedef struct Gen {
+	uint64_t rng;
+	Arena arena;
+	const FzGenOpts *o;
+	FzGenStats *st;
+	Buf body, fns;
+	int indent;
+	Var vars[MAXV];
+	int nvars;
+	int depth;        /* block nesting inside the kernel */
+	int loop_var;     /* index of the innermost loop counter, or -1 */
+	Ptr ptrs[MAXP];
+	int nptrs;
+	Smem smem[MAXS];
+	int nsmem, smem_bytes;
+	int nfn;
+	bool in_fn;       /* a device function's body: no kernel names */
+	bool consts;      /* leaves are mostly constants (canon folds them) */
+	int nprog, warps, nname;
+	int stmts;        /* statements left to generate */
+	size_t L;         /* elements of each input */
+} Gen;
+
+/* gen.c: helpers (random numbers, text in the generator's arena, lines of
+ * the body), values in scope, and expressions */
+uint32_t gen_rnd(Gen *g, uint32_t n);             /* [0, n) */
+bool gen_chance(Gen *g, int percent);
+char *gen_fmt(Gen *g, const char *f, ...) TLX_PRINTF(2, 3);
+void gen_count(Gen *g, int construct);            /* FZ_C_* */
+void gen_line(Gen *g, const char *f, ...) TLX_PRINTF(2, 3);
+int gen_rand_type(Gen *g);
+int gen_rand_type_where(Gen *g, bool (*ok)(int));
+int gen_numel(Shape s);
+Shape gen_shape0(void);
+Shape gen_shape1(int n);
+Shape gen_shape2(int a, int b);
+Shape gen_rand_shape(Gen *g);
+const char *gen_type_str(Gen *g, int t, Shape s);  /* "f32[16, 32]" */
+const char *gen_fresh(Gen *g, const char *prefix);
+Var *gen_add_var(Gen *g, const char *name, int t, Shape s, bool mut);
+Ptr *gen_add_ptr(Gen *g, const char *prefix, int t, FzRole role, size_t n);
+Ptr *gen_input(Gen *g, int t);                    /* an input of type t */
+/* the offsets of a program's part of an output of shape s */
+const char *gen_flat(Gen *g, Shape s, bool transposed);
+/* an expression of type t and shape s; one whose shape broadcasts to s
+ * (or a weak literal) */
+char *gen_expr(Gen *g, int t, Shape s, int depth);
+char *gen_operand(Gen *g, int t, Shape s, int depth);
+
 
 #endif

@@ -14,6 +14,8 @@
  *     --keep DIR            write findings there (default .): seed-S.tlx,
  *                           and seed-S.min.tlx, the reduced reproducer
  *     --keep-all            also every program, as DIR/prog-S.tlx
+ *     --ignore TEXT         findings whose class contains TEXT are
+ *                           known: counted, not written (repeatable)
  *     --no-reduce           do not reduce findings
  *     --reduce-all          reduce every finding (default: the first of
  *                           each class)
@@ -50,6 +52,8 @@ typedef struct Opts {
 	bool reduce, reduce_all, stats, verbose, keep_all;
 	const char *keep;
 	const char *out;
+	const char *ignore[16];  /* classes of known findings */
+	int nignore;
 	FzGenOpts gen;
 } Opts;
 
@@ -169,7 +173,7 @@ campaign(const Opts *o)
 	FzGenStats st = { 0 };
 	Class classes[64], skips[32];
 	int nclasses = 0, nskips = 0, i;
-	long n, kinds[FZ_SETUP + 1] = { 0 };
+	long n, ignored = 0, kinds[FZ_SETUP + 1] = { 0 };
 	double t0 = now(), dt;
 
 	if (o->keep)
@@ -210,6 +214,14 @@ campaign(const Opts *o)
 		if (r.kind == FZ_OK) {
 			if (o->verbose)
 				print_result(what, &r);
+			free(src);
+			continue;
+		}
+		for (c = 0; c < o->nignore && !strstr(r.cls, o->ignore[c]); c++)
+			;
+		if (c < o->nignore) {  /* known: counted, not kept */
+			kinds[r.kind]--;
+			ignored++;
 			free(src);
 			continue;
 		}
@@ -260,9 +272,11 @@ campaign(const Opts *o)
 	}
 	printf("%ld programs in %.1f s (%.0f ms each)\n", n, dt,
 	       n ? dt * 1000 / (double)n : 0.0);
+	if (ignored)
+		printf("%ld known findings ignored (--ignore)\n", ignored);
 	printf("%ld programs: %ld ok, %ld findings", n, kinds[FZ_OK],
-	       n - kinds[FZ_OK]);
-	if (n - kinds[FZ_OK]) {
+	       n - kinds[FZ_OK] - ignored);
+	if (n - kinds[FZ_OK] - ignored) {
 		const char *sep = " (";
 
 		for (i = 1; i <= FZ_SETUP; i++)
@@ -273,7 +287,7 @@ campaign(const Opts *o)
 		printf(")");
 	}
 	printf("\n");
-	return n - kinds[FZ_OK] ? 1 : 0;
+	return n - kinds[FZ_OK] - ignored ? 1 : 0;
 }
 
 static int
@@ -337,7 +351,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: gen_test [SEED [COUNT]] [--seed S] [--count N] "
 		"[--time S] [--oracle NAME] [--no-codegen] [--strict-nan] [--keep DIR] "
-		"[--keep-all] [--no-reduce] [--reduce-all] [--no-fork] "
+		"[--keep-all] [--ignore TEXT] [--no-reduce] [--reduce-all] [--no-fork] "
 		"[--timeout S] [--stmts N] [--depth N] [--no-shared] "
 		"[--no-atomics] [--no-dot] [--stats] [-v]\n"
 		"       gen_test --print [SEED [COUNT]]\n"
@@ -406,7 +420,10 @@ main(int argc, char **argv)
 			o.gen.no_atomics = true;
 		else if (!strcmp(a, "--no-dot"))
 			o.gen.no_dot = true;
-		else if (!strcmp(a, "--stats"))
+		else if (!strcmp(a, "--ignore") && more) {
+			if (o.nignore < 16)
+				o.ignore[o.nignore++] = argv[++i];
+		} else if (!strcmp(a, "--stats"))
 			o.stats = true;
 		else if (!strcmp(a, "-v"))
 			o.verbose = true;

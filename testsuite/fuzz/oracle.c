@@ -54,16 +54,28 @@ fz_fail(FzResult *r, FzKind k, const char *f, ...)
 /* Copies the line of s that best names the failure: a compiler bug, a
  * sanitizer's report, an error; else the first line. */
 static void
-key_line(const char *s, char *out, size_t n)
+key_line(const char *s, char *out, size_t n_)
 {
 	static const char *const keys[] = {
 		"internal compiler error", "ERROR: AddressSanitizer",
 		"ERROR: LeakSanitizer", "runtime error:", "Assertion",
 		"error:", NULL,
 	};
-	const char *p = NULL, *e;
+	const char *p = NULL, *e, *v;
 	int i;
 
+	/* the verifier after a pass: its first complaint names the bug */
+	if ((v = strstr(s, "does not verify after pass")) &&
+	    (p = strstr(v, "error: ")) && (e = strchr(v, '\n')) && p > e) {
+		const char *pe = strchr(p, '\n');
+		int n = snprintf(out, n_, "%.*s: ", (int)(e - v), v);
+
+		if (n > 0 && (size_t)n < n_)
+			snprintf(out + n, n_ - (size_t)n, "%.*s",
+				 (int)(pe ? (size_t)(pe - p) : strlen(p)), p);
+		return;
+	}
+	p = NULL;
 	for (i = 0; keys[i] && !p; i++)
 		p = strstr(s, keys[i]);
 	if (!p)
@@ -71,7 +83,7 @@ key_line(const char *s, char *out, size_t n)
 	while (p > s && p[-1] != '\n')
 		p--;
 	e = strchr(p, '\n');
-	snprintf(out, n, "%.*s", (int)(e ? (size_t)(e - p) : strlen(p)), p);
+	snprintf(out, n_, "%.*s", (int)(e ? (size_t)(e - p) : strlen(p)), p);
 }
 
 /* Blanks numbers and quoted names: "gen.tlx:#:#: error: unknown name ?";
@@ -522,7 +534,7 @@ fz_compare(const FzMeta *m, const FzData *a, const FzData *b,
 {
 	char msg[1536];
 	size_t off = 0;
-	int i, bad = 0;
+	int i, bad = 0, first_arg = -1;
 	bool only_nans = true;
 
 	msg[0] = 0;
@@ -552,7 +564,8 @@ fz_compare(const FzMeta *m, const FzData *a, const FzData *b,
 		}
 		if (!nbad)
 			continue;
-		bad++;
+		if (!bad++)
+			first_arg = i;
 		if (off < sizeof msg - 200) {
 			char ha[40], hb[40];
 
@@ -569,8 +582,10 @@ fz_compare(const FzMeta *m, const FzData *a, const FzData *b,
 		return true;
 	fz_fail(r, FZ_MISMATCH, "%s: %d output(s) differ%s: %s", what, bad,
 		only_nans ? " (NaN bits only)" : "", msg);
-	if (only_nans)
-		snprintf(r->cls, sizeof r->cls, "mismatch: NaN bits only");
+	/* the output is part of the class: the reducer keeps the mismatch
+	 * where it was */
+	snprintf(r->cls, sizeof r->cls, "mismatch%s in '%s'",
+		 only_nans ? " of NaN bits only" : "", m->args[first_arg].name);
 	return false;
 }
 

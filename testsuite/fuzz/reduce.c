@@ -15,8 +15,9 @@
  *      block deleted takes its units with it);
  *   2. unwrap blocks: keep a loop's or a branch's body without the block
  *      around it (for if/else: either branch);
- *   3. simplify lines: the right side of a typed let/var becomes 0 (false
- *      for i1), and a parenthesized "(a op b)" becomes a or b;
+ *   3. simplify lines: a var becomes a let, the right side of a typed
+ *      let/var becomes 0 (false for i1), and a parenthesized "(a op b)"
+ *      becomes a or b;
  *   4. drop the kernel parameters that nothing uses any more, with their
  *      "//!" lines (inputs are seeded by their names, so the others keep
  *      their data).
@@ -413,6 +414,19 @@ simplify_parens(Red *R, int i)
 	return progress;
 }
 
+/* "var v" -> "let v" */
+static bool
+simplify_var(Red *R, int i)
+{
+	const char *t = R->l[i].text, *p = strstr(t, "var ");
+	char *n;
+
+	if (!starts(t, "var ") || !p)
+		return false;
+	n = splice(t, (size_t)(p - t), (size_t)(p - t) + 3, "let", 3);
+	return n && try_text(R, i, n);
+}
+
 static bool
 pass_simplify(Red *R)
 {
@@ -422,6 +436,7 @@ pass_simplify(Red *R)
 	for (i = 0; i < R->n && R->tests < R->budget; i++) {
 		if (!R->l[i].alive || R->l[i].fixed)
 			continue;
+		progress |= simplify_var(R, i);
 		progress |= simplify_rhs(R, i);
 		progress |= simplify_parens(R, i);
 	}
