@@ -144,7 +144,7 @@ typedef struct GuardCache {
 	struct GuardCache *next;
 } GuardCache;
 
-typedef struct SmemPlan SmemPlan;
+typedef struct CgSmem CgSmem;
 
 /* A load schedule.c moved up, and the op it stood before. */
 typedef struct CgHoist {
@@ -170,7 +170,7 @@ struct CgFn {
 	Axis *ax_gen;           /* without assumptions */
 	Assume assume;
 	LLVMValueRef tid, lane, warp;
-	SmemPlan *plan;
+	CgSmem *plan;
 	uint32_t scope_next;
 	Vec(uint32_t) scopes;   /* open region scopes, innermost last */
 	CoordCache *coords;
@@ -298,7 +298,7 @@ int cg_vec_dim(const Layout *l);         /* the dim vectors run along */
 
 /* ---- smem.c: shared memory plan, scratch and conversions ----------------- */
 
-/* Plans offsets (after cg_assign_layouts); false after a diagnostic. */
+/* Reads the plan of the laid-out IR. */
 bool cg_smem_plan(CgFn *fn);
 int64_t cg_smem_total(CgFn *fn);
 int64_t cg_smem_dynamic(CgFn *fn);  /* bytes a launch must ask for */
@@ -383,15 +383,12 @@ LLVMValueRef cg_fast(CgFn *fn, LLVMValueRef v);
 LLVMValueRef cg_ptr_add(CgFn *fn, Type *ptrty, Type *offty, LLVMValueRef p,
 			LLVMValueRef off);
 bool cg_memory_op(CgFn *fn, Op *op);     /* memory.c */
-int64_t cg_atomic_scratch(CgFn *fn, Op *op);
 bool cg_reduce_op(CgFn *fn, Op *op);     /* reduce.c */
-int64_t cg_reduce_scratch(CgFn *fn, Op *op);
 bool cg_control_op(CgFn *fn, Op *op);    /* control.c */
 bool cg_shared_op(CgFn *fn, Op *op);     /* shared.c */
 bool cg_math_supported(CgFn *fn, Op *op); /* math.c */
 bool cg_dot_op(CgFn *fn, Op *op);        /* mma.c */
 /* The smem view dot operand i is read from directly (0: it is staged). */
 Value cg_dot_view(CgFn *fn, Op *op, int i);
-int64_t cg_dot_scratch(CgFn *fn, Op *op);
 
 #endif

@@ -1113,20 +1113,6 @@ atomic_op(CgFn *fn, Op *op)
 	return true;
 }
 
-int64_t
-cg_atomic_scratch(CgFn *fn, Op *op)
-{
-	Type *rt = ir_type(fn->f, op->res[0]);
-	const Layout *ly;
-
-	if (!cg_is_tile(fn, op->res[0]))
-		return 16;
-	ly = cg_mem_layout(fn, op);
-	if (!ly_lane_dup(ly) && !ly_warp_dup(ly))
-		return 0;
-	return ly_copy_bytes(ly, MAX(1, ty_bits(rt->elem) / 8));
-}
-
 bool
 cg_memory_op(CgFn *fn, Op *op)
 {

@@ -304,18 +304,7 @@ fma_loop(Dot *d, const Layout *L, LLVMValueRef *acc)
 Value
 cg_dot_view(CgFn *fn, Op *op, int i)
 {
-	ValInfo *vi = ir_val(fn->f, op->opnds[i]);
-	Type *vt;
-	Dot d;
-
-	if (!vi->def || vi->def->kind != OP_SMEM_LOAD)
-		return 0;
-	dot_init(&d, fn, op);
-	vt = ir_type(fn->f, vi->def->opnds[0]);
-	if (!d.mma || (i == 1 && d.trans_b) || vt->kind != TY_SMEM ||
-	    vt->rank != 2)
-		return 0;
-	return vi->def->opnds[0];
+	return ir_dot_view(fn->cg->t, fn->f, op, i);
 }
 
 /* An operand read from its view, or staged in scratch at *scratch. */
@@ -343,23 +332,6 @@ operand(Dot *d, int i, Src *src, int64_t *scratch)
 	return true;
 }
 
-int64_t
-cg_dot_scratch(CgFn *fn, Op *op)
-{
-	Dot d;
-	int64_t n = 0;
-	int i;
-
-	dot_init(&d, fn, op);
-	for (i = 0; i < 2; i++) {
-		int64_t rows = i == 0 ? d.M : d.K, cols = i == 0 ? d.K : d.N;
-
-		if (!cg_dot_view(fn, op, i))
-			n += (rows * cols * d.eb + 127) / 128 * 128;
-	}
-	return n;
-}
-
 bool
 cg_dot_op(CgFn *fn, Op *op)
 {
@@ -374,7 +346,7 @@ cg_dot_op(CgFn *fn, Op *op)
 	acc = cg_regs(fn, L);
 	for (i = 0; i < (uint32_t)ly_nregs(L); i++)
 		acc[i] = c[i];
-	if (cg_dot_scratch(fn, op))
+	if (cg_op_scratch(fn, op))
 		scratch = cg_cur_scratch(fn);
 	sta = operand(&d, 0, &d.sa, &scratch);
 	stb = operand(&d, 1, &d.sb, &scratch);
@@ -383,7 +355,7 @@ cg_dot_op(CgFn *fn, Op *op)
 		LLVMValueRef *a = sta ? cg_operand(fn, op, 0) : NULL;
 		LLVMValueRef *b = stb ? cg_operand(fn, op, 1) : NULL;
 
-		cg_scratch_write(fn, cg_cur_scratch(fn), cg_dot_scratch(fn, op));
+		cg_scratch_write(fn, cg_cur_scratch(fn), cg_op_scratch(fn, op));
 		if (sta)
 			stage(&d, a, cg_operand_layout(fn, op, 0), &d.sa, false);
 		if (stb)
@@ -395,7 +367,7 @@ cg_dot_op(CgFn *fn, Op *op)
 	else
 		fma_loop(&d, L, acc);
 	if (sta || stb)
-		cg_scratch_read(fn, cg_cur_scratch(fn), cg_dot_scratch(fn, op));
+		cg_scratch_read(fn, cg_cur_scratch(fn), cg_op_scratch(fn, op));
 	for (i = 0; i < (uint32_t)ly_nregs(L); i++)
 		if (i & dup)
 			acc[i] = acc[i & ~dup];

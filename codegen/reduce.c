@@ -157,27 +157,6 @@ shfl_xor(CgFn *fn, LLVMValueRef v, int lanemask)
 	return LLVMBuildBitCast(B, x, t, "");
 }
 
-static int
-acc_bytes(Red *r)
-{
-	int b = MAX(1, ty_bits(r->aty) / 8);
-
-	return is_arg(r) ? MAX(b, 4) * 2 : b;
-}
-
-int64_t
-cg_reduce_scratch(CgFn *fn, Op *op)
-{
-	Red r;
-	int64_t nres;
-
-	red_init(&r, fn, op);
-	if (!r.axwarp)
-		return 0;
-	nres = ty_numel(ir_type(fn->f, op->opnds[0])) / r.L->shape[r.axis];
-	return (int64_t)(1 << __builtin_popcount(r.axwarp)) * nres * acc_bytes(&r);
-}
-
 /* value bits of warp (or lane) `x` selected by `mask`, packed */
 static LLVMValueRef
 pext(CgFn *fn, LLVMValueRef x, uint32_t mask)
@@ -235,7 +214,7 @@ across_warps(Red *r, const Layout *S, LLVMValueRef *acc, LLVMValueRef *idx,
 	uint32_t k;
 	int s;
 
-	cg_scratch_write(fn, base, cg_reduce_scratch(fn, r->op));
+	cg_scratch_write(fn, base, cg_op_scratch(fn, r->op));
 	x = LLVMBuildAnd(B, fn->lane, cg_i32(cg, r->axlane), "");
 	writer = LLVMBuildICmp(B, LLVMIntEQ, x, cg_i32(cg, 0), "");
 	LLVMBuildCondBr(B, writer, wr, done);
@@ -288,7 +267,7 @@ across_warps(Red *r, const Layout *S, LLVMValueRef *acc, LLVMValueRef *idx,
 		if (idx)
 			idx[k] = iv[0];
 	}
-	cg_scratch_read(fn, base, cg_reduce_scratch(fn, r->op));
+	cg_scratch_read(fn, base, cg_op_scratch(fn, r->op));
 }
 
 bool

@@ -1,17 +1,7 @@
 /*
- * smem.c: the shared-memory plan, scratch use and layout conversions.
- *
- * Plan.  Ops are numbered in program order.  Each user buffer
- * (smem_alloc, mbar_alloc) lives from its op to its last use through any
- * view, stretched over every loop that uses it (or contains it: a buffer
- * keeps its contents across iterations).  Each op that converts an
- * operand or needs scratch of its own (reduce across warps, dot operand
- * staging) gets a scratch interval of one position.  Intervals are placed
- * first-fit by decreasing size at 128-byte alignment; two never overlap
- * in memory when they overlap in time.  The total is dynamic shared
- * memory (the kernel's `extern .shared` array, launched with that many
- * bytes) and must fit the target (Target.smem: 163 KiB on sm_80, 227 KiB
- * on sm_90a and sm_100a).
+ * smem.c: shared memory -- the plan as the laid-out IR gives it (offsets
+ * and scratch as attributes, placed by passes/plan_smem.c with
+ * ir/smemplan.c), scratch use and layout conversions.
  *
  * Scratch protocol: every use of scratch starts with a CTA barrier (so
  * the previous user has finished reading) and has a barrier between its
@@ -30,19 +20,11 @@
 
 #include "codegen/cg.h"
 
-typedef struct SmemEntry {
-	Op *op;
-	int64_t size, off, align;
-	uint32_t first, last;
-} SmemEntry;
-
-struct SmemPlan {
-	Vec(SmemEntry) e;
+/* The plan of the laid-out IR (passes/plan_smem.c): buffer offsets,
+ * each op's scratch, the total. */
+struct CgSmem {
 	int64_t total;
-	Op *cur;
-	uint32_t pos;
-	Vec(uint32_t) loops;   /* start positions of the open loops */
-	int32_t *root;         /* value -> entry of its buffer, or -1 */
+	Op *cur;   /* the op being lowered */
 };
 
 enum { STATIC_MAX = 48 * 1024 };
@@ -55,180 +37,49 @@ ebytes_of(Type *t)
 	return e->kind == TY_PTR ? 8 : MAX(1, ty_bits(e) / 8);
 }
 
-/* A convert_layout's scratch: the copy in the result's layout, unless
- * renaming registers makes it. */
-static int64_t
-conversions(CgFn *fn, Op *op)
-{
-	const Layout *from, *to;
-
-	if (op->kind != OP_CONVERT_LAYOUT)
-		return 0;
-	from = fn->vals[op->opnds[0]].home;
-	to = fn->vals[op->res[0]].home;
-	if (!from || !to || from == to)
-		return 0;
-	return ly_convert_bytes(from, to, ebytes_of(ir_type(fn->f, op->res[0])));
-}
-
-static int32_t
-add_entry(CgFn *fn, Op *op, int64_t size, int64_t align)
-{
-	SmemPlan *p = fn->plan;
-	SmemEntry e = { .op = op, .size = size, .align = align,
-			.first = p->pos, .last = p->pos };
-
-	vec_push(fn->a, &p->e, e);
-	return (int32_t)p->e.n - 1;
-}
-
-static void plan_block(CgFn *fn, Block *b);
-
-static void
-plan_op(CgFn *fn, Op *op)
-{
-	SmemPlan *p = fn->plan;
-	int64_t need;
-	uint32_t i, start;
-	int32_t r = -1;
-
-	p->pos++;
-	for (i = 0; i < op->nopnds; i++) {
-		int32_t k = p->root[op->opnds[i]];
-
-		if (k >= 0 && p->e.v[k].last < p->pos)
-			p->e.v[k].last = p->pos;
-		if (k >= 0 && (op->kind == OP_SMEM_INDEX ||
-			       op->kind == OP_SMEM_SLICE ||
-			       op->kind == OP_SMEM_TRANS ||
-			       op->kind == OP_MBAR_AT))
-			r = k;
-	}
-	if (op->kind == OP_SMEM_ALLOC || op->kind == OP_MBAR_ALLOC) {
-		Type *t = ir_type(fn->f, op->res[0]);
-
-		r = op->kind == OP_MBAR_ALLOC
-			    ? add_entry(fn, op, 8 * MAX(1, t->rank ? t->shape[0]
-							 : 1), 8)
-			    : add_entry(fn, op, ty_numel(t) * ebytes_of(t), 128);
-	}
-	if (op->nres == 1 && r >= 0)
-		p->root[op->res[0]] = r;
-	need = MAX(conversions(fn, op), cg_op_scratch(fn, op));
-	if (need > 0)
-		add_entry(fn, op, need, 128);
-	if (!op->nregions)
-		return;
-	start = p->pos;
-	for (i = 0; i < op->nregions; i++)
-		plan_block(fn, op->regions[i]);
-	if (op->kind != OP_FOR && op->kind != OP_WHILE)
-		return;
-	/* a loop: buffers used in it or made in it live through all of it */
-	for (i = 0; i < p->e.n; i++) {
-		SmemEntry *e = &p->e.v[i];
-
-		if (e->first == e->last && e->op->kind != OP_SMEM_ALLOC &&
-		    e->op->kind != OP_MBAR_ALLOC)
-			continue;
-		if (e->last >= start && e->last <= p->pos) {
-			e->first = MIN(e->first, start);
-			e->last = p->pos;
-		}
-	}
-}
-
-static void
-plan_block(CgFn *fn, Block *b)
-{
+typedef struct Biggest {
+	CgFn *fn;
 	Op *op;
-
-	for (op = b->first; op; op = op->next)
-		plan_op(fn, op);
-}
-
-/* Small scratch (reductions) gets memory of its own, so consecutive
- * reductions need no barrier before writing (cg_scratch_write). */
-static bool
-small(const SmemEntry *e)
-{
-	return e->size <= 1024 && e->op->kind != OP_SMEM_ALLOC &&
-	       e->op->kind != OP_MBAR_ALLOC;
-}
-
-static int
-by_size(const void *x, const void *y)
-{
-	const SmemEntry *a = *(SmemEntry *const *)x, *b = *(SmemEntry *const *)y;
-
-	return a->size < b->size ? 1 : a->size > b->size ? -1 : 0;
-}
+	int64_t size;
+} Biggest;
 
 static void
-place(SmemPlan *p)
+biggest(Op *op, void *ud)
 {
-	SmemEntry **order = malloc(p->e.n * sizeof *order);
-	uint32_t i, j, k;
+	Biggest *b = ud;
+	Type *t = op->nres ? ir_type(b->fn->f, op->res[0]) : NULL;
+	int64_t n = op->kind == OP_SMEM_ALLOC ? ty_numel(t) * ebytes_of(t)
+						: cg_op_scratch(b->fn, op);
 
-	for (i = 0; i < p->e.n; i++)
-		order[i] = &p->e.v[i];
-	qsort(order, p->e.n, sizeof *order, by_size);
-	for (i = 0; i < p->e.n; i++) {
-		SmemEntry *e = order[i];
-		int64_t off = 0;
-		bool moved = true;
-
-		while (moved) {
-			moved = false;
-			for (j = 0; j < i; j++) {
-				SmemEntry *o = order[j];
-
-				if ((o->last < e->first || e->last < o->first) &&
-				    !(small(o) && small(e)))
-					continue;
-				if (off < o->off + o->size && o->off < off + e->size) {
-					off = o->off + o->size;
-					off = (off + e->align - 1) / e->align * e->align;
-					moved = true;
-				}
-			}
-		}
-		e->off = off;
-		p->total = MAX(p->total, off + e->size);
+	if (n > b->size) {
+		b->size = n;
+		b->op = op;
 	}
-	(void)k;
-	free(order);
 }
 
 bool
 cg_smem_plan(CgFn *fn)
 {
-	Cg *cg = fn->cg;
-	SmemPlan *p = arena_alloc(fn->a, sizeof *p);
-	uint32_t i;
+	CgSmem *p = arena_alloc(fn->a, sizeof *p);
+	const Target *t = fn->cg->t;
+	Biggest big = { fn, NULL, 0 };
 
+	if (!attr_has(&fn->f->attrs, "smem"))
+		tlx_bug("kernel '%s' reached codegen without a shared-memory plan",
+			fn->f->name);
+	p->total = attr_int(&fn->f->attrs, "smem", 0);
+	p->cur = NULL;
 	fn->plan = p;
-	p->root = arena_alloc(fn->a, fn->f->vals.n * sizeof *p->root);
-	for (i = 0; i < fn->f->vals.n; i++)
-		p->root[i] = -1;
-	plan_block(fn, fn->f->body);
-	place(p);
-	if (p->total > cg->t->smem) {
-		SmemEntry *big = NULL;
-
-		for (i = 0; i < p->e.n; i++)
-			if (!big || p->e.v[i].size > big->size)
-				big = &p->e.v[i];
-		cg_error(cg, fn->f->loc, "kernel '%s' needs %lld bytes of "
-			 "shared memory; %s has %lld", fn->f->name,
-			 (long long)p->total, cg->t->name, (long long)cg->t->smem);
-		if (big)
-			diag_note(cg->d, range_at(big->op->loc), "'%s' uses %lld "
-				  "bytes", op_name(big->op->kind),
-				  (long long)big->size);
-		return false;
-	}
-	return true;
+	if (p->total <= t->smem)
+		return true;
+	cg_error(fn->cg, fn->f->loc, "kernel '%s' needs %lld bytes of shared "
+		 "memory; %s has %lld", fn->f->name, (long long)p->total, t->name,
+		 (long long)t->smem);
+	ir_walk(fn->f, biggest, &big);
+	if (big.op)
+		diag_note(fn->cg->d, range_at(big.op->loc), "'%s' uses %lld bytes",
+			  op_name(big.op->kind), (long long)big.size);
+	return false;
 }
 
 int64_t
@@ -240,13 +91,10 @@ cg_smem_total(CgFn *fn)
 int64_t
 cg_smem_offset(CgFn *fn, Op *op)
 {
-	SmemPlan *p = fn->plan;
-	uint32_t i;
-
-	for (i = 0; i < p->e.n; i++)
-		if (p->e.v[i].op == op)
-			return p->e.v[i].off;
-	return -1;
+	(void)fn;
+	if (op->kind == OP_SMEM_ALLOC || op->kind == OP_MBAR_ALLOC)
+		return attr_int(&op->attrs, "offset", -1);
+	return attr_int(&op->attrs, "scratch", -1);
 }
 
 void
@@ -258,26 +106,18 @@ cg_set_cur_op(CgFn *fn, Op *op)
 int64_t
 cg_cur_scratch(CgFn *fn)
 {
-	SmemPlan *p = fn->plan;
-	uint32_t i;
+	Op *op = fn->plan->cur;
 
-	for (i = p->e.n; i-- > 0;)
-		if (p->e.v[i].op == p->cur && p->e.v[i].op->kind != OP_SMEM_ALLOC &&
-		    p->e.v[i].op->kind != OP_MBAR_ALLOC)
-			return p->e.v[i].off;
-	tlx_bug("'%s' converts an operand without planned scratch",
-		op_name(p->cur->kind));
+	if (!op || !attr_has(&op->attrs, "scratch"))
+		tlx_bug("'%s' uses scratch without planned scratch",
+			op ? op_name(op->kind) : "?");
+	return attr_int(&op->attrs, "scratch", 0);
 }
 
 int64_t
 cg_op_scratch(CgFn *fn, Op *op)
 {
-	switch (op->kind) {
-	case OP_REDUCE: return cg_reduce_scratch(fn, op);
-	case OP_DOT: return cg_dot_scratch(fn, op);
-	case OP_ATOMIC: case OP_ATOMIC_CAS: return cg_atomic_scratch(fn, op);
-	default: return 0;
-	}
+	return ir_op_scratch(fn->cg->t, fn->f, op);
 }
 
 /* ---- swizzles -------------------------------------------------------------- */

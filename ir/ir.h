@@ -580,6 +580,30 @@ bool ly_dot_is_mma(const Target *t, Func *f, Op *op, bool *trans_b);
 const Layout *ly_dot(LayoutTab *t, const Target *tg, Func *f, Op *op,
 		     int nwarps);
 
+/* ---- smemplan.c: scratch and the shared-memory plan ---------------------- */
+
+/* The dim of a shared-memory view that is contiguous in memory. */
+int ir_view_contig(Func *f, Value v);
+/* The view dot operand i (0: a, 1: b) is read from directly on the
+ * tensor cores (a smem_load of a rank-2 view; 0: the operand is staged). */
+Value ir_dot_view(const Target *t, Func *f, Op *op, int i);
+/* Bytes of shared memory op needs for itself (laid-out IR). */
+int64_t ir_op_scratch(const Target *t, Func *f, Op *op);
+
+typedef struct SmemEntry {
+	Op *op;                 /* a buffer's alloc, or an op's scratch */
+	int64_t size, off, align;
+	uint32_t first, last;   /* live from op position first to last */
+} SmemEntry;
+
+typedef struct SmemPlan {
+	Vec(SmemEntry) e;
+	int64_t total;
+} SmemPlan;
+
+/* Places f's buffers and scratch (storage from a). */
+void ir_smem_plan(const Target *t, Func *f, SmemPlan *p, Arena *a);
+
 /* ---- target.c: the target table ---------------------------------------------- */
 
 /* One GPU target (QBE's Target): what --target= names, what code

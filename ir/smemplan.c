@@ -1,0 +1,320 @@
+/*
+ * smemplan.c: the shared memory of a kernel -- what each op needs for
+ * itself (scratch) and the plan that places buffers and scratch, for the
+ * plan-smem pass, code generation and the simulator alike.
+ *
+ * Scratch (laid-out IR only: the sizes follow from layouts):
+ *   convert_layout  the row-major padded copy of the tile in the result's
+ *                   layout (ly_copy_bytes), unless the conversion only
+ *                   renames registers;
+ *   reduce          one partial per warp along the reduced dim and per
+ *                   result element, when warps split that dim (f16/bf16
+ *                   sums in f32; argmax/argmin with their i32 index);
+ *   dot             the operands that are not read from a view directly
+ *                   (ir_dot_view), each rows x cols x elem rounded to 128;
+ *   atomic          scalar atomics 16 bytes (the old value, from thread 0);
+ *                   tile atomics in layouts with replicated lanes or warps
+ *                   the copy of the old values (ly_copy_bytes).
+ *
+ * The plan.  Ops are numbered in program order.  Each buffer (smem_alloc,
+ * mbar_alloc) lives from its op to its last use through any view,
+ * stretched over every loop that uses it or contains it (a buffer keeps
+ * its contents across iterations); each op with scratch gets an interval
+ * of one position.  Intervals are placed first-fit by decreasing size at
+ * 128-byte alignment (mbarriers at 8); two overlap in memory only when
+ * they do not overlap in time, except that small scratch (up to 1 KiB:
+ * reductions) never shares memory with other small scratch, so that
+ * consecutive reductions need no barrier between them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+/* ---- scratch ---------------------------------------------------------------- */
+
+static int
+ebytes_of(Type *t)
+{
+	Type *e = ty_elem(t);
+
+	return e->kind == TY_PTR ? 8 : MAX(1, ty_bits(e) / 8);
+}
+
+int
+ir_view_contig(Func *f, Value v)
+{
+	ValInfo *vi = ir_val(f, v);
+	const Attr *perm;
+	int c, d;
+
+	if (!vi->def)
+		return vi->ty->rank - 1;
+	switch (vi->def->kind) {
+	case OP_SMEM_TRANS:
+		c = ir_view_contig(f, vi->def->opnds[0]);
+		perm = attr_find(&vi->def->attrs, "perm");
+		for (d = 0; perm && d < (int)perm->ints.n; d++)
+			if (perm->ints.v[d] == c)
+				return d;
+		return vi->ty->rank - 1;
+	case OP_SMEM_INDEX:
+		return ir_view_contig(f, vi->def->opnds[0]) - 1;
+	case OP_SMEM_SLICE:
+		return ir_view_contig(f, vi->def->opnds[0]);
+	default:
+		return vi->ty->rank - 1;
+	}
+}
+
+Value
+ir_dot_view(const Target *t, Func *f, Op *op, int i)
+{
+	ValInfo *vi = ir_val(f, op->opnds[i]);
+	bool trans_b;
+	Type *vt;
+
+	if (!vi->def || vi->def->kind != OP_SMEM_LOAD)
+		return 0;
+	vt = ir_type(f, vi->def->opnds[0]);
+	if (!ly_dot_is_mma(t, f, op, &trans_b) || (i == 1 && trans_b) ||
+	    vt->kind != TY_SMEM || vt->rank != 2)
+		return 0;
+	return vi->def->opnds[0];
+}
+
+static bool
+in_axis(const Layout *l, int axis, uint32_t b)
+{
+	int sh = ly_dim_shift(l, axis);
+
+	return b && b >= 1u << sh && b < 1u << (sh + ly_dim_bits(l, axis));
+}
+
+static int64_t
+reduce_scratch(Func *f, Op *op)
+{
+	const Layout *L = ir_type(f, op->opnds[0])->layout;
+	TypeKind e = ty_elem(ir_type(f, op->opnds[0]))->kind;
+	const char *k = attr_str(&op->attrs, "kind");
+	int axis = (int)attr_int(&op->attrs, "axis", 0), i, warps = 0, b;
+	bool arg = k && (!strcmp(k, "argmax") || !strcmp(k, "argmin"));
+	bool wide = k && (!strcmp(k, "sum") || !strcmp(k, "prod")) &&
+		    (e == TY_F16 || e == TY_BF16);
+
+	if (!L)
+		return 0;
+	for (i = 0; i < L->nwarp; i++)
+		warps += in_axis(L, axis, L->warp[i]);
+	if (!warps)
+		return 0;
+	b = wide ? 4 : MAX(1, ty_bits(ty_scalar(f->mod->ctx, e)) / 8);
+	if (arg)
+		b = MAX(b, 4) * 2;
+	return ((int64_t)1 << warps) *
+	       (ty_numel(ir_type(f, op->opnds[0])) / L->shape[axis]) * b;
+}
+
+static int64_t
+dot_scratch(const Target *t, Func *f, Op *op)
+{
+	Type *a = ir_type(f, op->opnds[0]), *c = ir_type(f, op->opnds[2]);
+	int64_t M = a->shape[0], K = a->shape[1], N = c->shape[1], n = 0;
+	int eb = MAX(1, ty_bits(ty_elem(a)) / 8), i;
+
+	for (i = 0; i < 2; i++) {
+		int64_t rows = i == 0 ? M : K, cols = i == 0 ? K : N;
+		Value v = ir_dot_view(t, f, op, i);
+
+		if (!v || ir_view_contig(f, v) != 1)
+			n += (rows * cols * eb + 127) / 128 * 128;
+	}
+	return n;
+}
+
+int64_t
+ir_op_scratch(const Target *t, Func *f, Op *op)
+{
+	const Layout *from, *to, *ly;
+
+	switch (op->kind) {
+	case OP_CONVERT_LAYOUT:
+		from = ir_type(f, op->opnds[0])->layout;
+		to = ir_type(f, op->res[0])->layout;
+		if (!from || !to)
+			return 0;
+		return ly_convert_bytes(from, to, ebytes_of(ir_type(f, op->res[0])));
+	case OP_REDUCE:
+		return reduce_scratch(f, op);
+	case OP_DOT:
+		return dot_scratch(t, f, op);
+	case OP_ATOMIC: case OP_ATOMIC_CAS:
+		if (ir_type(f, op->res[0])->kind != TY_TILE)
+			return 16;
+		ly = ir_type(f, op->opnds[0])->layout;
+		if (!ly || (!ly_lane_dup(ly) && !ly_warp_dup(ly)))
+			return 0;
+		return ly_copy_bytes(ly, ebytes_of(ir_type(f, op->res[0])));
+	default:
+		return 0;
+	}
+}
+
+/* ---- the plan ---------------------------------------------------------------- */
+
+typedef struct Planner {
+	const Target *t;
+	Func *f;
+	SmemPlan *p;
+	Arena *a;
+	uint32_t pos;
+	int32_t *root;  /* value -> entry of its buffer, or -1 */
+} Planner;
+
+static int32_t
+add_entry(Planner *pl, Op *op, int64_t size, int64_t align)
+{
+	SmemEntry e = { .op = op, .size = size, .align = align,
+			.first = pl->pos, .last = pl->pos };
+
+	vec_push(pl->a, &pl->p->e, e);
+	return (int32_t)pl->p->e.n - 1;
+}
+
+static bool
+is_buffer(const Op *op)
+{
+	return op->kind == OP_SMEM_ALLOC || op->kind == OP_MBAR_ALLOC;
+}
+
+static void plan_block(Planner *pl, Block *b);
+
+static void
+plan_op(Planner *pl, Op *op)
+{
+	SmemPlan *p = pl->p;
+	int64_t need;
+	uint32_t i, start;
+	int32_t r = -1;
+
+	pl->pos++;
+	for (i = 0; i < op->nopnds; i++) {
+		int32_t k = pl->root[op->opnds[i]];
+
+		if (k >= 0 && p->e.v[k].last < pl->pos)
+			p->e.v[k].last = pl->pos;
+		if (k >= 0 && (op->kind == OP_SMEM_INDEX ||
+			       op->kind == OP_SMEM_SLICE ||
+			       op->kind == OP_SMEM_TRANS ||
+			       op->kind == OP_MBAR_AT))
+			r = k;
+	}
+	if (is_buffer(op)) {
+		Type *t = ir_type(pl->f, op->res[0]);
+
+		r = op->kind == OP_MBAR_ALLOC
+			    ? add_entry(pl, op, 8 * MAX(1, t->rank ? t->shape[0] : 1), 8)
+			    : add_entry(pl, op, ty_numel(t) * ebytes_of(t), 128);
+	}
+	if (op->nres == 1 && r >= 0)
+		pl->root[op->res[0]] = r;
+	need = ir_op_scratch(pl->t, pl->f, op);
+	if (need > 0)
+		add_entry(pl, op, need, 128);
+	if (!op->nregions)
+		return;
+	start = pl->pos;
+	for (i = 0; i < op->nregions; i++)
+		plan_block(pl, op->regions[i]);
+	if (op->kind != OP_FOR && op->kind != OP_WHILE && op->kind != OP_SCHED_FOR)
+		return;
+	/* a loop: buffers used in it or made in it live through all of it */
+	for (i = 0; i < p->e.n; i++) {
+		SmemEntry *e = &p->e.v[i];
+
+		if (e->first == e->last && !is_buffer(e->op))
+			continue;
+		if (e->last >= start && e->last <= pl->pos) {
+			e->first = MIN(e->first, start);
+			e->last = pl->pos;
+		}
+	}
+}
+
+static void
+plan_block(Planner *pl, Block *b)
+{
+	Op *op;
+
+	for (op = b->first; op; op = op->next)
+		plan_op(pl, op);
+}
+
+static bool
+small(const SmemEntry *e)
+{
+	return e->size <= 1024 && !is_buffer(e->op);
+}
+
+static int
+by_size(const void *x, const void *y)
+{
+	const SmemEntry *a = *(SmemEntry *const *)x, *b = *(SmemEntry *const *)y;
+
+	return a->size < b->size ? 1 : a->size > b->size ? -1 : 0;
+}
+
+static void
+place(SmemPlan *p, Arena *a)
+{
+	SmemEntry **order = arena_alloc(a, (p->e.n + 1) * sizeof *order);
+	uint32_t i, j;
+
+	for (i = 0; i < p->e.n; i++)
+		order[i] = &p->e.v[i];
+	/* stable for equal sizes: program order (qsort is not stable) */
+	for (i = 1; i < p->e.n; i++)
+		for (j = i; j > 0 && by_size(&order[j - 1], &order[j]) > 0; j--) {
+			SmemEntry *x = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = x;
+		}
+	for (i = 0; i < p->e.n; i++) {
+		SmemEntry *e = order[i];
+		int64_t off = 0;
+		bool moved = true;
+
+		while (moved) {
+			moved = false;
+			for (j = 0; j < i; j++) {
+				SmemEntry *o = order[j];
+
+				if ((o->last < e->first || e->last < o->first) &&
+				    !(small(o) && small(e)))
+					continue;
+				if (off < o->off + o->size && o->off < off + e->size) {
+					off = o->off + o->size;
+					off = (off + e->align - 1) / e->align * e->align;
+					moved = true;
+				}
+			}
+		}
+		e->off = off;
+		p->total = MAX(p->total, off + e->size);
+	}
+}
+
+void
+ir_smem_plan(const Target *t, Func *f, SmemPlan *p, Arena *a)
+{
+	Planner pl = { .t = t, .f = f, .p = p, .a = a };
+	uint32_t i;
+
+	memset(p, 0, sizeof *p);
+	pl.root = arena_alloc(a, f->vals.n * sizeof *pl.root);
+	for (i = 0; i < f->vals.n; i++)
+		pl.root[i] = -1;
+	plan_block(&pl, f->body);
+	place(p, a);
+}
