@@ -151,12 +151,6 @@ typedef struct CgHoist {
 	Op *ld, *next;
 } CgHoist;
 
-/* A read of scratch, to know whether the next write needs a barrier. */
-typedef struct ScratchRead {
-	int64_t off, size;
-	int epoch;
-} ScratchRead;
-
 struct CgFn {
 	Cg *cg;
 	Func *f;
@@ -180,10 +174,8 @@ struct CgFn {
 	const char *name;       /* the entry's symbol */
 	int mode;               /* CG_BOTH, CG_FAST or CG_GENERIC */
 	uint64_t ver_deps;      /* the assumptions the fast copy checked */
-	int epoch;              /* CTA barriers emitted so far */
-	bool scratch_dirty;     /* control flow since the last barrier */
-	Vec(struct ScratchRead) reads;
 	Vec(CgHoist) hoists;    /* schedule.c's moves */
+	bool sync_pending;      /* a sync_threads sunk into the next op */
 	int min_ctas;           /* nvvm.minctasm, 0: none */
 	int reg_budget;         /* registers per thread that allows */
 	bool failed;
@@ -321,12 +313,10 @@ void cg_convert_write(CgFn *fn, Type *ety, LLVMValueRef *r,
 LLVMValueRef cg_convert_addr(CgFn *fn, const Layout *to, LLVMValueRef *c,
 			     int eb, int64_t off);
 void cg_barrier(CgFn *fn);
-/* Before writing scratch [off, off+size): a barrier unless no thread can
- * still be reading it (no read of it since the last barrier, and no
- * control flow). */
-void cg_scratch_write(CgFn *fn, int64_t off, int64_t size);
-void cg_scratch_read(CgFn *fn, int64_t off, int64_t size);
-void cg_scratch_dirty(CgFn *fn);  /* at control flow */
+/* The CTA barrier of a sync_threads that codegen sank to just before the
+ * next op's first shared-memory write (a reduction's partials come after
+ * its register and shuffle work, which touches no shared memory). */
+void cg_sync_flush(CgFn *fn);
 /* The swizzle for row-major tiles with rows of `rowbytes` bytes: the 8
  * rows an ldmatrix reads (and the 16-byte stores of a blocked layout)
  * fall on distinct banks.  It equals TMA's 32B/64B/128B swizzle for rows

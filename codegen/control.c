@@ -145,7 +145,6 @@ lower_region(CgFn *fn, Block *b, Flow *f)
 {
 	Term *t;
 
-	cg_scratch_dirty(fn);  /* a loop repeats, branches join */
 	cg_scope_push(fn);
 	if (f)
 		bind(fn, b->args + (b->nargs && f->iv ? 1 : 0),
@@ -156,7 +155,6 @@ lower_region(CgFn *fn, Block *b, Flow *f)
 	cg_lower_block(fn, b);
 	cg_scope_pop(fn);
 	t = fn->term;
-	cg_scratch_dirty(fn);
 	return fn->failed ? NULL : t;
 }
 

@@ -443,6 +443,11 @@ lower_one(CgFn *fn, Op *op)
 {
 	cg_debug_loc(fn, op->loc);
 	cg_set_cur_op(fn, op);
+	if (op->kind == OP_SYNC_THREADS && op->next &&
+	    op->next->kind == OP_REDUCE && attr_has(&op->next->attrs, "scratch")) {
+		fn->sync_pending = true;
+		return;
+	}
 	if (!lower_op(fn, op))
 		fn->failed = true;
 }
@@ -1091,10 +1096,6 @@ lower_body(CgFn *fn, int entry)
 		LLVMPositionBuilderAtEnd(B, copy[i]);
 		fn->mode = i ? CG_GENERIC : CG_FAST;
 		fn->ver_deps = i ? 0 : deps;
-		/* the copies are separate paths: no scratch read of one is
-		 * pending in the other */
-		fn->reads.n = 0;
-		fn->scratch_dirty = false;
 		cg_scope_push(fn);
 		if (!i || !elem_tail(fn, tail))
 			lower_from(fn, body, tail, NULL, false);

@@ -921,7 +921,6 @@ stream_store(Access *a)
 	a->dim = dim;
 	vec_store(a, p, n, mk, vals);
 	cg_loop_end(fn, &loop, nr / (uint32_t)n);
-	cg_scratch_read(fn, off, ly_copy_bytes(ly, a->eb));
 	return true;
 }
 
@@ -1057,7 +1056,6 @@ atomic_scalar(CgFn *fn, Op *op)
 	else if (op->nopnds > 2)
 		m = cg_scalar(fn, op->opnds[2]);
 	/* thread 0 does it; everyone reads the old value back */
-	cg_scratch_write(fn, s, 16);
 	out = begin_pred(fn, is_thread0(fn));
 	old = atomic_one(fn, op, m, cg_scalar(fn, op->opnds[0]),
 			 cg_scalar(fn, op->opnds[cas ? 2 : 1]), c);
@@ -1068,7 +1066,6 @@ atomic_scalar(CgFn *fn, Op *op)
 	end_pred(fn, out);
 	cg_barrier(fn);
 	cg_smem_load_vec(fn, LLVMTypeOf(old), &old, 1, off, 1);
-	cg_scratch_read(fn, s, 16);
 	if (lt == cg->t_i1)
 		old = LLVMBuildTrunc(cg->B, old, cg->t_i1, "");
 	fn->vals[op->res[0]].v = old;

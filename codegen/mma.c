@@ -355,7 +355,6 @@ cg_dot_op(CgFn *fn, Op *op)
 		LLVMValueRef *a = sta ? cg_operand(fn, op, 0) : NULL;
 		LLVMValueRef *b = stb ? cg_operand(fn, op, 1) : NULL;
 
-		cg_scratch_write(fn, cg_cur_scratch(fn), cg_op_scratch(fn, op));
 		if (sta)
 			stage(&d, a, cg_operand_layout(fn, op, 0), &d.sa, false);
 		if (stb)
@@ -367,7 +366,6 @@ cg_dot_op(CgFn *fn, Op *op)
 	else
 		fma_loop(&d, L, acc);
 	if (sta || stb)
-		cg_scratch_read(fn, cg_cur_scratch(fn), cg_op_scratch(fn, op));
 	for (i = 0; i < (uint32_t)ly_nregs(L); i++)
 		if (i & dup)
 			acc[i] = acc[i & ~dup];

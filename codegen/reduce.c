@@ -214,7 +214,7 @@ across_warps(Red *r, const Layout *S, LLVMValueRef *acc, LLVMValueRef *idx,
 	uint32_t k;
 	int s;
 
-	cg_scratch_write(fn, base, cg_op_scratch(fn, r->op));
+	cg_sync_flush(fn);
 	x = LLVMBuildAnd(B, fn->lane, cg_i32(cg, r->axlane), "");
 	writer = LLVMBuildICmp(B, LLVMIntEQ, x, cg_i32(cg, 0), "");
 	LLVMBuildCondBr(B, writer, wr, done);
@@ -267,7 +267,6 @@ across_warps(Red *r, const Layout *S, LLVMValueRef *acc, LLVMValueRef *idx,
 		if (idx)
 			idx[k] = iv[0];
 	}
-	cg_scratch_read(fn, base, cg_op_scratch(fn, r->op));
 }
 
 bool
@@ -348,5 +347,6 @@ cg_reduce_op(CgFn *fn, Op *op)
 	for (i = 0; i < n; i++)
 		out[i] = out[i & ~(r.axreg | dup)];
 	cg_set_tile(fn, op->res[0], S, out);
+	cg_sync_flush(fn);
 	return true;
 }

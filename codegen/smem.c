@@ -231,48 +231,20 @@ cg_smem_ptr(CgFn *fn, LLVMValueRef off)
 }
 
 void
+cg_sync_flush(CgFn *fn)
+{
+	if (fn->sync_pending)
+		cg_barrier(fn);
+}
+
+void
 cg_barrier(CgFn *fn)
 {
 	LLVMValueRef id = cg_i32(fn->cg, 0);
 
 	cg_intr(fn->cg, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0,
 		&id, 1);
-	fn->epoch++;
-	fn->scratch_dirty = false;
-}
-
-void
-cg_scratch_write(CgFn *fn, int64_t off, int64_t size)
-{
-	uint32_t i;
-
-	if (fn->scratch_dirty) {
-		cg_barrier(fn);
-		return;
-	}
-	for (i = 0; i < fn->reads.n; i++) {
-		ScratchRead *r = &fn->reads.v[i];
-
-		if (r->epoch == fn->epoch && r->off < off + size &&
-		    off < r->off + r->size) {
-			cg_barrier(fn);
-			return;
-		}
-	}
-}
-
-void
-cg_scratch_read(CgFn *fn, int64_t off, int64_t size)
-{
-	ScratchRead r = { off, size, fn->epoch };
-
-	vec_push(fn->a, &fn->reads, r);
-}
-
-void
-cg_scratch_dirty(CgFn *fn)
-{
-	fn->scratch_dirty = true;
+	fn->sync_pending = false;
 }
 
 /* The vector of n elements v[0 .. n-1]. */
@@ -524,7 +496,6 @@ cg_convert_write(CgFn *fn, Type *ety, LLVMValueRef *r, const Layout *from,
 		for (i = 0; i < n; i++)
 			src[i] = LLVMBuildZExt(cg->B, r[i], cg->t_i8, "");
 	}
-	cg_scratch_write(fn, off, ly_copy_bytes(to, eb));
 	write_tile(fn, conv_type(cg, ety), src, from, eb, off);
 	cg_barrier(fn);
 }
@@ -559,7 +530,6 @@ cg_convert(CgFn *fn, Type *ety, LLVMValueRef *r, const Layout *from,
 
 	cg_convert_write(fn, ety, r, from, to, off);
 	out = read_tile(fn, conv_type(cg, ety), to, eb, off);
-	cg_scratch_read(fn, off, ly_copy_bytes(to, eb));
 	if (ty_elem(ety)->kind == TY_I1)
 		for (i = 0; i < (uint32_t)ly_nregs(to); i++)
 			out[i] = LLVMBuildTrunc(cg->B, out[i], cg->t_i1, "");
@@ -582,11 +552,9 @@ cg_share_first(CgFn *fn, Type *ety, LLVMValueRef *r, const Layout *l,
 		for (i = 0; i < n; i++)
 			src[i] = LLVMBuildZExt(cg->B, r[i], cg->t_i8, "");
 	}
-	cg_scratch_write(fn, off, ly_copy_bytes(l, eb));
 	write_tile(fn, et, src, l, eb, off);
 	cg_barrier(fn);
 	out = read_tile(fn, et, l, eb, off);
-	cg_scratch_read(fn, off, ly_copy_bytes(l, eb));
 	if (is_bool)
 		for (i = 0; i < n; i++)
 			out[i] = LLVMBuildTrunc(cg->B, out[i], cg->t_i1, "");

@@ -79,8 +79,8 @@ pass_default_pipeline(int olevel)
 const char *
 pass_lower_pipeline(int olevel)
 {
-	return olevel > 0 ? "pipeline-loads,assign-layouts,plan-smem"
-			  : "assign-layouts,plan-smem";
+	return olevel > 0 ? "pipeline-loads,assign-layouts,plan-smem,insert-syncs"
+			  : "assign-layouts,plan-smem,insert-syncs";
 }
 
 static const PassInfo *
