@@ -150,27 +150,15 @@ elem_off(CgFn *fn, SmemView *w, const Layout *l, uint32_t r)
 	return cg_swizzle_off(fn, w->off, w->align, x, k, w->swz);
 }
 
-/* Elements per vector: leading registers along a dim of stride 1. */
+/* Elements per vector access of op's view: the plan's `vec`
+ * (ir_smem_vec: contiguous registers, aligned in every row). */
 static int
-view_vec(SmemView *w, const Layout *l)
+view_vec(Op *op)
 {
-	int d, k = 0, sh = 0, v;
-
-	if (!l->nreg || !l->reg[0])
-		return 1;
-	for (d = 0; d < l->rank; d++) {
-		sh = ly_dim_shift(l, d);
-		if (l->reg[0] == 1u << sh)
-			break;
-	}
-	if (d == l->rank || w->stride[d] != 1)
-		return 1;
-	while (k < l->nreg && k < ly_dim_bits(l, d) && l->reg[k] == 1u << (sh + k))
-		k++;
-	v = 1 << k;
-	while (v > 1 && (v * w->ebytes > 16 || v * w->ebytes > w->align))
-		v /= 2;
-	return v;
+	if (!attr_has(&op->attrs, "vec"))
+		tlx_bug("'%s' reached codegen without its vector width",
+			op_name(op->kind));
+	return (int)attr_int(&op->attrs, "vec", 1);
 }
 
 static LLVMTypeRef
@@ -196,7 +184,7 @@ smem_load(CgFn *fn, Op *op)
 	r = cg_regs(fn, l);
 	dup = ly_dup_mask(l);
 	n = (uint32_t)ly_nregs(l);
-	v = view_vec(w, l);
+	v = view_vec(op);
 	for (g = 0; g < n; g += (uint32_t)v)
 		if (!(g & dup))
 			cg_smem_load_vec(fn, et, r + g, v, elem_off(fn, w, l, g),
@@ -222,7 +210,7 @@ smem_store(CgFn *fn, Op *op)
 	LLVMValueRef *r = cg_operand(fn, op, 1), *x, first;
 	LLVMBasicBlockRef wr = NULL, done = NULL;
 	uint32_t dup = ly_dup_mask(l), g, n = (uint32_t)ly_nregs(l);
-	int v = view_vec(w, l);
+	int v = view_vec(op);
 
 	x = r;
 	if (ty_elem(vt)->kind == TY_I1) {
@@ -474,7 +462,7 @@ cp_loop(CgFn *fn, Op *op, SmemView *w, const Layout *l)
 static int
 cp_vec(CgFn *fn, Op *op, SmemView *w, const Layout *l, const Axis *ax)
 {
-	int v = MIN(view_vec(w, l), cg_mem_vec(fn, op->opnds[1], l, ax));
+	int v = MIN(view_vec(op), cg_mem_vec(fn, op->opnds[1], l, ax));
 
 	if (op->nopnds > 2 && cg_is_tile(fn, op->opnds[2]))
 		while (v > 1 && ax[op->opnds[2]].cnst[cg_vec_dim(l)] < v)

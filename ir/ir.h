@@ -601,6 +601,13 @@ typedef struct SmemPlan {
 	int64_t total;
 } SmemPlan;
 
+/* Elements per vector access of a smem_load, smem_store or cp_async
+ * (its destination) of a laid-out, planned kernel: registers contiguous
+ * along the view's contiguous dim, up to 16 bytes, aligned as the plan
+ * and the view's strides guarantee (a row pitch that is not a multiple of
+ * the vector's bytes takes it down).  ax: divisibility of indices (axis
+ * analysis), or NULL. */
+int ir_smem_vec(Func *f, Op *op, const Axis *ax);
 /* Places f's buffers and scratch (storage from a). */
 void ir_smem_plan(const Target *t, Func *f, SmemPlan *p, Arena *a);
 

@@ -318,3 +318,110 @@ ir_smem_plan(const Target *t, Func *f, SmemPlan *p, Arena *a)
 	plan_block(&pl, f->body);
 	place(p, a);
 }
+
+/* ---- vector widths of shared-memory accesses ------------------------------- */
+
+static int64_t
+lowbit(int64_t v)
+{
+	if (v == 0)
+		return (int64_t)1 << 20;
+	v = v < 0 ? -v : v;
+	return v & -v;
+}
+
+/* The strides (elements) and the byte alignment of view v, from its
+ * buffer's offset and the views on the way; false when v is not a view
+ * of a planned buffer. */
+static bool
+view_geometry(Func *f, Value v, const Axis *ax, int64_t *stride, int *rank,
+	      int64_t *align, int *eb)
+{
+	Op *d = ir_val(f, v)->def;
+	int64_t st[TY_MAX_RANK];
+	const Attr *perm;
+	int r, i;
+
+	if (!d)
+		return false;
+	if (d->kind == OP_SMEM_ALLOC) {
+		Type *t = ir_type(f, v);
+
+		if (!attr_has(&d->attrs, "offset"))
+			return false;
+		*rank = t->rank;
+		*eb = MAX(1, ty_bits(t->elem) / 8);
+		for (i = t->rank - 1; i >= 0; i--)
+			stride[i] = i == t->rank - 1 ? 1 : stride[i + 1] * t->shape[i + 1];
+		*align = MAX(128, lowbit(attr_int(&d->attrs, "offset", 0)));
+		return true;
+	}
+	if (d->kind != OP_SMEM_INDEX && d->kind != OP_SMEM_SLICE &&
+	    d->kind != OP_SMEM_TRANS)
+		return false;
+	if (!view_geometry(f, d->opnds[0], ax, st, &r, align, eb))
+		return false;
+	switch (d->kind) {
+	case OP_SMEM_INDEX:
+		*align = MIN(*align, lowbit(st[0] * *eb *
+					    (ax ? ax[d->opnds[1]].div : 1)));
+		for (i = 0; i + 1 < r; i++)
+			stride[i] = st[i + 1];
+		*rank = r - 1;
+		return true;
+	case OP_SMEM_SLICE:
+		for (i = 1; i < (int)d->nopnds && i <= r; i++)
+			*align = MIN(*align, lowbit(st[i - 1] * *eb *
+						    (ax ? ax[d->opnds[i]].div : 1)));
+		memcpy(stride, st, sizeof st);
+		*rank = r;
+		return true;
+	default:
+		perm = attr_find(&d->attrs, "perm");
+		for (i = 0; i < r; i++)
+			stride[i] = perm && i < (int)perm->ints.n ? st[perm->ints.v[i]]
+								  : st[i];
+		*rank = r;
+		return true;
+	}
+}
+
+int
+ir_smem_vec(Func *f, Op *op, const Axis *ax)
+{
+	Value view = op->kind == OP_SMEM_LOAD ? op->opnds[0]
+		     : op->opnds[0];
+	Value tile = op->kind == OP_SMEM_LOAD ? op->res[0]
+		     : op->kind == OP_SMEM_STORE ? op->opnds[1] : op->opnds[1];
+	const Layout *l = ir_type(f, tile)->layout;
+	int64_t stride[TY_MAX_RANK], align;
+	int rank, eb, d, k = 0, sh = 0, v, i;
+
+	if (!l || !l->nreg || !l->reg[0] ||
+	    !view_geometry(f, view, ax, stride, &rank, &align, &eb) ||
+	    rank != l->rank)
+		return 1;
+	for (d = 0; d < l->rank; d++) {
+		sh = ly_dim_shift(l, d);
+		if (l->reg[0] == 1u << sh)
+			break;
+	}
+	if (d == l->rank || stride[d] != 1)
+		return 1;
+	while (k < l->nreg && k < ly_dim_bits(l, d) && l->reg[k] == 1u << (sh + k))
+		k++;
+	v = 1 << k;
+	for (;;) {
+		bool ok = v * eb <= 16 && v * eb <= align;
+
+		/* every vector starts at a multiple of v elements along d, and
+		 * the other dims move by whole vectors only when their
+		 * strides are multiples of it (a padded row pitch may not be) */
+		for (i = 0; ok && i < rank; i++)
+			if (i != d && l->shape[i] > 1 && (stride[i] * eb) % (v * eb))
+				ok = false;
+		if (ok || v == 1)
+			return v;
+		v /= 2;
+	}
+}

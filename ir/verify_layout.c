@@ -12,13 +12,17 @@
  *     a reduction gives the slice of its operand's layout; a dot's
  *     accumulator is in its result's layout; only convert_layout changes
  *     a layout (region arguments and yields are checked by verify.c,
- *     which compares their types whole).
+ *     which compares their types whole);
+ *   - a shared-memory access's `vec` is no wider than its view's planned
+ *     alignment and strides allow (ir_smem_vec).
  */
 #include "ir.h"
 
 typedef struct LVer {
 	Func *f;
 	Diag *d;
+	Arena *a;
+	Axis *ax;        /* divisibility for vector widths, made on demand */
 	int nwarps;
 	int errors;
 } LVer;
@@ -130,6 +134,27 @@ check_shape_op(LVer *v, Op *op)
 		     "operand's seen through it", op_name(op->kind));
 }
 
+/* A vector width no wider than the plan's alignment and the view's
+ * strides allow. */
+static void
+check_vec(LVer *v, Op *op)
+{
+	Assume none = { 0 };
+	int64_t n;
+	int most;
+
+	if (!attr_has(&op->attrs, "vec"))
+		return;
+	n = attr_int(&op->attrs, "vec", 1);
+	if (!v->ax)
+		v->ax = axis_compute(v->f, v->a, &none);
+	most = ir_smem_vec(v->f, op, v->ax);
+	if (n < 1 || !is_pow2(n) || n > most)
+		lerr(v, op, "'%s' with vectors of %lld elements; its view's "
+		     "alignment and strides allow %d", op_name(op->kind),
+		     (long long)n, most);
+}
+
 static void
 check_op(LVer *v, Op *op)
 {
@@ -152,8 +177,10 @@ check_op(LVer *v, Op *op)
 	case OP_PTR_ADD:
 		same_layout(v, op, "operands and result are");
 		break;
-	case OP_LOAD: case OP_STORE: case OP_ATOMIC: case OP_ATOMIC_CAS:
 	case OP_CP_ASYNC:
+		check_vec(v, op);
+		/* fall through */
+	case OP_LOAD: case OP_STORE: case OP_ATOMIC: case OP_ATOMIC_CAS:
 		same_layout(v, op, "pointers, mask, values and result are");
 		break;
 	case OP_BROADCAST: case OP_EXPAND_DIMS: case OP_RESHAPE: case OP_TRANS:
@@ -170,6 +197,9 @@ check_op(LVer *v, Op *op)
 	case OP_DOT:
 		if (ly_of(v, op->opnds[2]) != ly_of(v, op->res[0]))
 			lerr(v, op, "'dot' accumulator must be in its result's layout");
+		break;
+	case OP_SMEM_LOAD: case OP_SMEM_STORE:
+		check_vec(v, op);
 		break;
 	case OP_CONVERT_LAYOUT:
 		if (ty_strip(c, ir_type(v->f, op->opnds[0])) !=
@@ -199,8 +229,12 @@ bool
 ir_verify_layouts(Func *f, Diag *d)
 {
 	LVer v = { .f = f, .d = d };
+	Arena a;
 
+	arena_init(&a, f->mod->ctx->arena->alloc, f->mod->ctx->arena->ud, NULL);
+	v.a = &a;
 	v.nwarps = (int)attr_int(&f->attrs, "warps", 4);
 	walk(&v, f->body);
+	arena_reset(&a);
 	return v.errors == 0;
 }

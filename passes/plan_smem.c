@@ -4,7 +4,9 @@
  * Places a laid-out kernel's buffers and the scratch its ops need
  * (ir/smemplan.c says how) and records the plan in the IR: `offset` on
  * every smem_alloc and mbar_alloc, `scratch` on every op with scratch
- * (its byte offset), and the kernel's `smem`, the bytes in all.  Code
+ * (its byte offset), the kernel's `smem`, the bytes in all, and `vec`
+ * on every smem_load, smem_store and cp_async: the elements per vector
+ * access its view's alignment and strides allow (ir_smem_vec).  Code
  * generation and the simulator read these; nothing plans again (code
  * generation reports a plan over the target's shared memory, beside the
  * other limits it checks).
@@ -15,11 +17,38 @@
  */
 #include "passes/passes.h"
 
+typedef struct VecCtx {
+	Func *f;
+	const Axis *ax;
+} VecCtx;
+
 static void
 find_unlowered(Op *op, void *ud)
 {
 	if (op_has(op, F_UNLOWERED))
 		*(bool *)ud = true;
+}
+
+static void
+vec_op(Op *op, void *ud)
+{
+	VecCtx *v = ud;
+
+	if (op->kind == OP_SMEM_LOAD || op->kind == OP_SMEM_STORE ||
+	    op->kind == OP_CP_ASYNC)
+		attr_set_int(v->f->mod->ctx, &op->attrs, "vec",
+			     ir_smem_vec(v->f, op, v->ax));
+}
+
+/* The vector width of each shared-memory access, now that the plan says
+ * how its buffer is aligned. */
+static void
+set_vecs(PassCtx *pc, Func *f)
+{
+	Assume none = { 0 };
+	VecCtx v = { f, axis_compute(f, pc->scratch, &none) };
+
+	ir_walk(f, vec_op, &v);
 }
 
 bool
@@ -45,6 +74,7 @@ pass_plan_smem(PassCtx *pc, Func *f)
 		pass_stat(pc, buf ? "buffers" : "scratch", 1);
 	}
 	attr_set_int(c, &f->attrs, "smem", p.total);
+	set_vecs(pc, f);
 	pass_stat(pc, "bytes", (uint64_t)p.total);
 	return true;
 }
