@@ -16,6 +16,8 @@ rt="$top/runtime/*.c $top/sim/*.c $top/ir/*.c $top/support/*.c -ldl -lm -lpthrea
 $cc -o "$out/examples_test" "$top/testsuite/e2e/examples_test.c" $rt
 # shellcheck disable=SC2086
 $cc -o "$out/bench_kernels" "$top/bench/bench_kernels.c" $rt
+# shellcheck disable=SC2086
+$cc -o "$out/rtrun" "$top/testsuite/runtime/rtrun.c" $rt
 t="--target=sm_90a $TLXC_FLAGS"  # TLXC_FLAGS: extra options for every cubin
 "$tlxc" $t "$top/examples/vadd.tlx" -o "$out/cubin/vadd.cubin"
 "$tlxc" $t -D BLOCK=128 "$top/examples/vadd.tlx" -o "$out/cubin/vadd128.cubin"
@@ -61,7 +63,12 @@ for c in "64 3 4" "32 4 4" "32 3 8" "64 3 8"; do
 	"$tlxc" $t -D BK=$1 -D STAGES=$2 -D WARPS=$3 "$top/examples/matmul.tlx" \
 		-o "$out/cubin/matmul-BK$1-S$2-W$3.cubin"
 done
-cp "$top/testsuite/gpu/run.sh" "$top/bench/run.py" "$top/bench/ab.py" \
+# kernels written from the docs that found codegen bugs (testsuite/gpu/kernels)
+for k in "$top"/testsuite/gpu/kernels/*.tlx; do
+	"$tlxc" $t "$k" -o "$out/cubin/$(basename "$k" .tlx).cubin"
+done
+cp "$top/testsuite/gpu/run.sh" "$top/testsuite/gpu/sanitize.sh" \
+   "$top/testsuite/gpu/check_transpose.py" "$top/bench/run.py" "$top/bench/ab.py" \
    "$top/bench/compile_time.py" "$out/"
 mkdir -p "$out/examples"
 cp "$top"/examples/*.tlx "$out/examples/"

@@ -68,5 +68,20 @@ entry matmul matmul cubin/matmul.cubin 300 200 100
 entry 'matmul\$fast' matmul cubin/matmul64.cubin 128 128 64
 entry 'matmul\$fast' matmul cubin/matmul-BK64-S3-W4.cubin 1024 512 2048
 entry vadd vadd cubin/vadd.cubin 1000003
+# Kernels written from the docs (testsuite/gpu/kernels): the GPU's result
+# and the simulator's (on the same inputs), each checked to be x^T.
+tr() {
+	k=$1
+	n=$2
+	ok=1
+	for d in cuda sim; do
+		./rtrun -d $d -w 1:/tmp/$k.$d.x -w 2:/tmp/$k.$d.y cubin/$k.cubin transpose \
+			buf:f32:$((n * n)):rand buf:f32:$((n * n)):poison i32:$n >/dev/null &&
+			python3 check_transpose.py /tmp/$k.$d.x /tmp/$k.$d.y $n || ok=0
+	done
+	cmp -s /tmp/$k.cuda.y /tmp/$k.sim.y || { echo "FAIL: $k: GPU and simulator differ"; ok=0; }
+	if [ $ok = 1 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+}
+for n in 1000 1024 33; do tr transpose_smem $n; tr transpose_pad $n; done
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -16,6 +16,8 @@
  *   -F              simulator: check fences
  *   -p N[:K]        after the launch, print K elements (default 16) of the
  *                   buffer of argument N (1-based); may repeat
+ *   -w N:FILE       after the launch, write the bytes of argument N's
+ *                   buffer to FILE (to compare two devices' results)
  *   -i              print the kernel's metadata first
  *
  * Arguments:
@@ -294,15 +296,34 @@ print_buf(int n, int k)
 	free(h);
 }
 
+static void
+write_buf(int n, const char *path)
+{
+	size_t bytes;
+	uint8_t *h;
+	FILE *f;
+
+	if (n < 0 || n >= MAXARGS || !bufs[n])
+		die("-w names argument %s, which has no buffer", path);
+	bytes = buf_elems[n] * (size_t)tlxrt_type_size(buf_type[n]);
+	h = malloc(bytes + 1);
+	if (!h || tlxrt_memcpy_dtoh(dev, h, bufs[n], bytes))
+		die("cannot read back (%s)", tlxrt_errmsg(dev));
+	if (!(f = fopen(path, "wb")) || fwrite(h, 1, bytes, f) != bytes ||
+	    fclose(f))
+		die("cannot write %s", path);
+	free(h);
+}
+
 int
 main(int argc, char **argv)
 {
-	const char *devname = "sim", *prints[16];
+	const char *devname = "sim", *prints[16], *writes[16];
 	tlxrt_launch_config cfg;
 	tlxrt_module *m;
 	tlxrt_kernel *k;
 	tlxrt_arg args[MAXARGS];
-	int i, nargs = 0, nprint = 0, info = 0, rc;
+	int i, nargs = 0, nprint = 0, nwrite = 0, info = 0, rc;
 	int64_t opts[8][2];
 	int nopts = 0;
 
@@ -329,6 +350,8 @@ main(int argc, char **argv)
 			parse3(argv[++i], cfg.cluster);
 		else if (strcmp(o, "-p") == 0 && nprint < 16)
 			prints[nprint++] = argv[++i];
+		else if (strcmp(o, "-w") == 0 && nwrite < 16)
+			writes[nwrite++] = argv[++i];
 		else if (strchr("sSDR", o[1]) && o[1] && !o[2] && nopts < 8) {
 			opts[nopts][0] = o[1] == 's'   ? TLXRT_SIM_SHUFFLE
 					 : o[1] == 'S' ? TLXRT_SIM_MAX_STEPS
@@ -404,6 +427,13 @@ main(int argc, char **argv)
 			if (n < 0 || n >= nargs)
 				die("bad -p %s", prints[i]);
 			print_buf(n, cnt);
+		}
+		for (i = 0; i < nwrite; i++) {
+			const char *c = strchr(writes[i], ':');
+
+			if (!c)
+				die("bad -w %s (N:FILE)", writes[i]);
+			write_buf(atoi(writes[i]) - 1, c + 1);
 		}
 	} else {
 		printf("error: %s: %s\n", tlxrt_errstr(rc), tlxrt_errmsg(dev));

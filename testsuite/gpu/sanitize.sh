@@ -1,0 +1,50 @@
+#!/bin/sh
+# Runs on the GPU machine (from the carried folder): a small-size pass of
+# the GPU tests under compute-sanitizer's memcheck, racecheck and
+# synccheck.  Prints one line per run and "N passed, N failed"; a run
+# passes when the test passes and the tool reports no error.
+cd "$(dirname "$0")"
+export TLXRT_DEVICE=cuda
+cs=${COMPUTE_SANITIZER:-compute-sanitizer}
+pass=0
+fail=0
+s() {
+	tool=$1
+	shift
+	log=$("$cs" --tool "$tool" --error-exitcode 3 "$@" 2>&1)
+	rc=$?
+	# ERROR SUMMARY: 0 errors / RACECHECK SUMMARY: 0 hazards displayed
+	# (0 errors, 0 warnings) are clean; any other count is not
+	if [ $rc -eq 0 ] && printf '%s\n' "$log" | grep -q 'SUMMARY: 0 ' &&
+	   ! printf '%s\n' "$log" | grep -Eq 'SUMMARY: [1-9]|[(, ][1-9][0-9]* (errors|warnings)'; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		echo "FAIL ($tool, exit $rc): $*"
+		printf '%s\n' "$log" | grep '=========' | head -20
+	fi
+}
+for tool in memcheck racecheck synccheck; do
+	s $tool ./examples_test vadd cubin/vadd.cubin 1000
+	s $tool ./examples_test vadd cubin/vadd128.cubin 1000
+	s $tool ./examples_test copy cubin/copy.cubin 2047
+	s $tool ./examples_test softmax cubin/softmax1k.cubin 7 1000
+	s $tool ./examples_test softmax cubin/softmax4k.cubin 3 3000
+	s $tool ./examples_test softmax cubin/softmax32k.cubin 2 30001
+	s $tool ./examples_test layernorm cubin/layernorm1k.cubin 5 777
+	s $tool ./examples_test layernorm cubin/layernorm4k.cubin 3 4001
+	s $tool ./examples_test layernorm cubin/layernorm32k.cubin 2 30001
+	s $tool ./examples_test softmax_loop cubin/softmax_loop-B4096.cubin 3 30001
+	s $tool ./examples_test matmul cubin/matmul64.cubin 100 72 40
+	s $tool ./examples_test matmul cubin/matmul.cubin 300 200 100
+	s $tool ./examples_test matmul cubin/matmul-BK32-S3-W8.cubin 300 200 100
+	export TLXRT_GENERIC=1
+	s $tool ./examples_test matmul cubin/matmul.cubin 256 256 256
+	unset TLXRT_GENERIC
+	for k in transpose_smem transpose_pad; do
+		s $tool ./rtrun -d cuda cubin/$k.cubin transpose buf:f32:10000:rand \
+			buf:f32:10000:poison i32:100
+	done
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
