@@ -58,8 +58,8 @@ key_line(const char *s, char *out, size_t n_)
 {
 	static const char *const keys[] = {
 		"internal compiler error", "ERROR: AddressSanitizer",
-		"ERROR: LeakSanitizer", "runtime error:", "Assertion",
-		"error:", NULL,
+		"ERROR: LeakSanitizer", "runtime error:", "LLVM ERROR",
+		"Assertion", "error:", NULL,
 	};
 	const char *p = NULL, *e, *v;
 	int i;
@@ -86,8 +86,8 @@ key_line(const char *s, char *out, size_t n_)
 	snprintf(out, n_, "%.*s", (int)(e ? (size_t)(e - p) : strlen(p)), p);
 }
 
-/* Blanks numbers and quoted names: "gen.tlx:#:#: error: unknown name ?";
- * locations keep their file name. */
+/* Blanks numbers, and quoted names and types with digits in them (op and
+ * pass names stay): "gen.tlx:#:#: error: unknown name ?". */
 void
 fz_classify(FzResult *r)
 {
@@ -110,14 +110,20 @@ fz_classify(FzResult *r)
 		p += 3;
 	}
 	for (; *p && o < end;) {
-		if (*p == '\'') {  /* a quoted name */
-			const char *t = strchr(p + 1, '\'');
+		if (*p == '\'') {  /* a quoted name or type, but not an op's */
+			const char *t = strchr(p + 1, '\''), *q;
 
-			if (t) {
+			for (q = p + 1; t && q < t && !(*q >= '0' && *q <= '9'); q++)
+				;
+			if (t && q < t) {
 				*o++ = '?';
 				p = t + 1;
 				continue;
 			}
+			while (t && p <= t && o < end)  /* kept whole */
+				*o++ = *p++;
+			if (t)
+				continue;
 		}
 		if ((*p >= '0' && *p <= '9') ||
 		    (*p == 'x' && p > line && p[-1] == '0')) {
@@ -694,17 +700,28 @@ check_here(const FzOracle *o, const char *src, size_t len,
 	o->check(src, len, &m, co, r);
 }
 
-/* The tail of a file, at most n - 1 bytes, into buf. */
+/* What the child wrote to stderr, into buf (n bytes): all of it, or its
+ * first and last n/2 - 8 bytes (a compiler bug's IR dump is long; the
+ * verifier's complaint comes first, the abort's line last). */
 static void
-read_tail(FILE *f, char *buf, size_t n)
+read_report(FILE *f, char *buf, size_t n)
 {
+	size_t half = n / 2 - 8, got;
 	long size;
-	size_t got;
 
 	fseek(f, 0, SEEK_END);
 	size = ftell(f);
-	fseek(f, size > (long)n - 1 ? size - (long)n + 1 : 0, SEEK_SET);
-	got = fread(buf, 1, n - 1, f);
+	fseek(f, 0, SEEK_SET);
+	if (size < 0 || (size_t)size < n) {
+		got = fread(buf, 1, n - 1, f);
+		buf[got] = 0;
+		return;
+	}
+	got = fread(buf, 1, half, f);
+	memcpy(buf + got, "\n...\n", 5);
+	got += 5;
+	fseek(f, size - (long)half, SEEK_SET);
+	got += fread(buf + got, 1, half, f);
 	buf[got] = 0;
 }
 
@@ -765,9 +782,9 @@ fz_check(const FzOracle *o, const char *src, size_t len,
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || got != sizeof *r) {
-		char tail[1536];
+		char tail[1800];
 
-		read_tail(errf, tail, sizeof tail);
+		read_report(errf, tail, sizeof tail);
 		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
 			fz_fail(r, FZ_TIMEOUT, "no result after %d s", co->timeout_s);
 		else if (WIFSIGNALED(status))
