@@ -279,6 +279,8 @@ lit(Gen *g, int t)
 	if (is_float(t) || is_fp8(t)) {
 		if (gen_chance(g, 3))
 			return gen_chance(g, 50) ? "inf" : "-inf";
+		if (gen_chance(g, 1))
+			return "nan";
 		return floats[gen_rnd(g, countof(floats))];
 	}
 	if (gen_chance(g, 8))
@@ -883,6 +885,15 @@ static const struct {
 	{ p_reduce, 8 }, { p_trans, 4 }, { p_reshape, 3 }, { p_broadcast, 3 },
 	{ p_expand, 3 }, { p_dot, 6 }, { p_call, 2 },
 };
+
+/* A dot of type t and shape s (M, N >= 16), else any expression. */
+char *
+gen_dot(Gen *g, int t, Shape s, int d)
+{
+	char *e = p_dot(g, t, s, d);
+
+	return e ? e : gen_expr(g, t, s, d);
+}
 
 /* An expression of element type t and shape exactly s. */
 char *

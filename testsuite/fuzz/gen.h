@@ -45,7 +45,7 @@
 	X(reduce) X(argminmax) X(trans) X(reshape) X(broadcast) X(expand)     \
 	X(dot) X(dot_fp8) X(dot_i8) X(for_loop) X(while_loop) X(if_else)      \
 	X(assign) X(shared) X(shared_view) X(atomic) X(atomic_same)           \
-	X(atomic_cas) X(call) X(range) X(full)
+	X(atomic_cas) X(call) X(range) X(full) X(assert) X(else_if)
 
 enum {
 #define X(n) FZ_C_##n,
@@ -326,6 +326,8 @@ const char *gen_flat(Gen *g, Shape s, bool transposed);
  * (or a weak literal) */
 char *gen_expr(Gen *g, int t, Shape s, int depth);
 char *gen_operand(Gen *g, int t, Shape s, int depth);
+/* a dot when t and s allow one */
+char *gen_dot(Gen *g, int t, Shape s, int depth);
 
 
 #endif

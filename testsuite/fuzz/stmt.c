@@ -12,6 +12,8 @@
 
 #include "gen.h"
 
+enum { NSCALARS = 8 };  /* pid and the scalar parameters: vars[0..7] */
+
 /* ---- statements ------------------------------------------------------------------ */
 
 static void block(Gen *g, int n);
@@ -44,6 +46,18 @@ st_let(Gen *g, bool mut)
 	int t;
 	Shape s;
 
+	if (!g->o->no_dot && gen_chance(g, 6)) {  /* a dot of its own */
+		int m = 16 << gen_rnd(g, 3), n = 16 << gen_rnd(g, 3);
+
+		if (m * n > MAXN)
+			n = MAXN / m;
+		t = gen_chance(g, 85) ? T_F32 : T_I32;
+		s = gen_shape2(m, n);
+		gen_line(g, "%s %s: %s = %s;", mut ? "var" : "let", name,
+			 gen_type_str(g, t, s), gen_dot(g, t, s, depth_of_expr(g) + 1));
+		gen_add_var(g, name, t, s, mut);
+		return;
+	}
 	pick_type_shape(g, &t, &s);
 	gen_line(g, "%s %s: %s = %s;", mut ? "var" : "let", name, gen_type_str(g, t, s),
 	     gen_expr(g, t, s, depth_of_expr(g)));
@@ -148,9 +162,10 @@ store_var(Gen *g, Var *v)
 static void
 st_store(Gen *g)
 {
-	/* not the first six, the kernel's scalars, but for a few */
-	if (g->nvars > 6 && !gen_chance(g, 5))
-		store_var(g, &g->vars[6 + gen_rnd(g, (uint32_t)g->nvars - 6)]);
+	/* not the kernel's scalars, but for a few */
+	if (g->nvars > NSCALARS && !gen_chance(g, 5))
+		store_var(g, &g->vars[NSCALARS +
+				      gen_rnd(g, (uint32_t)(g->nvars - NSCALARS))]);
 	else if (g->nvars)
 		store_var(g, &g->vars[gen_rnd(g, (uint32_t)g->nvars)]);
 }
@@ -302,6 +317,13 @@ st_if(Gen *g)
 	open_block(g);
 	loop_body(g, v, 1 + (int)gen_rnd(g, 2));
 	close_block(g);
+	while (gen_chance(g, 15)) {
+		gen_count(g, FZ_C_else_if);
+		gen_line(g, "} else if %s {", cond(g));
+		open_block(g);
+		loop_body(g, v, 1 + (int)gen_rnd(g, 2));
+		close_block(g);
+	}
 	if (gen_chance(g, 60)) {
 		gen_line(g, "} else {");
 		open_block(g);
@@ -309,6 +331,20 @@ st_if(Gen *g)
 		close_block(g);
 	}
 	gen_line(g, "}");
+}
+
+/* An assert that holds: (x | 1) != 0 for an integer x. */
+static void
+st_assert(Gen *g)
+{
+	int t = gen_rand_type_where(g, is_num);
+	Shape s = gen_rand_shape(g);
+
+	if (!is_int(t))
+		t = T_I32;
+	gen_count(g, FZ_C_assert);
+	gen_line(g, "assert((%s | 1) != 0, \"odd numbers are not zero\");",
+		 gen_expr(g, t, s, 2));
 }
 
 /* ---- shared buffers ----------------------------------------------------------------- */
@@ -630,8 +666,10 @@ stmt(Gen *g)
 		st_atomic(g);
 	else if (r < 97 && !g->o->no_atomics)
 		st_atomic_same(g);
-	else if (r < 98)
+	else if (r < 98 && gen_chance(g, 50))
 		st_swizzle(g);
+	else if (r < 98)
+		st_assert(g);
 	else
 		st_let(g, false);
 }
@@ -694,10 +732,12 @@ fz_generate(uint64_t seed, const FzGenOpts *opts, FzGenStats *st)
 	gen_add_var(g, "fx", T_F32, gen_shape0(), false);
 	gen_add_var(g, "sx", T_I64, gen_shape0(), false);
 	gen_add_var(g, "ux", T_U32, gen_shape0(), false);
+	gen_add_var(g, "dx", T_F64, gen_shape0(), false);
+	gen_add_var(g, "wx", T_U64, gen_shape0(), false);
 	gen_line(g, "let pid: i32 = program_id(0);");
 	block(g, g->stmts);
-	for (i = 0; i < g->nvars; i++)
-		if (!g->vars[i].stored && i >= 6)
+	for (i = NSCALARS; i < g->nvars; i++)
+		if (!g->vars[i].stored)
 			store_var(g, &g->vars[i]);
 
 	buf_printf(&out, "//! gen seed=%llu\n", (unsigned long long)seed);
@@ -719,6 +759,11 @@ fz_generate(uint64_t seed, const FzGenOpts *opts, FzGenStats *st)
 				 : (long long)gen_rnd(g, 100000) - 50000);
 	buf_printf(&out, "//! arg ux scalar u32 %u\n",
 		   gen_chance(g, 20) ? 4294967295u : gen_rnd(g, 100000));
+	buf_printf(&out, "//! arg dx scalar f64 %.17g\n",
+		   ((int)gen_rnd(g, 2001) - 1000) / 7.0);
+	buf_printf(&out, "//! arg wx scalar u64 %llu\n",
+		   gen_chance(g, 20) ? 18446744073709551615ull
+				 : (unsigned long long)gen_rnd(g, 100000));
 	if (g->fns.s)
 		buf_puts(&out, g->fns.s);
 	buf_puts(&out, "kernel gen(");
@@ -726,7 +771,8 @@ fz_generate(uint64_t seed, const FzGenOpts *opts, FzGenStats *st)
 		buf_printf(&out, "%s: *%s, ", g->ptrs[i].name,
 			   gen_tys[g->ptrs[i].t].name);
 	buf_printf(&out, "n0: i32, n1: i32, nr: i32, nc: i32, k0: i32, fx: f32, "
-		   "sx: i64, ux: u32) warps(%d) grid(%d) {\n", g->warps,
+		   "sx: i64, ux: u32, dx: f64, wx: u64) warps(%d) grid(%d) {\n",
+		   g->warps,
 		   g->nprog);
 	buf_puts(&out, g->body.s ? g->body.s : "");
 	buf_puts(&out, "}\n");
