@@ -233,8 +233,6 @@ LLVMValueRef *cg_regs(CgFn *fn, const Layout *ly);  /* fresh array */
  * already or a renaming of registers makes it. */
 bool cg_convert_source(CgFn *fn, Value v, const Layout *ly, LLVMValueRef **r,
 		       const Layout **from, int64_t *off);
-/* Layout of the home or first materialization of v (NULL: none yet). */
-const Layout *cg_layout_of(CgFn *fn, Value v);
 LLVMBasicBlockRef cg_new_block(CgFn *fn, const char *name);
 /* Marks the loop whose latch branch is br as not to be unrolled (LLVM
  * and ptxas: NVPTX prints .pragma "nounroll"). */

@@ -90,7 +90,5 @@ void cg_preload_assembler(int sm);
  * compilation returns: its caller may exit). */
 void cg_settle_assembler(void);
 
-/* The LLVM version codegen was built with ("22.1.8"). */
-const char *cg_llvm_version(void);
 
 #endif

@@ -124,17 +124,6 @@ find_mat(CgFn *fn, Value v, const Layout *ly)
 	return NULL;
 }
 
-const Layout *
-cg_layout_of(CgFn *fn, Value v)
-{
-	Mat *m;
-
-	if (fn->vals[v].home)
-		return fn->vals[v].home;
-	m = find_mat(fn, v, NULL);
-	return m ? m->ly : NULL;
-}
-
 /* Register-only conversion: same lanes and warps, and every register of
  * `to` is some register of `from`.  Returns NULL when data must move. */
 static LLVMValueRef *

@@ -59,17 +59,6 @@ init_targets(void)
 	LLVMInitializeNVPTXAsmPrinter();
 }
 
-const char *
-cg_llvm_version(void)
-{
-	static char v[32];
-	unsigned a, b, c;
-
-	LLVMGetVersion(&a, &b, &c);
-	snprintf(v, sizeof v, "%u.%u.%u", a, b, c);
-	return v;
-}
-
 void
 cg_error(Cg *cg, SrcLoc loc, const char *fmt, ...)
 {

@@ -30,18 +30,6 @@ attr_int(AttrList *l, const char *name, int64_t dflt)
 	return a && a->kind == ATTR_INT ? a->i : dflt;
 }
 
-double
-attr_float(AttrList *l, const char *name, double dflt)
-{
-	Attr *a = attr_find(l, name);
-
-	if (!a)
-		return dflt;
-	if (a->kind == ATTR_INT)
-		return (double)a->i;
-	return a->kind == ATTR_FLOAT ? a->f : dflt;
-}
-
 const char *
 attr_str(AttrList *l, const char *name)
 {
@@ -98,23 +86,6 @@ attr_set_ints(IrCtx *c, AttrList *l, const char *name, const int64_t *v,
 	a.ints.v = arena_dup(c->arena, v, n * sizeof *v);
 	a.ints.n = n;
 	attr_set(c, l, a);
-}
-
-void
-attr_set_type(IrCtx *c, AttrList *l, const char *name, Type *t)
-{
-	attr_set(c, l, (Attr){ .name = name, .kind = ATTR_TYPE, .ty = t });
-}
-
-void
-attr_remove(AttrList *l, const char *name)
-{
-	Attr *a = attr_find(l, name);
-
-	if (!a)
-		return;
-	memmove(a, a + 1, (size_t)(l->v + l->n - (a + 1)) * sizeof *a);
-	l->n--;
 }
 
 bool

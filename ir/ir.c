@@ -220,7 +220,6 @@ ir_walk(Func *f, OpVisit fn, void *ud)
 }
 
 typedef struct Remap {
-	const Value *map;
 	Value from, to;
 } Remap;
 
@@ -238,28 +237,9 @@ replace_one(Op *op, void *ud)
 void
 ir_replace_uses(Func *f, Value from, Value to)
 {
-	Remap r = { NULL, from, to };
+	Remap r = { from, to };
 
 	ir_walk(f, replace_one, &r);
-}
-
-static void
-remap_one(Op *op, void *ud)
-{
-	Remap *r = ud;
-	uint32_t i;
-
-	for (i = 0; i < op->nopnds; i++)
-		if (r->map[op->opnds[i]])
-			op->opnds[i] = r->map[op->opnds[i]];
-}
-
-void
-ir_remap_operands(Func *f, const Value *map)
-{
-	Remap r = { map, 0, 0 };
-
-	ir_walk(f, remap_one, &r);
 }
 
 static void

@@ -370,7 +370,6 @@ bool is_pow2(int64_t v);
 Attr *attr_find(AttrList *l, const char *name);
 bool attr_has(AttrList *l, const char *name);
 int64_t attr_int(AttrList *l, const char *name, int64_t dflt);
-double attr_float(AttrList *l, const char *name, double dflt);
 const char *attr_str(AttrList *l, const char *name);  /* STR or SYM; NULL */
 void attr_set(IrCtx *c, AttrList *l, Attr a);  /* replaces same name */
 void attr_set_int(IrCtx *c, AttrList *l, const char *name, int64_t v);
@@ -379,8 +378,6 @@ void attr_set_str(IrCtx *c, AttrList *l, const char *name, const char *s);
 void attr_set_sym(IrCtx *c, AttrList *l, const char *name, const char *s);
 void attr_set_ints(IrCtx *c, AttrList *l, const char *name, const int64_t *v,
 		   uint32_t n);
-void attr_set_type(IrCtx *c, AttrList *l, const char *name, Type *t);
-void attr_remove(AttrList *l, const char *name);
 bool attr_equal(const Attr *a, const Attr *b);
 uint64_t attr_hash(const Attr *a);
 void attr_print(Buf *b, const Attr *a);
@@ -413,8 +410,6 @@ void ir_remove(Op *op);  /* unlinks; memory returns with the arena */
 
 /* Replaces every use of `from` by `to` in the function. */
 void ir_replace_uses(Func *f, Value from, Value to);
-/* Replaces each operand v by map[v] where map[v] != 0 (one walk). */
-void ir_remap_operands(Func *f, const Value *map);
 
 /* Structural edits that keep ValInfo.idx right.  The erased value
  * itself stays in the table, unused. */

@@ -88,36 +88,6 @@ ast_push(Arena *a, AstList *l, Ast *n)
 	vec_push(a, l, n);
 }
 
-static AstList
-clone_list(Arena *a, const AstList *l)
-{
-	AstList r = { 0 };
-	uint32_t i;
-
-	for (i = 0; i < l->n; i++)
-		ast_push(a, &r, ast_clone(a, l->v[i]));
-	return r;
-}
-
-/* The copy shares interned names and has no sema information yet. */
-Ast *
-ast_clone(Arena *a, const Ast *n)
-{
-	Ast *c;
-
-	if (!n)
-		return NULL;
-	c = arena_dup(a, n, sizeof *n);
-	c->a = ast_clone(a, n->a);
-	c->b = ast_clone(a, n->b);
-	c->c = ast_clone(a, n->c);
-	c->d = ast_clone(a, n->d);
-	c->list = clone_list(a, &n->list);
-	c->list2 = clone_list(a, &n->list2);
-	c->sema = NULL;
-	return c;
-}
-
 static const char *const kind_names[AST_KIND_COUNT] = {
 	[AST_INT] = "int", [AST_FLOAT] = "float", [AST_BOOL] = "bool",
 	[AST_STRING] = "string", [AST_NONE] = "None", [AST_NAME] = "name",

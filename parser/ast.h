@@ -108,7 +108,6 @@ Ast *ast_unary(Arena *a, SrcRange loc, AstOp op, Ast *x);
 Ast *ast_binary(Arena *a, SrcRange loc, AstOp op, Ast *x, Ast *y);
 void ast_push(Arena *a, AstList *l, Ast *n);
 /* Deep copy (sema instantiates device functions and task replicas). */
-Ast *ast_clone(Arena *a, const Ast *n);
 const char *ast_kind_name(AstKind k);
 const char *ast_op_text(AstOp op);  /* "+", "<<=", ... */
 /* The S-expression dump behind `tlxc --emit=ast`. */
