@@ -78,6 +78,8 @@ static inline bool ty_is_unsigned_kind(TypeKind k) { return k >= TY_U8 && k <= T
  *   slice    a reduction result: the parent's bases with dim `slice_dim`
  *            removed;
  *   mma      the mma.sync m16n8 accumulator over warps wm x wn;
+ *   wgmma    the wgmma m64nN accumulator: warpgroups (4 warps, each 16
+ *            rows of a 64-row tile) over wm x wn;
  *   linear   anything else (what shape ops make of the others); a
  *            linear layout may remember the parent of the slice it was
  *            expanded from, so broadcasting back to it is free.
@@ -89,7 +91,7 @@ enum {
 };
 
 typedef enum LayoutKind {
-	LY_BLOCKED, LY_SLICE, LY_MMA, LY_LINEAR, LY_KIND_COUNT
+	LY_BLOCKED, LY_SLICE, LY_MMA, LY_WGMMA, LY_LINEAR, LY_KIND_COUNT
 } LayoutKind;
 
 struct Layout {
@@ -103,7 +105,9 @@ struct Layout {
 	/* LY_BLOCKED: elements per vector and the dims fastest first. */
 	uint16_t vec;
 	uint8_t order[TY_MAX_RANK];
-	/* LY_MMA: warps along m and n, 16x8 tiles per warp along m and n. */
+	/* LY_MMA: warps along m and n, 16x8 tiles per warp along m and n;
+	 * LY_WGMMA: warpgroups along m and n, 64xN tiles per warpgroup
+	 * along m (mreps) and the N of each (nreps = N / 8). */
 	uint8_t wm, wn;
 	int mreps, nreps;
 	Layout *next;  /* interning chain */
@@ -129,6 +133,13 @@ const Layout *ly_blocked(LayoutTab *t, int rank, const int64_t *shape,
 const Layout *ly_default(LayoutTab *t, int rank, const int64_t *shape,
 			 int ebytes, int nwarps);
 const Layout *ly_mma(LayoutTab *t, const int64_t *shape, int nwarps);
+/* The wgmma accumulator of an M x N tile (M a multiple of 64, N of 8)
+ * over nwarps (a multiple of 4): thread (warp w, lane 4g + q) register i
+ * of a 64 x N' tile holds row 16 (w % 4) + g + 8 ((i >> 1) & 1), column
+ * 8 (i >> 2) + 2q + (i & 1) (tensor-core-layouts.md 3.2); warpgroups split
+ * M first, then N; further 64-row tiles of a warpgroup are more
+ * registers. */
+const Layout *ly_wgmma(LayoutTab *t, const int64_t *shape, int nwarps);
 /* `l` with dim `dim` removed (a reduction along dim). */
 const Layout *ly_slice(LayoutTab *t, const Layout *l, int dim);
 /* The same registers seen with another shape of equal element count

@@ -11,6 +11,9 @@
  *            removed (those bases become zeros, i.e. replication);
  *   mma      the mma.sync m16n8 accumulator: each warp owns an
  *            (M/wm)x(N/wn) block of 16x8 tiles, c0..c3 as in the PTX ISA;
+ *   wgmma    the wgmma m64nN accumulator: each warp of a warpgroup owns 16
+ *            rows of each 64-row tile, and each 16 x 8 block of them is an
+ *            mma.sync C fragment;
  * and what shape ops make of them (reshape keeps the flat index, trans
  * permutes its fields): linear layouts.
  */
@@ -269,6 +272,57 @@ ly_mma(LayoutTab *t, const int64_t *shape, int nwarps)
 			p.warp[i] = dim_bit(&p, 1, col++);
 		else if (i < log2i(wn) + log2i(wm))
 			p.warp[i] = dim_bit(&p, 0, row++);
+	}
+	return ly_intern(t, &p);
+}
+
+const Layout *
+ly_wgmma(LayoutTab *t, const int64_t *shape, int nwarps)
+{
+	Layout p;
+	int64_t M = shape[0], N = shape[1];
+	int groups = MAX(1, nwarps / 4), gm = 1, gn = 1, i, nb, mb, row, col;
+
+	proto_init(&p, LY_WGMMA, 2, shape);
+	while (gm * gn < groups) {
+		if (M / (gm * 2) >= 64)
+			gm *= 2;
+		else if (N / (gn * 2) >= 8)
+			gn *= 2;
+		else
+			break;
+	}
+	p.wm = (uint8_t)gm;
+	p.wn = (uint8_t)gn;
+	p.mreps = (int)MAX(1, M / gm / 64);
+	p.nreps = (int)MAX(1, N / gn / 8);
+	nb = log2i(p.nreps);
+	mb = log2i(p.mreps);
+	/* d[i]: column bit 0, row bit 3, then the 8-column blocks; then
+	 * further 64-row tiles */
+	p.reg[p.nreg++] = dim_bit(&p, 1, 0);
+	p.reg[p.nreg++] = dim_bit(&p, 0, 3);
+	for (i = 0; i < nb; i++)
+		p.reg[p.nreg++] = dim_bit(&p, 1, 3 + i);
+	for (i = 0; i < mb; i++)
+		p.reg[p.nreg++] = dim_bit(&p, 0, 6 + i);
+	p.lane[0] = dim_bit(&p, 1, 1);
+	p.lane[1] = dim_bit(&p, 1, 2);
+	p.lane[2] = dim_bit(&p, 0, 0);
+	p.lane[3] = dim_bit(&p, 0, 1);
+	p.lane[4] = dim_bit(&p, 0, 2);
+	p.nwarp = (uint8_t)log2i(nwarps);
+	/* the warps of a warpgroup: 16 rows each; then warpgroups along m
+	 * (above the rows its own tiles cover), then n */
+	row = 6 + mb;
+	col = 3 + nb;
+	for (i = 0; i < p.nwarp; i++) {
+		if (i < 2)
+			p.warp[i] = dim_bit(&p, 0, 4 + i);
+		else if (i - 2 < log2i(gm))
+			p.warp[i] = dim_bit(&p, 0, row++);
+		else if (i - 2 - log2i(gm) < log2i(gn))
+			p.warp[i] = dim_bit(&p, 1, col++);
 	}
 	return ly_intern(t, &p);
 }
@@ -535,7 +589,7 @@ const char *
 ly_kind_name(int kind)
 {
 	static const char *const names[LY_KIND_COUNT] = {
-		"blocked", "slice", "mma", "linear",
+		"blocked", "slice", "mma", "wgmma", "linear",
 	};
 
 	return kind >= 0 && kind < LY_KIND_COUNT ? names[kind] : "?";
@@ -610,7 +664,7 @@ ly_print(Buf *b, const Layout *l, LayoutNamer name, void *ud)
 		print_ints(b, v, l->rank);
 		buf_printf(b, ", warps = %d>", ly_nwarps(l));
 		return;
-	case LY_MMA:
+	case LY_MMA: case LY_WGMMA:
 		print_ints(b, l->shape, l->rank);
 		buf_printf(b, ", warps = %d>", ly_nwarps(l));
 		return;

@@ -20,7 +20,7 @@
  *            | "pipe" | "sched"
  *   layout   = ALIAS | "blocked" "<" ints "," "vec" "=" INT "," "order" "=" ints
  *              "," "warps" "=" INT ">" | "slice" "<" layout "," "dim" "=" INT ">"
- *            | "mma" "<" ints "," "warps" "=" INT ">"
+ *            | ("mma" | "wgmma") "<" ints "," "warps" "=" INT ">"
  *            | "linear" "<" ints "," "reg" "=" bases "," "lane" "=" bases ","
  *              "warp" "=" bases ["," "parent" "=" layout "," "dim" "=" INT] ">"
  *   ints     = "[" INT {"," INT} "]"      bases = "[" [ints {"," ints}] "]"
@@ -681,8 +681,18 @@ parse_layout_body(Parser *p, const char *w, Token *at, int depth)
 			fail_tok(p, at, "an mma layout is M x N with M >= 16, N >= 8");
 		return ly_mma(&p->c->layouts, shape, warps);
 	}
+	if (!strcmp(w, "wgmma")) {
+		expect_word(p, "warps");
+		warps = (int)parse_pow2(p, 32, "warps");
+		if (rank != 2 || shape[0] < 64 || shape[1] < 8 || warps < 4 ||
+		    shape[0] * shape[1] < 64 * 8 * (warps / 4))
+			fail_tok(p, at, "a wgmma layout is M x N with M >= 64, N >= 8, "
+				 "over a whole number of warpgroups that it fills");
+		return ly_wgmma(&p->c->layouts, shape, warps);
+	}
 	if (strcmp(w, "blocked"))
-		fail_tok(p, at, "unknown layout '%s' (blocked, slice, mma, linear)", w);
+		fail_tok(p, at, "unknown layout '%s' (blocked, slice, mma, wgmma, "
+			 "linear)", w);
 	expect_word(p, "vec");
 	vec = (int)parse_pow2(p, 1 << 15, "vec");
 	expect(p, T_COMMA, "after vec");
