@@ -315,11 +315,8 @@ void cg_barrier(CgFn *fn);
  * next op's first shared-memory write (a reduction's partials come after
  * its register and shuffle work, which touches no shared memory). */
 void cg_sync_flush(CgFn *fn);
-/* The swizzle for row-major tiles with rows of `rowbytes` bytes: the 8
- * rows an ldmatrix reads (and the 16-byte stores of a blocked layout)
- * fall on distinct banks.  It equals TMA's 32B/64B/128B swizzle for rows
- * of that size. */
-Swizzle cg_swizzle_for(int64_t rowbytes);
+/* The swizzle of a buffer's encoding (LY_SWIZZLE; none for NULL). */
+Swizzle cg_swizzle_of(const Layout *enc);
 LLVMValueRef cg_swizzle(CgFn *fn, LLVMValueRef addr, Swizzle s);
 /* The swizzled byte offset of base + x + k: x the thread's part, k a
  * constant, base known to be a multiple of `align` bytes. */

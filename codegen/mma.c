@@ -327,7 +327,9 @@ operand(Dot *d, int i, Src *src, int64_t *scratch)
 	src->base = cg_i32(fn->cg, *scratch);
 	src->align = *scratch ? *scratch & -*scratch : (int64_t)1 << 30;
 	src->rowbytes = cols * d->eb;
-	src->swz = d->mma ? cg_swizzle_for(src->rowbytes) : (Swizzle){ 0, 0 };
+	src->swz = d->mma ? cg_swizzle_of(ly_swizzle_for(&fn->cg->layouts,
+							 src->rowbytes))
+			  : (Swizzle){ 0, 0 };
 	*scratch += (rows * cols * d->eb + 127) / 128 * 128;
 	return true;
 }

@@ -80,10 +80,9 @@ alloc_op(CgFn *fn, Op *op)
 		w->shape[d] = t->shape[d];
 		w->stride[d] = d == t->rank - 1 ? 1 : w->stride[d + 1] * w->shape[d + 1];
 	}
-	/* rows are swizzled (16-byte chunks permuted by address): free for
-	 * vector accesses, conflict-free for ldmatrix */
-	if (t->rank >= 2)
-		w->swz = cg_swizzle_for(t->shape[t->rank - 1] * w->ebytes);
+	/* the encoding plan-smem gave it: 16-byte chunks permuted by address
+	 * (free for vector accesses, conflict-free for ldmatrix) */
+	w->swz = cg_swizzle_of(t->layout);
 	return true;
 }
 

@@ -123,14 +123,14 @@ cg_op_scratch(CgFn *fn, Op *op)
 /* ---- swizzles -------------------------------------------------------------- */
 
 Swizzle
-cg_swizzle_for(int64_t rowbytes)
+cg_swizzle_of(const Layout *enc)
 {
 	Swizzle s = { 0, 0 };
 
-	if (rowbytes < 32 || (rowbytes & (rowbytes - 1)))
-		return s;
-	s.shift = log2i(MAX(rowbytes, 128));
-	s.mask = (int)MIN(rowbytes / 16, 8) - 1;
+	if (enc && enc->kind == LY_SWIZZLE) {
+		s.shift = enc->swz_shift;
+		s.mask = enc->swz_bytes / 16 - 1;
+	}
 	return s;
 }
 

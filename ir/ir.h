@@ -83,6 +83,13 @@ static inline bool ty_is_unsigned_kind(TypeKind k) { return k >= TY_U8 && k <= T
  *   linear   anything else (what shape ops make of the others); a
  *            linear layout may remember the parent of the slice it was
  *            expanded from, so broadcasting back to it is free.
+ * A shared buffer's *encoding* is a layout too, of kind swizzle: a linear
+ * map over GF(2) of the buffer's byte addresses (row-major, from its
+ * shape): phys = addr ^ (((addr >> shift) & (bytes / 16 - 1)) << 4), the
+ * 16-byte chunks of each `bytes`-wide span XOR-permuted by the address
+ * bits from `shift` up.  With shift 7 it is TMA's and wgmma's 32-, 64- or
+ * 128-byte swizzle (tensor-core-layouts.md 3.5); rows wider than 128
+ * bytes take the bits above their row (shift = log2 of the row).
  */
 enum {
 	LY_MAX_REG = 16,   /* at most 2^16 registers per thread */
@@ -91,7 +98,8 @@ enum {
 };
 
 typedef enum LayoutKind {
-	LY_BLOCKED, LY_SLICE, LY_MMA, LY_WGMMA, LY_LINEAR, LY_KIND_COUNT
+	LY_BLOCKED, LY_SLICE, LY_MMA, LY_WGMMA, LY_LINEAR, LY_SWIZZLE,
+	LY_KIND_COUNT
 } LayoutKind;
 
 struct Layout {
@@ -110,6 +118,10 @@ struct Layout {
 	 * along m (mreps) and the N of each (nreps = N / 8). */
 	uint8_t wm, wn;
 	int mreps, nreps;
+	/* LY_SWIZZLE: the span of 16-byte chunks permuted, the first address
+	 * bit that permutes them. */
+	uint16_t swz_bytes;
+	uint8_t swz_shift;
 	Layout *next;  /* interning chain */
 };
 
@@ -140,6 +152,13 @@ const Layout *ly_mma(LayoutTab *t, const int64_t *shape, int nwarps);
  * M first, then N; further 64-row tiles of a warpgroup are more
  * registers. */
 const Layout *ly_wgmma(LayoutTab *t, const int64_t *shape, int nwarps);
+/* The swizzle encoding permuting `bytes` (32, 64 or 128) from address bit
+ * `shift`; and the one for a buffer whose rows are `rowbytes` long (the
+ * 8 rows an ldmatrix reads, and a blocked layout's 16-byte stores, fall
+ * on distinct banks; NULL for rows under 32 bytes or not a power of
+ * two). */
+const Layout *ly_swizzle(LayoutTab *t, int bytes, int shift);
+const Layout *ly_swizzle_for(LayoutTab *t, int64_t rowbytes);
 /* `l` with dim `dim` removed (a reduction along dim). */
 const Layout *ly_slice(LayoutTab *t, const Layout *l, int dim);
 /* The same registers seen with another shape of equal element count
@@ -352,7 +371,8 @@ Type *ty_mbar(IrCtx *c, int64_t n);  /* n < 0: one barrier */
 /* box: the box shape (rank entries), or NULL while unknown */
 Type *ty_tma(IrCtx *c, Type *elem, int rank, const int64_t *box);
 Type *ty_simple(IrCtx *c, TypeKind k);  /* TY_VOID, TY_PIPE, TY_SCHED */
-/* t without its layout (tiles; other types are returned as they are). */
+/* t without its layout (tiles) or encoding (shared buffers); other
+ * types are returned as they are. */
 Type *ty_strip(IrCtx *c, Type *t);
 /* A tile type with a layout (NULL: without one). */
 Type *ty_with_layout(IrCtx *c, Type *t, const Layout *layout);

@@ -114,7 +114,8 @@ proto_init(Layout *p, LayoutKind k, int rank, const int64_t *shape)
 	memset(p, 0, sizeof *p);
 	p->kind = (uint8_t)k;
 	p->rank = (uint8_t)rank;
-	memcpy(p->shape, shape, (size_t)rank * sizeof *shape);
+	if (rank)
+		memcpy(p->shape, shape, (size_t)rank * sizeof *shape);
 }
 
 /* Hands out the bits of each dim from the lowest up. */
@@ -325,6 +326,25 @@ ly_wgmma(LayoutTab *t, const int64_t *shape, int nwarps)
 			p.warp[i] = dim_bit(&p, 1, col++);
 	}
 	return ly_intern(t, &p);
+}
+
+const Layout *
+ly_swizzle(LayoutTab *t, int bytes, int shift)
+{
+	Layout p;
+
+	proto_init(&p, LY_SWIZZLE, 0, NULL);
+	p.swz_bytes = (uint16_t)bytes;
+	p.swz_shift = (uint8_t)shift;
+	return ly_intern(t, &p);
+}
+
+const Layout *
+ly_swizzle_for(LayoutTab *t, int64_t rowbytes)
+{
+	if (rowbytes < 32 || (rowbytes & (rowbytes - 1)))
+		return NULL;
+	return ly_swizzle(t, (int)MIN(rowbytes, 128), log2i(MAX(rowbytes, 128)));
 }
 
 /* Maps one basis of layout shape `from` to shape `to` (same rank): keeps
@@ -589,7 +609,7 @@ const char *
 ly_kind_name(int kind)
 {
 	static const char *const names[LY_KIND_COUNT] = {
-		"blocked", "slice", "mma", "wgmma", "linear",
+		"blocked", "slice", "mma", "wgmma", "linear", "swizzle",
 	};
 
 	return kind >= 0 && kind < LY_KIND_COUNT ? names[kind] : "?";
@@ -652,6 +672,12 @@ ly_print(Buf *b, const Layout *l, LayoutNamer name, void *ud)
 
 	buf_printf(b, "%s<", ly_kind_name(l->kind));
 	switch (l->kind) {
+	case LY_SWIZZLE:
+		buf_printf(b, "%d", l->swz_bytes);
+		if (l->swz_shift != 7)
+			buf_printf(b, ", shift = %d", l->swz_shift);
+		buf_putc(b, '>');
+		return;
 	case LY_SLICE:
 		print_ref(b, l->parent, name, ud);
 		buf_printf(b, ", dim = %d>", l->slice_dim);

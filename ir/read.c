@@ -15,7 +15,7 @@
  *   attrs    = "{" WORD "=" value {"," WORD "=" value} "}"
  *   value    = INT | FLOAT | STRING | WORD | "[" [INT {"," INT}] "]" | "!" type
  *   type     = scalar | "ptr" "<" type ["," INT] ">"
- *            | ("tile" | "smem") "<" DIMS type ["," layout] ">"
+ *            | ("tile" | "smem") "<" DIMS type ["," layout] ">"   (smem: a swizzle)
  *            | "mbar" ["<" INT ">"] | "tma" "<" (DIMS type | type "," INT) ">"
  *            | "pipe" | "sched"
  *   layout   = ALIAS | "blocked" "<" ints "," "vec" "=" INT "," "order" "=" ints
@@ -23,6 +23,7 @@
  *            | ("mma" | "wgmma") "<" ints "," "warps" "=" INT ">"
  *            | "linear" "<" ints "," "reg" "=" bases "," "lane" "=" bases ","
  *              "warp" "=" bases ["," "parent" "=" layout "," "dim" "=" INT] ">"
+ *            | "swizzle" "<" INT ["," "shift" "=" INT] ">"
  *   ints     = "[" INT {"," INT} "]"      bases = "[" [ints {"," ints}] "]"
  *
  * Tokens: VALUE is %name, FNAME @name, ALIAS #name, LOC @line:col, DIMS "4x8x" (digits
@@ -672,6 +673,18 @@ parse_layout_body(Parser *p, const char *w, Token *at, int depth)
 	}
 	if (!strcmp(w, "linear"))
 		return parse_linear(p, depth);
+	if (!strcmp(w, "swizzle")) {
+		Token bt = p->tok;
+		int64_t bytes = parse_int_in(p, 32, 128, "a swizzle's bytes"), shift = 7;
+
+		if (bytes != 32 && bytes != 64 && bytes != 128)
+			fail_tok(p, &bt, "a swizzle permutes 32, 64 or 128 bytes");
+		if (accept(p, T_COMMA)) {
+			expect_word(p, "shift");
+			shift = parse_int_in(p, 7, 17, "a swizzle's shift");
+		}
+		return ly_swizzle(&p->c->layouts, (int)bytes, (int)shift);
+	}
 	rank = parse_layout_shape(p, shape);
 	expect(p, T_COMMA, "after the shape");
 	if (!strcmp(w, "mma")) {
@@ -692,7 +705,7 @@ parse_layout_body(Parser *p, const char *w, Token *at, int depth)
 	}
 	if (strcmp(w, "blocked"))
 		fail_tok(p, at, "unknown layout '%s' (blocked, slice, mma, wgmma, "
-			 "linear)", w);
+			 "linear, swizzle)", w);
 	expect_word(p, "vec");
 	vec = (int)parse_pow2(p, 1 << 15, "vec");
 	expect(p, T_COMMA, "after vec");
@@ -747,7 +760,7 @@ parse_shaped(Parser *p, TypeKind k, int depth)
 {
 	const Layout *ly = NULL;
 	Token dims;
-	Type *elem;
+	Type *elem, *t;
 
 	expect(p, T_LT, k == TY_TILE ? "after 'tile'" : "after 'smem'");
 	if (p->tok.kind != T_DIMS)
@@ -756,21 +769,20 @@ parse_shaped(Parser *p, TypeKind k, int depth)
 	dims = p->tok;
 	next(p);
 	elem = parse_type(p, depth + 1);
-	if (k == TY_TILE && accept(p, T_COMMA)) {
+	if (accept(p, T_COMMA)) {
 		Token at = p->tok;
 
 		ly = parse_layout(p, depth + 1);
-		if (ly->rank != dims.ndims ||
-		    memcmp(ly->shape, dims.dims, (size_t)ly->rank * sizeof *ly->shape))
+		if (k == TY_SMEM && ly->kind != LY_SWIZZLE)
+			fail_tok(p, &at, "a shared buffer's encoding is a swizzle");
+		if (k == TY_TILE && (ly->kind == LY_SWIZZLE || ly->rank != dims.ndims ||
+		    memcmp(ly->shape, dims.dims, (size_t)ly->rank * sizeof *ly->shape)))
 			fail_tok(p, &at, "the layout's shape is not the tile's");
 	}
 	expect(p, T_GT, "to close the shape");
-	if (k == TY_TILE) {
-		Type *t = ty_tile(p->c, elem, dims.ndims, dims.dims);
-
-		return ly ? ty_with_layout(p->c, t, ly) : t;
-	}
-	return ty_smem(p->c, elem, dims.ndims, dims.dims);
+	t = k == TY_TILE ? ty_tile(p->c, elem, dims.ndims, dims.dims)
+			 : ty_smem(p->c, elem, dims.ndims, dims.dims);
+	return ly ? ty_with_layout(p->c, t, ly) : t;
 }
 
 static Type *

@@ -154,7 +154,8 @@ ty_with_layout(IrCtx *c, Type *t, const Layout *layout)
 Type *
 ty_strip(IrCtx *c, Type *t)
 {
-	return t->kind == TY_TILE && t->layout ? ty_with_layout(c, t, NULL) : t;
+	return (t->kind == TY_TILE || t->kind == TY_SMEM) && t->layout
+		       ? ty_with_layout(c, t, NULL) : t;
 }
 
 Type *

@@ -73,7 +73,9 @@ check_value(LVer *v, Op *op, Value x)
 		lerr(v, op, "a tile's layout has another shape");
 		return;
 	}
-	if ((why = ly_check(l)))
+	if (l->kind == LY_SWIZZLE)
+		lerr(v, op, "a tile's layout is a shared buffer's encoding");
+	else if ((why = ly_check(l)))
 		lerr(v, op, "%s", why);
 	else if (ly_nwarps(l) != v->nwarps)
 		lerr(v, op, "a layout over %d warps in a kernel of %d",

@@ -6,7 +6,8 @@
  * every smem_alloc and mbar_alloc, `scratch` on every op with scratch
  * (its byte offset), the kernel's `smem`, the bytes in all, and `vec`
  * on every smem_load, smem_store and cp_async: the elements per vector
- * access its view's alignment and strides allow (ir_smem_vec).  Code
+ * access its view's alignment and strides allow (ir_smem_vec); each buffer
+ * of two or more dims gets its swizzle encoding on its type.  Code
  * generation and the simulator read these; nothing plans again (code
  * generation reports a plan over the target's shared memory, beside the
  * other limits it checks).
@@ -38,6 +39,26 @@ vec_op(Op *op, void *ud)
 	    op->kind == OP_CP_ASYNC)
 		attr_set_int(v->f->mod->ctx, &op->attrs, "vec",
 			     ir_smem_vec(v->f, op, v->ax));
+}
+
+/* A buffer of two or more dims is swizzled by its row bytes
+ * (ly_swizzle_for), so its own vector stores and an ldmatrix's 8 rows
+ * fall on distinct banks. */
+static void
+set_encoding(Op *op, void *ud)
+{
+	Func *f = ud;
+	Type *t;
+	const Layout *e;
+
+	if (op->kind != OP_SMEM_ALLOC)
+		return;
+	t = ir_type(f, op->res[0]);
+	if (t->rank < 2)
+		return;
+	e = ly_swizzle_for(&f->mod->ctx->layouts,
+			   t->shape[t->rank - 1] * MAX(1, ty_bits(t->elem) / 8));
+	ir_val(f, op->res[0])->ty = ty_with_layout(f->mod->ctx, t, e);
 }
 
 /* The vector width of each shared-memory access, now that the plan says
@@ -74,6 +95,7 @@ pass_plan_smem(PassCtx *pc, Func *f)
 		pass_stat(pc, buf ? "buffers" : "scratch", 1);
 	}
 	attr_set_int(c, &f->attrs, "smem", p.total);
+	ir_walk(f, set_encoding, f);
 	set_vecs(pc, f);
 	pass_stat(pc, "bytes", (uint64_t)p.total);
 	return true;
