@@ -82,6 +82,8 @@ maybe_complete(SimBar *b)
 	if (b->pending == 0 && b->tx == 0) {
 		b->phase++;
 		b->pending = b->expected;
+		if (b->rel)
+			sim_race_phase_done(b);
 	}
 }
 
@@ -102,6 +104,8 @@ arrive(SimLaunch *L, SimBar *b, int64_t count, Op *op)
 			  count == 1 ? "" : "s", desc, b->phase, b->expected,
 			  b->pending);
 	}
+	if (L->race)
+		sim_race_release(L, b);
 	b->pending -= (int32_t)count;
 	maybe_complete(b);
 }
@@ -195,6 +199,53 @@ mbar_alloc(SimLaunch *L, SimCta *cta, SimAct *act, Op *op)
 	v->u.mb.n = n;
 }
 
+/* A task that reaches a CTA barrier after a sibling finished, or that
+ * finishes while a sibling waits at one: on the GPU the barrier counts
+ * every warp of the program, and the finished task's never come. */
+static SimCo *
+finished_sibling(SimCo *co)
+{
+	SimCta *cta = co->cta;
+	uint32_t i;
+
+	for (i = 0; i < cta->ncos; i++) {
+		SimCo *x = cta->cos[i];
+
+		if (x != co && x->parent == co->parent && x->fork == co->fork &&
+		    x->state == CO_DONE)
+			return x;
+	}
+	return NULL;
+}
+
+static void
+not_every_task(SimLaunch *L, Op *op, const char *waiter, Op *at,
+	       const char *done)
+{
+	char where[200];
+
+	sim_fault(L, op, "task '%s' waits at %s, which task '%s' never "
+		  "reaches: a CTA barrier inside tasks must be reached by every "
+		  "task (on the GPU it waits forever)", waiter,
+		  sim_op_where(L, at, where, sizeof where), done);
+}
+
+void
+sim_task_end(SimLaunch *L, SimCo *co, Op *op)
+{
+	SimCta *cta = co->cta;
+	uint32_t i;
+
+	if (!cta->sync_arrived)
+		return;
+	for (i = 0; i < cta->ncos; i++) {
+		SimCo *x = cta->cos[i];
+
+		if (x != co && x->sync_waiting && x->state != CO_DONE && x->task)
+			not_every_task(L, op, x->task, x->wait_op, co->task);
+	}
+}
+
 /* A sync of all live coroutines of one CTA (cl NULL) or one cluster. */
 static bool
 sync_all(SimLaunch *L, SimCo *co, SimCluster *cl, Op *op)
@@ -202,9 +253,11 @@ sync_all(SimLaunch *L, SimCo *co, SimCluster *cl, Op *op)
 	uint32_t *arrived = cl ? &cl->sync_arrived : &co->cta->sync_arrived;
 	uint64_t *gen = cl ? &cl->sync_gen : &co->cta->sync_gen;
 	uint32_t live = 0, c, i, nc = cl ? cl->n : 1;
+	SimCo *gone;
 
-	(void)L;
 	if (!co->sync_waiting) {
+		if (!cl && co->task && (gone = finished_sibling(co)))
+			not_every_task(L, op, co->task, op, gone->task);
 		co->sync_waiting = true;
 		co->sync_gen = *gen;
 		(*arrived)++;
@@ -228,6 +281,8 @@ sync_all(SimLaunch *L, SimCo *co, SimCluster *cl, Op *op)
 		(*gen)++;
 		*arrived = 0;
 		co->sync_waiting = false;
+		for (c = 0; L->race && c < nc; c++)
+			sim_race_sync(L, cl ? &cl->ctas[c] : co->cta);
 		return true;
 	}
 	co->wait_op = op;
@@ -239,8 +294,11 @@ sync_all(SimLaunch *L, SimCo *co, SimCluster *cl, Op *op)
 static bool
 wait_bar(SimCo *co, Op *op, SimBar *b, uint32_t parity, const char *what)
 {
-	if ((b->phase & 1) != (parity & 1))
+	if ((b->phase & 1) != (parity & 1)) {
+		if (co->cta->L->race)
+			sim_race_acquire(co->cta->L, co, b);
 		return true;
+	}
 	co->wait_op = op;
 	co->wait_bar = b;
 	co->wait_parity = parity & 1;
@@ -463,6 +521,8 @@ land_tma_load(SimLaunch *L, SimAsync *a)
 		sim_smem_mark(L, cta->sh_pw, &a->view, -1);
 		sim_smem_write(L, cta, a->op, &a->view, a->data, false,
 			       "tma_load");
+		if (cta->shadow)
+			sim_race_landed(cta, &a->view);
 		bar = a->bar ? a->bar
 			     : sim_bar_in(L, cta, a->bar_op, a->bar_index,
 					  a->op);

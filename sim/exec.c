@@ -411,6 +411,7 @@ exec_yield(SimLaunch *L, SimCo *co, SimFrame *f, Op *op)
 		pop_past_owner(co);
 		return;
 	case FR_TASK:
+		sim_task_end(L, co, op);
 		finish_co(co);
 		return;
 	default:
@@ -448,6 +449,7 @@ exec_condition(SimLaunch *L, SimCo *co, SimFrame *f, Op *op)
 static bool
 exec_tasks(SimLaunch *L, SimCo *co, SimFrame *f, Op *op)
 {
+	uint32_t k = 0, w0 = 0;
 	Op *t;
 
 	if (co->joining == op) {
@@ -457,10 +459,13 @@ exec_tasks(SimLaunch *L, SimCo *co, SimFrame *f, Op *op)
 			co->wait_bar = NULL;
 			return false;
 		}
+		if (L->race)
+			sim_race_join(L, co);
 		co->joining = NULL;
 		f->op = op->next;
 		return true;
 	}
+	co->forks++;
 	for (t = op->regions[0]->first; t; t = t->next) {
 		SimFrame nf = { .owner = t, .act = f->act, .kind = FR_TASK };
 		SimCo *c;
@@ -475,12 +480,20 @@ exec_tasks(SimLaunch *L, SimCo *co, SimFrame *f, Op *op)
 		if (!c->task)
 			c->task = "task";
 		c->replica = attr_int(&t->attrs, "replica", 0);
+		c->fork = co->forks;
+		c->agent = ++k;
+		c->warp0 = w0;
+		c->nwarps = (uint32_t)attr_int(&t->attrs, "warps",
+					       attr_int(&L->kern->attrs, "warps", 4));
+		w0 += c->nwarps;
 		nf.blk = t->regions[0];
 		nf.op = nf.blk->first;
 		sim_push_frame(L, c, nf);
 		co->live_children++;
 	}
 	co->joining = op;
+	if (L->race)
+		sim_race_fork(L, co);
 	f = top(co);
 	if (!co->live_children) {
 		co->joining = NULL;
@@ -606,6 +619,8 @@ exec(SimLaunch *L, SimCo *co, SimFrame *f, Op *op)
 			return false;
 		break;
 	}
+	if (L->race)
+		sim_race_op(L, co, act, op);
 	top(co)->op = op->next;
 	return true;
 }

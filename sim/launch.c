@@ -222,16 +222,21 @@ sim_cluster_cta_lin(SimLaunch *L, uint64_t cluster, uint32_t rank)
 	       (uint64_t)p[2] * L->grid[0] * L->grid[1];
 }
 
+/* The buffer holding byte `off`, else the scratch there, else "?". */
 const char *
 sim_smem_name(SimLaunch *L, int64_t off)
 {
+	const char *s = "?";
 	uint32_t i;
 
 	for (i = 0; i < L->plan.n; i++)
 		if (off >= L->plan.v[i].off &&
-		    off < L->plan.v[i].off + L->plan.v[i].size)
-			return L->plan.v[i].name;
-	return "?";
+		    off < L->plan.v[i].off + L->plan.v[i].size) {
+			if (!L->plan.v[i].scratch)
+				return L->plan.v[i].name;
+			s = L->plan.v[i].name;
+		}
+	return s;
 }
 
 /* ---- the static plan ------------------------------------------------ */
@@ -250,28 +255,41 @@ plan_op(Op *op, void *ud)
 {
 	PlanWalk *w = ud;
 	Func *fn = op->parent ? op->parent->fn : NULL;
+	ValInfo *vi = fn && op->nres == 1 ? &fn->vals.v[op->res[0]] : NULL;
+	SimSmemBuf b = { .op = op, .off = -1 };
 
-	if (op->kind == OP_SMEM_ALLOC && op->nres == 1 && fn) {
-		ValInfo *vi = &fn->vals.v[op->res[0]];
-		Type *t = vi->ty;
+	if (op->kind == OP_SMEM_ALLOC && vi) {
 		const char *an = attr_str(&op->attrs, "name");
-		SimSmemBuf b = { .op = op,
-				 .name = an ? an : vi->name ? vi->name : "smem" };
+		Type *t = vi->ty;
 
 		if (t->kind != TY_SMEM)
 			return;
+		b.name = an ? an : vi->name ? vi->name : "smem";
 		b.size = ty_numel(t) * sim_esize(t->elem);
-		b.off = (w->plan->total + SIM_SMEM_ALIGN - 1) &
-			~(int64_t)(SIM_SMEM_ALIGN - 1);
-		w->plan->total = b.off + b.size;
-		vec_push(w->a, w->plan, b);
-	} else if (op->kind == OP_CALL) {
-		const char *name = attr_str(&op->attrs, "callee");
-		Func *callee = name ? ir_func_find(w->m, name) : NULL;
+		b.off = attr_int(&op->attrs, "offset", -1);
+	} else if (op->kind == OP_MBAR_ALLOC && vi &&
+		   attr_has(&op->attrs, "offset")) {
+		b.name = vi->name ? vi->name : "mbar";
+		b.size = 8 * (vi->ty->rank ? vi->ty->shape[0] : 1);
+		b.off = attr_int(&op->attrs, "offset", 0);
+	} else if (fn && attr_has(&op->attrs, "scratch")) {
+		b.name = "scratch";
+		b.scratch = true;
+		b.size = sim_scratch_size(fn, op);
+		b.off = attr_int(&op->attrs, "scratch", 0);
+		if (b.size <= 0)
+			return;
+	} else {
+		if (op->kind == OP_CALL) {
+			const char *name = attr_str(&op->attrs, "callee");
+			Func *callee = name ? ir_func_find(w->m, name) : NULL;
 
-		if (callee)
-			walk_func(w, callee);
+			if (callee)
+				walk_func(w, callee);
+		}
+		return;
 	}
+	vec_push(w->a, w->plan, b);
 }
 
 static void
@@ -286,13 +304,32 @@ walk_func(PlanWalk *w, Func *f)
 	ir_walk(f, plan_op, w);
 }
 
+/* Ranges with an offset stay where the IR put them; the others follow
+ * in order of appearance, 128-byte aligned. */
 void
 sim_smem_plan(Module *m, Func *kernel, SimSmemPlan *out, Arena *a)
 {
 	PlanWalk w = { .m = m, .plan = out, .a = a };
+	int64_t hi = 0, end;
+	uint32_t i;
 
 	memset(out, 0, sizeof *out);
 	walk_func(&w, kernel);
+	for (i = 0; i < out->n; i++)
+		if (out->v[i].off >= 0)
+			hi = MAX(hi, out->v[i].off + out->v[i].size);
+	out->total = hi;
+	for (i = 0; i < out->n; i++) {
+		SimSmemBuf *b = &out->v[i];
+
+		if (b->off >= 0)
+			continue;
+		b->off = (out->total + SIM_SMEM_ALIGN - 1) &
+			 ~(int64_t)(SIM_SMEM_ALIGN - 1);
+		out->total = b->off + b->size;
+	}
+	end = attr_int(&kernel->attrs, "smem", 0);
+	out->total = MAX(out->total, end);
 }
 
 typedef struct PipeCount {
@@ -414,7 +451,10 @@ cta_init(SimLaunch *L, SimCluster *cl, SimCta *cta, uint32_t rank)
 	cta->dirty_lo = (int64_t)n;
 	cta->act = sim_act_new(L, cta, L->kern);
 	bind_args(L, cta);
+	if (L->race)
+		sim_race_cta_init(L, cta);
 	co = sim_co_new(L, cta, NULL);
+	co->nwarps = (uint32_t)attr_int(&L->kern->attrs, "warps", 4);
 	f.blk = L->kern->body;
 	f.op = f.blk->first;
 	f.act = cta->act;
@@ -445,6 +485,8 @@ cta_free(SimCta *cta, bool keep)
 	free(cta->sh_pw);
 	free(cta->sh_pr);
 	free(cta->sh_dirty);
+	free(cta->shadow);
+	free(cta->vc);
 	arena_reset(&cta->arena);
 }
 
@@ -772,6 +814,10 @@ run(SimLaunch *L)
 	sim_smem_plan(L->mod, L->kern, &L->plan, &L->arena);
 	if (L->kern->kind == FN_KERNEL)
 		ir_walk(L->kern, plan_pipe, &(PipePlan){ L, L->kern });
+	if (L->kern->kind == FN_KERNEL && ir_func_laid_out(L->kern)) {
+		sim_plan_check(L);
+		sim_race_init(L);
+	}
 	schedule(L);
 	teardown(L);
 	return SIM_OK;

@@ -24,6 +24,27 @@
  * Faults (out of bounds, unwritten reads, deadlocks, misuse, asserts)
  * format a message and longjmp to the launch's boundary (sim_launch), which
  * frees everything and returns SIM_FAULT; nothing jumps past it.
+ *
+ * Laid-out kernels (docs/il.md 2.1: every tile says which register of
+ * which lane of which warp holds each element) are checked for what only
+ * that stage says:
+ *   the plan   (plan.c, when the launch starts) buffers (`offset`) and
+ *              ops' scratch (`scratch`) inside the kernel's `smem` and the
+ *              target's limit, aligned, no two live at once overlapping;
+ *   vectors    (race.c) smem_load/smem_store with `vec = N`: each thread's
+ *              registers r..r+N-1 are N contiguous elements aligned to
+ *              N * element bytes;
+ *   races      (race.c) a byte of shared memory written by one warp and
+ *              read or written by another with no barrier between.  Each
+ *              byte's shadow holds its last write and the reads since, as
+ *              (agent, clock, warps, op); an agent is the main code or a
+ *              task, with a vector clock over the agents that barriers
+ *              (sync_threads and the ops' own: convert_layout, reduce,
+ *              dot, atomic with scratch; mbar_alloc; cp_async_wait;
+ *              mbar_arrive), the start and end of `tasks`, and mbarrier
+ *              arrive/wait pairs advance.  Accesses follow from layouts:
+ *              stores from an element's first copy, loads into every warp
+ *              holding it.
  */
 #ifndef TLX_SIM_H
 #define TLX_SIM_H
@@ -136,6 +157,9 @@ typedef struct SimBar {
 	const char *role;  /* pipes: "full" or "empty"; else NULL */
 	Op *alloc;         /* the op that made it (cluster lookups) */
 	SimCta *cta;
+	/* laid-out kernels (race.c): the clocks its arrivals released, and
+	 * those of its completed phases, which a wait acquires */
+	uint32_t *rel, *acq;
 } SimBar;
 
 /* A tensor descriptor argument (row-major; strides in elements). */
@@ -157,6 +181,19 @@ typedef struct SimPipe {
 } SimPipe;
 
 typedef struct SimSched SimSched;
+
+/* Laid-out kernels (race.c): who last touched a byte of shared memory.
+ * An agent is the main code or one task; `clk` its clock at the access,
+ * `warps` the warps (0: nobody), `opag` the op's index << 6 | agent. */
+enum { SIM_AGENTS = 33 };
+typedef struct SimAcc {
+	uint32_t clk, warps, opag;
+} SimAcc;
+typedef struct SimShadow {
+	SimAcc w;     /* the last write */
+	SimAcc r[2];  /* reads since, by up to two unordered agents */
+} SimShadow;
+typedef struct SimRace SimRace;
 
 typedef struct SimVal {
 	uint8_t *data;   /* tile elements (heap, reused) */
@@ -216,22 +253,29 @@ int sim_launch(SimMem *mem, Module *m, Func *kernel, const SimArg *args,
 int sim_eval_grid(SimMem *mem, Module *m, Func *gridfn, const SimArg *args,
 		  uint32_t out[3], Buf *err);
 
-/* One shared-memory buffer of a kernel's static plan. */
+/* One shared-memory range of a kernel's static plan: a buffer
+ * (smem_alloc; mbar_alloc with an `offset`) or an op's scratch. */
 typedef struct SimSmemBuf {
 	Op *op;
 	int64_t off, size;
 	const char *name;
+	bool scratch;
 } SimSmemBuf;
 
 typedef struct SimSmemPlan {
 	SimSmemBuf *v;
 	uint32_t n, cap;
-	int64_t total;  /* bytes, buffers aligned to 128 */
+	int64_t total;  /* bytes */
 } SimSmemPlan;
 
-/* Lays out the shared memory that `kernel` and the functions it calls
- * allocate, in order of appearance.  Storage comes from `a`. */
+/* The shared memory that `kernel` and the functions it calls use.  The
+ * laid-out IR's plan where it has one (`offset` on buffers, `scratch` on
+ * ops, the kernel's `smem`); buffers without an `offset` are laid out
+ * after it in order of appearance, 128-byte aligned (all of them, for
+ * IR without a plan).  Storage comes from `a`. */
 void sim_smem_plan(Module *m, Func *kernel, SimSmemPlan *out, Arena *a);
+/* Bytes of scratch an op with a `scratch` attribute uses (0: none). */
+int64_t sim_scratch_size(Func *f, Op *op);
 
 /* ======================================================================
  * Internals shared by the simulator's .c files.
@@ -287,6 +331,11 @@ struct SimCo {
 	/* sync_threads / cluster_sync */
 	bool sync_waiting;
 	uint64_t sync_gen;
+	/* laid-out kernels: its agent (0: the main code, 1 + k: task k of
+	 * its tasks op) and warps warp0 .. warp0 + nwarps - 1 */
+	uint32_t agent, warp0, nwarps;
+	uint32_t forks;     /* tasks ops it started so far */
+	uint32_t fork;      /* a task: which of its parent's */
 	/* pipes used, with this task's positions */
 	SimPipePos *pipes;
 	uint32_t npipes, cappipes;
@@ -317,6 +366,9 @@ struct SimCta {
 	uint8_t *sh_pr;       /* async reads in flight (count) */
 	uint8_t *sh_dirty;    /* generic writes since fence_async_shared */
 	int64_t dirty_lo, dirty_hi;
+	SimShadow *shadow;    /* laid-out kernels: accesses by warps */
+	uint32_t (*vc)[SIM_AGENTS];   /* ... and each agent's vector clock */
+	const char *agent_task[SIM_AGENTS];  /* task names, for reports */
 	SimAct *act;          /* the kernel's values */
 	SimAct *pool;         /* free activations of called functions */
 	SimAct *acts;         /* every activation, for cleanup */
@@ -429,6 +481,7 @@ struct SimLaunch {
 	size_t nruns;
 	uint32_t *ret_out;   /* grid functions: the three results */
 	uint32_t nret_out;
+	SimRace *race;       /* laid-out kernels: race.c's launch state */
 };
 
 /* launch.c */
@@ -539,5 +592,35 @@ SimBar *sim_bar_in(SimLaunch *L, SimCta *cta, Op *alloc, uint32_t index,
 /* Next tile of a schedule's stream at position pos, or -1 at its end. */
 int64_t sim_sched_tile(SimLaunch *L, SimSched *s, uint32_t pos, Op *op);
 void sim_describe_wait(SimCo *co, Buf *b);
+/* A task finishes: faults if a sibling task waits at sync_threads. */
+void sim_task_end(SimLaunch *L, SimCo *co, Op *op);
+
+/* plan.c: the laid-out IR's shared-memory plan, checked when a launch
+ * starts: every buffer and scratch range inside `smem` and the target's
+ * limit, aligned, and no two that are live at once overlapping. */
+void sim_plan_check(SimLaunch *L);
+/* "smem_load at f.tlx:7:19" (without a location: the op's name). */
+const char *sim_op_where(SimLaunch *L, Op *op, char *out, size_t n);
+
+/* race.c: what only the laid-out stage has -- races on shared memory
+ * between warps, and the alignment of vector accesses (sim.h's header
+ * says the model).  Every entry is called only when L->race is set. */
+void sim_race_init(SimLaunch *L);
+void sim_race_cta_init(SimLaunch *L, SimCta *cta);  /* cta_free frees */
+/* After op ran (and did not block) in co: its accesses and barriers. */
+void sim_race_op(SimLaunch *L, SimCo *co, SimAct *act, Op *op);
+/* The tasks op of `parent` has started its tasks (parent->forks), or
+ * they have all finished. */
+void sim_race_fork(SimLaunch *L, SimCo *parent);
+void sim_race_join(SimLaunch *L, SimCo *parent);
+/* Barriers: a CTA-wide sync of the live agents; an arrival releasing
+ * (after the arriving agent's own barrier) and a phase completing; a
+ * wait that passed acquires what the completed phases released. */
+void sim_race_sync(SimLaunch *L, SimCta *cta);
+void sim_race_release(SimLaunch *L, SimBar *b);
+void sim_race_phase_done(SimBar *b);
+void sim_race_acquire(SimLaunch *L, SimCo *co, SimBar *b);
+/* An async copy (TMA) landed on the view: no warp wrote those bytes. */
+void sim_race_landed(SimCta *cta, const SimView *v);
 
 #endif

@@ -1,0 +1,291 @@
+/*
+ * plan.c: the shared-memory plan of a laid-out kernel, checked when a
+ * launch starts.
+ *
+ * The plan is in the IR: `offset` on each smem_alloc and mbar_alloc (its
+ * first byte in the program's shared memory), `scratch` on each op that
+ * needs shared memory of its own (convert_layout's copy of the tile in
+ * the result's layout, ly_copy_bytes; reduce, dot and atomic: the
+ * `scratch_bytes` beside it), and the kernel's `smem`, the bytes in all.
+ * sim_smem_plan (launch.c) reads it; this file checks it as code
+ * generation would need it to hold:
+ *   - every buffer and scratch range lies inside `smem`, and `smem`
+ *     inside the target's shared memory;
+ *   - buffers are aligned to their element (mbarriers to 8 bytes),
+ *     scratch to the elements it holds;
+ *   - no two buffers that are live at the same time overlap, and no
+ *     op's scratch overlaps a buffer live at that op.
+ * Liveness is codegen/smem.c's: ops are numbered in program order (an op
+ * before the ops of its regions); a buffer lives from its op to its last
+ * use through any view (smem_index, smem_slice, smem_trans, mbar_at),
+ * stretched over the whole of every loop (for, while) that uses it or
+ * contains it; an op's scratch lives at that op only.
+ */
+#include <string.h>
+
+#include "sim.h"
+
+/* ---- scratch sizes ------------------------------------------------------ */
+
+/* Fallbacks for a reduce, dot or atomic whose `scratch` has no
+ * `scratch_bytes` beside it, after the planner's rules: a reduce keeps
+ * one partial per warp along the reduced dim and per result element
+ * (f16/bf16 sums in f32, argmax/argmin with their i32 index); a dot
+ * stages both operands (each rounded to 128 bytes); an atomic shares its
+ * old values (16 bytes for a scalar, else the copy in its layout). */
+static int64_t
+reduce_bytes(Func *f, Op *op)
+{
+	Type *t = ir_type(f, op->opnds[0]), *rt = ir_type(f, op->res[0]);
+	const Layout *l = t->layout;
+	const char *k = attr_str(&op->attrs, "kind");
+	int64_t axis = attr_int(&op->attrs, "axis", 0), vb;
+	uint32_t field;
+	int i, split = 0;
+
+	if (!l || axis < 0 || axis >= l->rank)
+		return 0;
+	field = ((1u << ly_dim_bits(l, (int)axis)) - 1)
+		<< ly_dim_shift(l, (int)axis);
+	for (i = 0; i < l->nwarp; i++)
+		if (l->warp[i] & field)
+			split++;
+	if (!split)
+		return 0;
+	vb = sim_esize(t);
+	if (k && (!strcmp(k, "sum") || !strcmp(k, "prod")) &&
+	    (ty_elem(t)->kind == TY_F16 || ty_elem(t)->kind == TY_BF16))
+		vb = 4;
+	if (k && (!strcmp(k, "argmax") || !strcmp(k, "argmin")))
+		vb += 4;
+	return ((int64_t)1 << split) * ty_numel(rt) * vb;
+}
+
+static int64_t
+staged(Type *t)
+{
+	return (ty_numel(t) * sim_esize(t) + 127) / 128 * 128;
+}
+
+int64_t
+sim_scratch_size(Func *f, Op *op)
+{
+	Type *rt;
+	int64_t n;
+
+	if (!attr_has(&op->attrs, "scratch") || op->nres < 1)
+		return 0;
+	rt = ir_type(f, op->res[0]);
+	if (op->kind == OP_CONVERT_LAYOUT)
+		return rt->layout ? ly_copy_bytes(rt->layout, sim_esize(rt)) : 0;
+	if ((n = attr_int(&op->attrs, "scratch_bytes", -1)) >= 0)
+		return n;
+	switch (op->kind) {
+	case OP_REDUCE:
+		return reduce_bytes(f, op);
+	case OP_DOT:
+		return staged(ir_type(f, op->opnds[0])) +
+		       staged(ir_type(f, op->opnds[1]));
+	case OP_ATOMIC: case OP_ATOMIC_CAS:
+		if (rt->kind != TY_TILE || !rt->layout)
+			return 16;
+		return ly_copy_bytes(rt->layout, sim_esize(rt));
+	default:
+		return 0;
+	}
+}
+
+/* ---- liveness ----------------------------------------------------------- */
+
+typedef struct Range {
+	Op *op;
+	const char *name;
+	int64_t off, size, align;
+	uint32_t first, last;
+	bool scratch;
+} Range;
+
+typedef struct Walk {
+	SimLaunch *L;
+	Func *f;
+	Vec(Range) r;
+	int32_t *root;  /* value -> range of its buffer, or -1 */
+	uint32_t pos;
+} Walk;
+
+static void walk_block(Walk *w, Block *b);
+
+static const SimSmemBuf *
+planned(SimLaunch *L, Op *op)
+{
+	uint32_t i;
+
+	for (i = 0; i < L->plan.n; i++)
+		if (L->plan.v[i].op == op && !L->plan.v[i].scratch)
+			return &L->plan.v[i];
+	return NULL;
+}
+
+static int32_t
+add_range(Walk *w, Op *op, const char *name, int64_t off, int64_t size,
+	  int64_t align, bool scratch)
+{
+	Range r = { op, name, off, size, align, w->pos, w->pos, scratch };
+
+	vec_push(&w->L->arena, &w->r, r);
+	return (int32_t)w->r.n - 1;
+}
+
+static void
+walk_op(Walk *w, Op *op)
+{
+	const SimSmemBuf *b;
+	uint32_t i, start;
+	int32_t r = -1;
+	Type *t;
+
+	w->pos++;
+	for (i = 0; i < op->nopnds; i++) {
+		int32_t k = w->root[op->opnds[i]];
+
+		if (k >= 0 && w->r.v[k].last < w->pos)
+			w->r.v[k].last = w->pos;
+		if (k >= 0 && (op->kind == OP_SMEM_INDEX ||
+			       op->kind == OP_SMEM_SLICE ||
+			       op->kind == OP_SMEM_TRANS || op->kind == OP_MBAR_AT))
+			r = k;
+	}
+	if ((op->kind == OP_SMEM_ALLOC || op->kind == OP_MBAR_ALLOC) &&
+	    op->nres == 1 && (b = planned(w->L, op))) {
+		t = ir_type(w->f, op->res[0]);
+		r = add_range(w, op, b->name, b->off, b->size,
+			      op->kind == OP_MBAR_ALLOC ? 8 : sim_esize(t->elem),
+			      false);
+	} else if (attr_has(&op->attrs, "scratch") && op->nres >= 1) {
+		t = ir_type(w->f, op->res[0]);
+		add_range(w, op, "scratch", attr_int(&op->attrs, "scratch", 0),
+			  sim_scratch_size(w->f, op),
+			  op->kind == OP_CONVERT_LAYOUT ? sim_esize(t) : 1, true);
+	}
+	if (op->nres == 1 && r >= 0)
+		w->root[op->res[0]] = r;
+	if (!op->nregions)
+		return;
+	start = w->pos;
+	for (i = 0; i < op->nregions; i++)
+		walk_block(w, op->regions[i]);
+	if (op->kind != OP_FOR && op->kind != OP_WHILE)
+		return;
+	/* a loop: buffers used or made in it live through all of it */
+	for (i = 0; i < w->r.n; i++) {
+		Range *e = &w->r.v[i];
+
+		if (!e->scratch && e->last >= start && e->last <= w->pos) {
+			e->first = MIN(e->first, start);
+			e->last = w->pos;
+		}
+	}
+}
+
+static void
+walk_block(Walk *w, Block *b)
+{
+	Op *op;
+
+	for (op = b->first; op; op = op->next)
+		walk_op(w, op);
+}
+
+/* ---- the checks --------------------------------------------------------- */
+
+const char *
+sim_op_where(SimLaunch *L, Op *op, char *out, size_t n)
+{
+	if (op && op->loc.line > 0)
+		snprintf(out, n, "%s at %s:%d:%d", op_name(op->kind),
+			 L->mod->source, op->loc.line, op->loc.col);
+	else
+		snprintf(out, n, "%s", op ? op_name(op->kind) : "?");
+	return out;
+}
+
+static void
+describe(SimLaunch *L, const Range *e, char *out, size_t n)
+{
+	char at[160];
+
+	if (e->scratch)
+		snprintf(out, n, "the scratch of %s (offsets [%lld, %lld))",
+			 sim_op_where(L, e->op, at, sizeof at), (long long)e->off,
+			 (long long)(e->off + e->size));
+	else
+		snprintf(out, n, "buffer '%s' (%s, offsets [%lld, %lld))",
+			 e->name, sim_op_where(L, e->op, at, sizeof at),
+			 (long long)e->off, (long long)(e->off + e->size));
+}
+
+static bool
+overlap(const Range *a, const Range *b)
+{
+	return a->size > 0 && b->size > 0 && a->off < b->off + b->size &&
+	       b->off < a->off + a->size;
+}
+
+static void
+check_range(SimLaunch *L, const Range *e, int64_t total, bool has_smem)
+{
+	char d[320];
+
+	describe(L, e, d, sizeof d);
+	if (e->off < 0 || (has_smem && e->off + e->size > total))
+		sim_fault(L, e->op, "shared-memory plan: %s lies outside the "
+			  "kernel's shared memory (smem = %lld)", d,
+			  (long long)total);
+	if (e->align > 1 && e->off % e->align)
+		sim_fault(L, e->op, "shared-memory plan: %s is not aligned to "
+			  "%lld bytes, as its %s need", d, (long long)e->align,
+			  e->op->kind == OP_MBAR_ALLOC ? "mbarriers" : "elements");
+}
+
+void
+sim_plan_check(SimLaunch *L)
+{
+	Func *f = L->kern;
+	Walk w = { .L = L, .f = f };
+	bool has_smem = attr_has(&f->attrs, "smem");
+	int64_t total = has_smem ? attr_int(&f->attrs, "smem", 0)
+				 : L->plan.total;
+	char d1[320], d2[320];
+	uint32_t i, j;
+
+	w.root = arena_alloc(&L->arena, f->vals.n * sizeof *w.root);
+	memset(w.root, 0xff, f->vals.n * sizeof *w.root);
+	walk_block(&w, f->body);
+	if (total > L->o.smem_limit)
+		sim_fault(L, NULL, "shared-memory plan: the kernel uses %lld "
+			  "bytes of shared memory%s, more than the %lld of "
+			  "sm_%d", (long long)total, has_smem ? " (smem)" : "",
+			  (long long)L->o.smem_limit, L->o.sm);
+	for (i = 0; i < w.r.n; i++)
+		check_range(L, &w.r.v[i], total, has_smem);
+	for (j = 0; j < w.r.n; j++) {
+		Range *b = &w.r.v[j];
+
+		for (i = 0; i < j; i++) {
+			Range *a = &w.r.v[i], *s = a->scratch ? a : b;
+			Range *o = a->scratch ? b : a;
+
+			if (!overlap(a, b) || (a->scratch && b->scratch))
+				continue;
+			if (s->scratch && (s->first < o->first || s->first > o->last))
+				continue;
+			if (!s->scratch && (a->last < b->first || b->last < a->first))
+				continue;
+			describe(L, b, d1, sizeof d1);
+			describe(L, a, d2, sizeof d2);
+			sim_fault(L, b->op, "shared-memory plan: %s overlaps %s "
+				  "while %s", d1, d2, s->scratch
+					  ? "the buffer is live" : "both are live");
+		}
+	}
+}

@@ -1,0 +1,816 @@
+/*
+ * race.c: what the simulator checks only in laid-out kernels, where the
+ * IR says which warp holds each element (sim.h's header states the
+ * model): races on shared memory between warps, and the alignment of
+ * vector accesses.
+ *
+ * Every byte of a CTA's shared memory has a shadow (SimShadow): the last
+ * write (agent, the agent's clock, warps, op) and the reads since, by up
+ * to two agents that are not ordered with each other.  An agent is the
+ * main code or one task; each has a vector clock over the agents
+ * (SimCta.vc): its own entry counts the barriers its warps passed, the
+ * others what it learned through synchronization.  An earlier access
+ * (agent a at clock c) is ordered before an access by agent b when
+ * c < vc[b][a]: for a == b, a barrier of b's warps came between; else b
+ * synchronized with a after it (a CTA barrier, the start or end of
+ * `tasks`, or a wait on an mbarrier phase that a's arrival completed).
+ * Two accesses by one warp are ordered by program order.  A write must be
+ * ordered after the last write and after the reads since; a read after
+ * the last write; else the access races, and the report names both ops,
+ * both warps and the buffer.
+ *
+ * Which warps access what follows from the layouts (ir.h "layouts"):
+ * smem_store writes each element from the warp of its first copy (the
+ * copy whose replicated register, lane and warp bits are 0), smem_load
+ * reads it into every warp that holds it; a convert_layout with
+ * `scratch` writes its copy from the source's first copies, passes a
+ * barrier, and reads it into the result's holders; reduce, dot and
+ * atomic with `scratch` write all of it from every warp, pass a barrier
+ * and read it from every warp; cp_async writes at issue from the first
+ * copies of its pointers; a dot reads the views of the smem_loads only
+ * dots use whole, from every warp; mbarriers are initialized by the first
+ * warp, then a barrier, and each op on them afterwards is an atomic
+ * access (a read: it orders nothing, and races only with plain writes).
+ *
+ * Shadow work is proportional to the bytes an op touches, and tile-level
+ * kernels allocate and check nothing.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+typedef struct SimLy {
+	const Layout *l;
+	uint8_t *owner;     /* per element: the warp of its first copy */
+	uint32_t *holders;  /* per element: the warps holding it */
+} SimLy;
+
+/* Per op that needs it: its index in the shadow, and what its last vector
+ * check found for the view's strides (rel: the residue all its vectors'
+ * offsets share modulo their size; -1: they do not). */
+typedef struct OpEnt {
+	Op *op;
+	uint32_t index;
+	bool vec_known;
+	int64_t stride[TY_MAX_RANK];
+	int64_t rel;
+} OpEnt;
+
+struct SimRace {
+	Vec(SimLy) lys;
+	Vec(Op *) ops;       /* index -> op */
+	OpEnt *ents;         /* open addressing on the op pointer */
+	uint32_t cap, n;
+	uint8_t *dot_only;   /* per kernel value: an smem_load only dots read */
+	uint32_t kwarps;
+};
+
+enum { AG_BITS = 6, AG_MASK = (1 << AG_BITS) - 1 };
+
+/* ---- launch state ------------------------------------------------------- */
+
+static uint32_t
+hash_ptr(const void *p)
+{
+	uint64_t x = (uint64_t)(uintptr_t)p;
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return (uint32_t)x;
+}
+
+static OpEnt *
+op_ent(SimLaunch *L, Op *op)
+{
+	SimRace *R = L->race;
+	uint32_t i;
+
+	if (2 * (R->n + 1) > R->cap) {
+		OpEnt *old = R->ents;
+		uint32_t oc = R->cap, j;
+
+		R->cap = oc ? 2 * oc : 256;
+		R->ents = arena_alloc(&L->arena, R->cap * sizeof *R->ents);
+		for (j = 0; j < oc; j++) {
+			if (!old[j].op)
+				continue;
+			for (i = hash_ptr(old[j].op) & (R->cap - 1); R->ents[i].op;
+			     i = (i + 1) & (R->cap - 1))
+				;
+			R->ents[i] = old[j];
+		}
+	}
+	for (i = hash_ptr(op) & (R->cap - 1); R->ents[i].op;
+	     i = (i + 1) & (R->cap - 1))
+		if (R->ents[i].op == op)
+			return &R->ents[i];
+	R->ents[i].op = op;
+	R->ents[i].index = R->ops.n;
+	vec_push(&L->arena, &R->ops, op);
+	R->n++;
+	return &R->ents[i];
+}
+
+typedef struct DotUse {
+	Func *f;
+	uint8_t *mark;  /* 1: a dot operand; 2: another use */
+} DotUse;
+
+static void
+mark_uses(Op *op, void *ud)
+{
+	DotUse *d = ud;
+	uint32_t i;
+
+	for (i = 0; i < op->nopnds; i++) {
+		Op *def = ir_val(d->f, op->opnds[i])->def;
+
+		if (def && def->kind == OP_SMEM_LOAD)
+			d->mark[op->opnds[i]] |= op->kind == OP_DOT && i < 2 ? 1 : 2;
+	}
+}
+
+void
+sim_race_init(SimLaunch *L)
+{
+	Func *f = L->kern;
+	DotUse d = { f, NULL };
+	uint32_t i;
+
+	L->race = arena_alloc(&L->arena, sizeof *L->race);
+	L->race->kwarps = (uint32_t)attr_int(&f->attrs, "warps", 4);
+	d.mark = arena_alloc(&L->arena, f->vals.n);
+	ir_walk(f, mark_uses, &d);
+	for (i = 0; i < f->vals.n; i++)
+		d.mark[i] = d.mark[i] == 1;
+	L->race->dot_only = d.mark;
+}
+
+void
+sim_race_cta_init(SimLaunch *L, SimCta *cta)
+{
+	cta->shadow = sim_xalloc(L, (size_t)cta->smem_size * sizeof *cta->shadow);
+	cta->vc = sim_xalloc(L, SIM_AGENTS * sizeof *cta->vc);
+}
+
+/* The elements' first copies and holders in layout l (once a launch). */
+static SimLy *
+ly_info(SimLaunch *L, Op *op, const Layout *l)
+{
+	SimRace *R = L->race;
+	uint32_t r, lane, w, nr = 1u << l->nreg, nw = 1u << l->nwarp;
+	uint32_t dr = ly_dup_mask(l), dl = ly_lane_dup(l), dw = ly_warp_dup(l);
+	int64_t n = 1;
+	SimLy y = { l, NULL, NULL };
+	int d;
+
+	for (r = 0; r < R->lys.n; r++)
+		if (R->lys.v[r].l == l)
+			return &R->lys.v[r];
+	for (d = 0; d < l->rank; d++)
+		n *= l->shape[d];
+	y.owner = arena_alloc(&L->arena, (size_t)n);
+	y.holders = arena_alloc(&L->arena, (size_t)n * sizeof *y.holders);
+	for (w = 0; w < nw; w++)
+		for (lane = 0; lane < 32; lane++)
+			for (r = 0; r < nr; r++) {
+				uint32_t f = ly_flat(l, r, lane, w);
+
+				if (f >= (uint64_t)n)
+					sim_fault(L, op, "malformed IR: a layout "
+						  "maps outside its tile");
+				y.holders[f] |= 1u << w;
+				if (!(r & dr) && !(lane & dl) && !(w & dw))
+					y.owner[f] = (uint8_t)w;
+			}
+	vec_push(&L->arena, &R->lys, y);
+	return &vec_last(&R->lys);
+}
+
+/* The layout of tile type t, as co's warps hold it. */
+static SimLy *
+ly_of(SimLaunch *L, SimCo *co, Op *op, Type *t)
+{
+	if (!t->layout)
+		sim_fault(L, op, "malformed IR: a tile without a layout in a "
+			  "laid-out kernel");
+	if ((uint32_t)ly_nwarps(t->layout) > co->nwarps)
+		sim_fault(L, op, "malformed IR: a tile laid out over %d warps "
+			  "in code that runs on %u", ly_nwarps(t->layout),
+			  co->nwarps);
+	return ly_info(L, op, t->layout);
+}
+
+static uint32_t
+span(uint32_t w0, uint32_t n)
+{
+	return (n >= 32 ? ~0u : (1u << n) - 1) << w0;
+}
+
+/* The warps of co holding element f (warps past the layout's repeat). */
+static uint32_t
+held(const SimLy *y, uint32_t f, const SimCo *co)
+{
+	uint32_t m = y->holders[f], s;
+
+	for (s = 1u << y->l->nwarp; s < co->nwarps; s <<= 1)
+		m |= m << s;
+	return m << co->warp0;
+}
+
+/* ---- the shadow --------------------------------------------------------- */
+
+typedef struct Who {
+	SimCta *cta;
+	Op *op;
+	uint32_t agent, warps, opag;
+	const uint32_t *vc;
+} Who;
+
+static Who
+who(SimLaunch *L, SimCo *co, Op *op)
+{
+	Who w = { co->cta, op, co->agent, span(co->warp0, co->nwarps), 0,
+		  co->cta->vc[co->agent] };
+
+	w.opag = op_ent(L, op)->index << AG_BITS | co->agent;
+	return w;
+}
+
+static bool
+one_warp(uint32_t m)
+{
+	return m && !(m & (m - 1));
+}
+
+static bool
+ordered(const SimAcc *a, const Who *w)
+{
+	uint32_t ag = a->opag & AG_MASK;
+
+	return a->clk < w->vc[ag] ||
+	       (ag == w->agent && one_warp(a->warps | w->warps));
+}
+
+static uint32_t
+low(uint32_t m)
+{
+	return (uint32_t)__builtin_ctz(m);
+}
+
+TLX_NORETURN static void
+race(SimLaunch *L, const Who *w, int64_t off, bool write, const SimAcc *prev,
+     bool prev_write)
+{
+	uint32_t ag = prev->opag & AG_MASK, x = low(prev->warps), y, m;
+	Op *pop = L->race->ops.v[prev->opag >> AG_BITS];
+	const char *task = w->cta->agent_task[ag];
+	char at[200], of[120] = "";
+
+	y = low(w->warps);
+	for (m = w->warps; m && ag == w->agent; m &= m - 1)
+		if (prev->warps & ~(1u << low(m))) {
+			y = low(m);
+			x = low(prev->warps & ~(1u << y));
+			break;
+		}
+	if (ag != w->agent && task)
+		snprintf(of, sizeof of, " of task '%s'", task);
+	else if (ag != w->agent)
+		snprintf(of, sizeof of, " of the main code");
+	sim_fault(L, w->op, "%s in warp %u %s shared memory of buffer '%s' "
+		  "(offset %lld) that warp %u%s %s in %s, with no barrier in "
+		  "between: a race", op_name(w->op->kind), y,
+		  write ? "writes" : "reads", sim_smem_name(L, off),
+		  (long long)off, x, of, prev_write ? "wrote" : "read",
+		  sim_op_where(L, pop, at, sizeof at));
+}
+
+static void
+note_read(SimShadow *s, const Who *w)
+{
+	SimAcc a = { w->vc[w->agent], w->warps, w->opag };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		SimAcc *r = &s->r[i];
+
+		if (r->warps && (r->opag & AG_MASK) == w->agent) {
+			if (r->clk == a.clk) {
+				r->warps |= a.warps;
+				r->opag = a.opag;
+			} else {
+				*r = a;
+			}
+			return;
+		}
+	}
+	for (i = 0; i < 2; i++)
+		if (!s->r[i].warps || ordered(&s->r[i], w)) {
+			s->r[i] = a;
+			return;
+		}
+	s->r[1] = a;  /* a third unordered agent: forget the second */
+}
+
+/* An access to [off, off + n) by w's warps.  A byte whose shadow is
+ * what the previous byte's was gets what the previous byte's became. */
+static void
+touch(SimLaunch *L, const Who *w, int64_t off, int64_t n, bool write)
+{
+	SimShadow *s = w->cta->shadow + off, before = { 0 }, after = { 0 };
+	int64_t b;
+	int i;
+
+	if (off < 0 || off + n > w->cta->smem_size)
+		sim_fault(L, w->op, "shared memory access out of bounds "
+			  "(offset %lld of %lld bytes)", (long long)off,
+			  (long long)w->cta->smem_size);
+	for (b = 0; b < n; b++, s++) {
+		if (b && !memcmp(s, &before, sizeof before)) {
+			*s = after;
+			continue;
+		}
+		before = *s;
+		for (i = 0; write && i < 2; i++)
+			if (s->r[i].warps && !ordered(&s->r[i], w))
+				race(L, w, off + b, true, &s->r[i], false);
+		if (s->w.warps && !ordered(&s->w, w))
+			race(L, w, off + b, write, &s->w, true);
+		if (!write) {
+			note_read(s, w);
+		} else {
+			s->w = (SimAcc){ w->vc[w->agent], w->warps, w->opag };
+			memset(s->r, 0, sizeof s->r);
+		}
+		after = *s;
+	}
+}
+
+/* A barrier of co's warps (an op's own, or mbar_arrive's). */
+static void
+own_barrier(SimCo *co)
+{
+	co->cta->vc[co->agent][co->agent]++;
+}
+
+/* ---- synchronization ---------------------------------------------------- */
+
+static void
+join_into(uint32_t *dst, const uint32_t *src)
+{
+	int i;
+
+	for (i = 0; i < SIM_AGENTS; i++)
+		dst[i] = MAX(dst[i], src[i]);
+}
+
+static bool
+live(const SimCo *x)
+{
+	return x->state != CO_DONE && !(x->joining && x->live_children);
+}
+
+void
+sim_race_sync(SimLaunch *L, SimCta *cta)
+{
+	uint32_t all[SIM_AGENTS] = { 0 }, i;
+
+	(void)L;
+	for (i = 0; i < cta->ncos; i++)
+		if (live(cta->cos[i]))
+			cta->vc[cta->cos[i]->agent][cta->cos[i]->agent]++;
+	for (i = 0; i < cta->ncos; i++)
+		if (live(cta->cos[i]))
+			join_into(all, cta->vc[cta->cos[i]->agent]);
+	for (i = 0; i < cta->ncos; i++)
+		if (live(cta->cos[i]))
+			memcpy(cta->vc[cta->cos[i]->agent], all, sizeof all);
+}
+
+void
+sim_race_fork(SimLaunch *L, SimCo *parent)
+{
+	SimCta *cta = parent->cta;
+	uint32_t *pv = cta->vc[parent->agent], i;
+
+	pv[parent->agent]++;
+	for (i = 0; i < cta->ncos; i++) {
+		SimCo *c = cta->cos[i];
+		uint32_t own;
+
+		if (c->parent != parent || c->fork != parent->forks)
+			continue;
+		if (c->agent >= SIM_AGENTS || c->warp0 + c->nwarps > 32)
+			sim_fault(L, parent->fr[parent->nfr - 1].op, "the tasks "
+				  "need %u warps; a program has at most 32",
+				  c->warp0 + c->nwarps);
+		own = MAX(cta->vc[c->agent][c->agent], pv[c->agent]) + 1;
+		memcpy(cta->vc[c->agent], pv, sizeof *cta->vc);
+		cta->vc[c->agent][c->agent] = own;
+		cta->agent_task[c->agent] = c->task;
+	}
+}
+
+void
+sim_race_join(SimLaunch *L, SimCo *parent)
+{
+	SimCta *cta = parent->cta;
+	uint32_t a;
+
+	(void)L;
+	for (a = 1; a < SIM_AGENTS; a++) {
+		cta->vc[a][a]++;
+		join_into(cta->vc[parent->agent], cta->vc[a]);
+	}
+	cta->vc[parent->agent][parent->agent]++;
+}
+
+static uint32_t *
+clocks(SimCta *cta)
+{
+	return arena_alloc(&cta->arena, SIM_AGENTS * sizeof(uint32_t));
+}
+
+void
+sim_race_release(SimLaunch *L, SimBar *b)
+{
+	SimCo *co = L->cur;
+
+	if (!co || b->cta != co->cta)
+		return;
+	own_barrier(co);
+	if (!b->rel)
+		b->rel = clocks(b->cta);
+	join_into(b->rel, co->cta->vc[co->agent]);
+}
+
+void
+sim_race_phase_done(SimBar *b)
+{
+	if (!b->acq)
+		b->acq = clocks(b->cta);
+	memcpy(b->acq, b->rel, SIM_AGENTS * sizeof *b->acq);
+}
+
+void
+sim_race_acquire(SimLaunch *L, SimCo *co, SimBar *b)
+{
+	(void)L;
+	if (b->acq && b->cta == co->cta)
+		join_into(co->cta->vc[co->agent], b->acq);
+}
+
+void
+sim_race_landed(SimCta *cta, const SimView *v)
+{
+	SimLaunch *L = cta->L;
+	size_t n, i;
+	SimRun *r = sim_view_runs(L, v, &n);
+
+	for (i = 0; i < n; i++)
+		memset(cta->shadow + r[i].off, 0,
+		       (size_t)r[i].len * sizeof *cta->shadow);
+}
+
+/* ---- vector accesses ---------------------------------------------------- */
+
+static void
+view_str(Buf *b, const SimView *v)
+{
+	int d;
+
+	buf_printf(b, "the view at offset %lld, shape [", (long long)v->off);
+	for (d = 0; d < v->rank; d++)
+		buf_printf(b, "%s%lld", d ? ", " : "", (long long)v->shape[d]);
+	buf_puts(b, "], strides [");
+	for (d = 0; d < v->rank; d++)
+		buf_printf(b, "%s%lld", d ? ", " : "", (long long)v->stride[d]);
+	buf_puts(b, "] elements");
+}
+
+TLX_NORETURN static void
+vec_fault(SimLaunch *L, Op *op, const SimView *v, Type *t, int64_t vec,
+	  uint32_t r, uint32_t lane, uint32_t w, int64_t at, bool contig)
+{
+	Buf b = { 0 };
+	char msg[600];
+
+	buf_printf(&b, "%s with vec = %lld: the %lld-byte vector of registers "
+		   "%u..%u of lane %u of warp %u (element ", op_name(op->kind),
+		   (long long)vec, (long long)(vec * v->esize), r,
+		   r + (uint32_t)vec - 1, lane, w);
+	sim_index_str(&b, t, ly_flat(t->layout, r, lane, w));
+	if (contig)
+		buf_printf(&b, ") starts at offset %lld of buffer '%s', not a "
+			   "multiple of %lld (", (long long)at,
+			   sim_smem_name(L, at), (long long)(vec * v->esize));
+	else
+		buf_printf(&b, ") is not contiguous in buffer '%s' (",
+			   sim_smem_name(L, at));
+	view_str(&b, v);
+	buf_puts(&b, contig ? "): a misaligned address on the GPU"
+			    : "): no vector access can make it");
+	snprintf(msg, sizeof msg, "%s", b.s);
+	buf_free(&b);
+	sim_fault(L, op, "%s", msg);
+}
+
+/* Every vector of `vec` registers of every thread, one by one (replicas
+ * skipped): the residue their offsets share modulo their size, or -1
+ * when they share none or one is not contiguous.  With `report`, faults
+ * at the first that is not contiguous or not aligned. */
+static int64_t
+vec_groups(SimLaunch *L, Op *op, const SimView *v, Type *t, int64_t vec,
+	   bool report)
+{
+	const Layout *l = t->layout;
+	uint32_t nr = 1u << l->nreg, nw = 1u << l->nwarp, r, lane, w, k;
+	uint32_t dr = ly_dup_mask(l), dl = ly_lane_dup(l), dw = ly_warp_dup(l);
+	uint32_t skip = dr & ~(uint32_t)(vec - 1);
+	int64_t bytes = vec * v->esize, rel = -1, at, res;
+	size_t n;
+	int64_t *o = sim_view_offsets(L, v, &n);
+	bool ok;
+
+	for (w = 0; w < nw; w++) {
+		if (w & dw)
+			continue;
+		for (lane = 0; lane < 32; lane++) {
+			if (lane & dl)
+				continue;
+			for (r = 0; r < nr; r += (uint32_t)vec) {
+				if (r & skip)
+					continue;
+				at = o[ly_flat(l, r, lane, w)];
+				res = at % bytes;
+				for (k = 1, ok = true; k < vec && ok; k++)
+					ok = o[ly_flat(l, r + k, lane, w)] ==
+					     at + (int64_t)k * v->esize;
+				if (ok && (rel < 0 || rel == res) &&
+				    (!report || res == 0)) {
+					rel = res;
+					continue;
+				}
+				if (report)
+					vec_fault(L, op, v, t, vec, r, lane, w, at, ok);
+				return -1;
+			}
+		}
+	}
+	return rel;
+}
+
+/* smem_load and smem_store with `vec = N`: each thread accesses its
+ * registers r .. r + N - 1 (r a multiple of N) as one vector of N
+ * elements, which must be contiguous and aligned to its size.  Views
+ * with the strides an op saw before are checked through the residue
+ * their vectors share (one modulo per execution). */
+static void
+check_vec(SimLaunch *L, Op *op, const SimView *v, Type *t)
+{
+	int64_t vec = attr_int(&op->attrs, "vec", 1), bytes;
+	OpEnt *e;
+
+	if (vec <= 1)
+		return;
+	if (!is_pow2(vec) || vec > ly_nregs(t->layout))
+		sim_fault(L, op, "malformed IR: %s has vec = %lld, not a power "
+			  "of two dividing its %d registers per thread",
+			  op_name(op->kind), (long long)vec, ly_nregs(t->layout));
+	bytes = vec * v->esize;
+	e = op_ent(L, op);
+	if (!e->vec_known ||
+	    memcmp(e->stride, v->stride, (size_t)v->rank * sizeof *v->stride)) {
+		SimView z = *v;
+
+		z.off = 0;
+		e->rel = vec_groups(L, op, &z, t, vec, false);
+		e->vec_known = true;
+		memcpy(e->stride, v->stride, (size_t)v->rank * sizeof *v->stride);
+	}
+	if (e->rel < 0 || ((v->off % bytes) + e->rel) % bytes)
+		vec_groups(L, op, v, t, vec, true);
+}
+
+/* ---- the ops ------------------------------------------------------------ */
+
+/* Accesses gathered into runs of consecutive bytes by the same warps. */
+typedef struct Runs {
+	Who w;
+	int64_t at, len;
+	bool write;
+} Runs;
+
+static void
+runs_flush(SimLaunch *L, Runs *r)
+{
+	if (r->len)
+		touch(L, &r->w, r->at, r->len, r->write);
+	r->len = 0;
+}
+
+static void
+runs_add(SimLaunch *L, Runs *r, int64_t off, int64_t n, uint32_t warps)
+{
+	if (r->len && warps == r->w.warps && off == r->at + r->len) {
+		r->len += n;
+		return;
+	}
+	runs_flush(L, r);
+	r->w.warps = warps;
+	r->at = off;
+	r->len = n;
+}
+
+/* Each element of the view (row-major) by the warps its layout gives:
+ * writes from first copies, reads into every holder. */
+static void
+view_access(SimLaunch *L, SimCo *co, Op *op, const SimView *v, Type *t,
+	    bool write)
+{
+	SimLy *y = ly_of(L, co, op, t);
+	Runs r = { who(L, co, op), 0, 0, write };
+	size_t n, i;
+	int64_t *o = sim_view_offsets(L, v, &n);
+
+	for (i = 0; i < n; i++)
+		runs_add(L, &r, o[i], v->esize,
+			 write ? 1u << (co->warp0 + y->owner[i])
+			       : held(y, (uint32_t)i, co));
+	runs_flush(L, &r);
+}
+
+/* The whole view from every warp of co (a dot's operand). */
+static void
+view_whole(SimLaunch *L, SimCo *co, Op *op, const SimView *v)
+{
+	Who w = who(L, co, op);
+	size_t n, i;
+	SimRun *r = sim_view_runs(L, v, &n);
+
+	for (i = 0; i < n; i++)
+		touch(L, &w, r[i].off, r[i].len, false);
+}
+
+/* convert_layout with scratch: the copy in the result's layout, written
+ * by the source's first copies, a barrier, read by the result's holders. */
+static void
+convert(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
+{
+	Type *st = sim_ty(act, op->opnds[0]), *rt = sim_ty(act, op->res[0]);
+	SimLy *ys = ly_of(L, co, op, st), *yr = ly_of(L, co, op, rt);
+	const Layout *l = rt->layout;
+	int eb = sim_esize(rt), d;
+	int64_t base = attr_int(&op->attrs, "scratch", 0), f, n = ty_numel(rt);
+	SimView v = { .off = base, .esize = eb, .rank = l->rank >= 2 ? 2 : 1 };
+	Runs r = { who(L, co, op), 0, 0, true };
+
+	v.shape[v.rank - 1] = l->shape[l->rank - 1];
+	v.stride[v.rank - 1] = 1;
+	if (v.rank == 2) {
+		v.shape[0] = 1;
+		for (d = 0; d + 1 < l->rank; d++)
+			v.shape[0] *= l->shape[d];
+		v.stride[0] = ly_copy_row_bytes(l, eb) / eb;
+	}
+	sim_smem_write(L, co->cta, op, &v, sim_data(&act->vals[op->opnds[0]], st),
+		       true, "convert_layout");
+	for (f = 0; f < n; f++)
+		runs_add(L, &r, base + ly_copy_offset(l, (uint32_t)f, eb), eb,
+			 1u << (co->warp0 + ys->owner[f]));
+	runs_flush(L, &r);
+	own_barrier(co);
+	r.write = false;
+	for (f = 0; f < n; f++)
+		runs_add(L, &r, base + ly_copy_offset(l, (uint32_t)f, eb), eb,
+			 held(yr, (uint32_t)f, co));
+	runs_flush(L, &r);
+}
+
+/* reduce, dot, atomic with scratch: every warp writes it, a barrier,
+ * every warp reads it. */
+static void
+scratch_all(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
+{
+	int64_t off = attr_int(&op->attrs, "scratch", 0);
+	int64_t n = sim_scratch_size(act->fn, op);
+	Who w;
+
+	if (n <= 0)
+		return;
+	w = who(L, co, op);
+	touch(L, &w, off, n, true);
+	own_barrier(co);
+	touch(L, &w, off, n, false);
+}
+
+static void
+dot_operands(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
+{
+	int i;
+
+	if (act->fn != L->kern)
+		return;
+	for (i = 0; i < 2; i++) {
+		Op *def = ir_val(act->fn, op->opnds[i])->def;
+
+		if (def && def->kind == OP_SMEM_LOAD &&
+		    L->race->dot_only[op->opnds[i]])
+			view_whole(L, co, op, &act->vals[def->opnds[0]].u.view);
+	}
+}
+
+/* The words of the mbarrier an op uses, when the plan placed them. */
+static int64_t
+mbar_off(SimAct *act, Op *op)
+{
+	SimBar *b = act->vals[op->opnds[0]].u.mb.bar;
+
+	if (!b || !b->alloc || b->alloc->kind != OP_MBAR_ALLOC ||
+	    !attr_has(&b->alloc->attrs, "offset"))
+		return -1;
+	return attr_int(&b->alloc->attrs, "offset", 0) + 8 * (int64_t)b->index;
+}
+
+static void
+mbar_op(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
+{
+	Type *t;
+	int64_t off;
+	Who w;
+
+	switch (op->kind) {
+	case OP_MBAR_ALLOC:
+		if (!attr_has(&op->attrs, "offset"))
+			return;
+		t = sim_ty(act, op->res[0]);
+		w = who(L, co, op);
+		w.warps = 1u << co->warp0;
+		touch(L, &w, attr_int(&op->attrs, "offset", 0),
+		      8 * (t->rank ? t->shape[0] : 1), true);
+		own_barrier(co);
+		return;
+	default:
+		if (op->nopnds > 1 && op->kind == OP_MBAR_ARRIVE)
+			return;  /* another CTA's barrier */
+		if ((off = mbar_off(act, op)) < 0)
+			return;
+		w = who(L, co, op);
+		if (op->kind != OP_MBAR_WAIT)
+			w.warps = 1u << co->warp0;
+		touch(L, &w, off, 8, false);
+		return;
+	}
+}
+
+void
+sim_race_op(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
+{
+	SimView v;
+	Type *t;
+
+	switch (op->kind) {
+	case OP_SMEM_LOAD:
+		v = act->vals[op->opnds[0]].u.view;
+		t = sim_ty(act, op->res[0]);
+		check_vec(L, op, &v, t);
+		if (act->fn != L->kern || !L->race->dot_only[op->res[0]])
+			view_access(L, co, op, &v, t, false);
+		return;
+	case OP_SMEM_STORE:
+		v = act->vals[op->opnds[0]].u.view;
+		t = sim_ty(act, op->opnds[1]);
+		check_vec(L, op, &v, t);
+		view_access(L, co, op, &v, t, true);
+		return;
+	case OP_CP_ASYNC:
+		view_access(L, co, op, &act->vals[op->opnds[0]].u.view,
+			    sim_ty(act, op->opnds[1]), true);
+		return;
+	case OP_CP_ASYNC_WAIT:
+		own_barrier(co);
+		return;
+	case OP_CONVERT_LAYOUT:
+		if (attr_has(&op->attrs, "scratch"))
+			convert(L, co, act, op);
+		return;
+	case OP_DOT:
+		dot_operands(L, co, act, op);
+		if (attr_has(&op->attrs, "scratch"))
+			scratch_all(L, co, act, op);
+		return;
+	case OP_REDUCE: case OP_ATOMIC: case OP_ATOMIC_CAS:
+		if (attr_has(&op->attrs, "scratch"))
+			scratch_all(L, co, act, op);
+		return;
+	case OP_MBAR_ALLOC: case OP_MBAR_WAIT: case OP_MBAR_ARRIVE:
+	case OP_MBAR_EXPECT:
+		mbar_op(L, co, act, op);
+		return;
+	default:
+		return;
+	}
+}
