@@ -312,6 +312,48 @@ assign_loop(Asg *s, Block *body, uint32_t first_arg, const Value *inits,
 	}
 }
 
+/* A while's carried values: one layout per slot for the condition's
+ * arguments, the body's and the results (the condition forwards its
+ * values to both; the body yields back to the condition): the init's,
+ * then what the body yields, while that changes anything. */
+static void
+assign_while(Asg *s, Op *op)
+{
+	Block *c = op->regions[0], *b = op->regions[1];
+	uint32_t n = MIN(c->nargs, b->nargs), i;
+	int round;
+
+	for (i = 0; i < c->nargs && i < op->nopnds; i++)
+		if (is_tile(s, c->args[i]))
+			set_home(s, c->args[i], lay(s, op->opnds[i]) ? lay(s, op->opnds[i])
+					: dflt(s, ir_type(s->f, c->args[i])));
+	for (round = 0; round < 3; round++) {
+		bool changed = false;
+		Op *y;
+
+		for (i = 0; i < n; i++)
+			if (is_tile(s, b->args[i]))
+				set_home(s, b->args[i], s->home[c->args[i]]);
+		assign_block(s, c);
+		assign_block(s, b);
+		y = b->last;
+		for (i = 0; y && i < n && i < y->nopnds; i++) {
+			const Layout *yl = lay(s, y->opnds[i]);
+
+			if (is_tile(s, c->args[i]) && yl)
+				changed |= set_home(s, c->args[i], yl);
+		}
+		if (!changed)
+			break;
+	}
+	for (i = 0; i < n; i++)
+		if (is_tile(s, b->args[i]))
+			set_home(s, b->args[i], s->home[c->args[i]]);
+	for (i = 0; i < op->nres && i < c->nargs; i++)
+		if (is_tile(s, op->res[i]))
+			set_home(s, op->res[i], s->home[c->args[i]]);
+}
+
 static void
 assign_control(Asg *s, Op *op)
 {
@@ -325,16 +367,7 @@ assign_control(Asg *s, Op *op)
 				set_home(s, op->res[i],
 					 s->home[op->regions[0]->args[i + 1]]);
 	} else if (op->kind == OP_WHILE && op->nregions == 2) {
-		Block *c = op->regions[0], *b = op->regions[1];
-
-		assign_loop(s, c, 0, op->opnds, op->nopnds);
-		/* the condition's values feed the body and the results */
-		if (c->last)
-			assign_loop(s, b, 0, c->last->opnds + 1,
-				    c->last->nopnds ? c->last->nopnds - 1 : 0);
-		for (i = 0; i < op->nres && i < b->nargs; i++)
-			if (is_tile(s, op->res[i]))
-				set_home(s, op->res[i], s->home[b->args[i]]);
+		assign_while(s, op);
 	} else {
 		for (i = 0; i < op->nregions; i++)
 			assign_block(s, op->regions[i]);
@@ -598,18 +631,25 @@ static void rewrite_block(Asg *s, Block *b);
 static void
 rewrite_op(Asg *s, Op *op)
 {
+	const Layout **w = arena_alloc(s->a, (op->nopnds + 1) * sizeof *w);
 	uint32_t i;
 
+	/* what each operand should be, before any is replaced (the answers
+	 * read the op's operands: an access's layout, its pointers') */
 	for (i = 0; i < op->nopnds; i++) {
 		Value v = op->opnds[i];
-		const Layout *w;
 
-		if (v >= s->nvals || !is_tile(s, v) || !(w = wanted(s, op, i)))
+		w[i] = v < s->nvals && is_tile(s, v) ? wanted(s, op, i) : NULL;
+	}
+	for (i = 0; i < op->nopnds; i++) {
+		Value v = op->opnds[i];
+
+		if (!w[i])
 			continue;
 		if (s->remat[v])
-			op->opnds[i] = resolve(s, v, w);
-		else if (s->home[v] && s->home[v] != w)
-			op->opnds[i] = convert(s, v, w, op);
+			op->opnds[i] = resolve(s, v, w[i]);
+		else if (s->home[v] && s->home[v] != w[i])
+			op->opnds[i] = convert(s, v, w[i], op);
 	}
 	for (i = 0; i < op->nres; i++)
 		if (is_tile(s, op->res[i]) && s->home[op->res[i]])
