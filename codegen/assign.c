@@ -58,7 +58,7 @@ cg_mem_vec(CgFn *fn, Value ptr, const Layout *ly, const Axis *ax)
 const Layout *
 cg_mem_layout(CgFn *fn, Op *op)
 {
-	return ir_type(fn->f, cg_ptr_operand(op))->layout;
+	return ir_type(fn->f, ir_access_ptr(op))->layout;
 }
 
 static void
@@ -111,23 +111,10 @@ cg_operand(CgFn *fn, Op *op, uint32_t i)
 	return cg_tile(fn, op->opnds[i], cg_operand_layout(fn, op, i));
 }
 
-Value
-cg_ptr_operand(Op *op)
-{
-	switch (op->kind) {
-	case OP_LOAD: case OP_STORE: case OP_ATOMIC: case OP_ATOMIC_CAS:
-		return op->opnds[0];
-	case OP_CP_ASYNC:
-		return op->opnds[1];
-	default:
-		return 0;
-	}
-}
-
 static uint64_t
 access_deps(CgFn *fn, Op *op)
 {
-	Value ptr = cg_ptr_operand(op), m;
+	Value ptr = ir_access_ptr(op), m;
 	const Layout *l;
 	int vf;
 
@@ -138,25 +125,11 @@ access_deps(CgFn *fn, Op *op)
 		return 0;
 	/* a mask constant over the fast vectors only under the assumptions:
 	 * the versioned loop checks those too */
-	if ((m = cg_mask_operand(op)) && cg_is_tile(fn, m) &&
+	if ((m = ir_access_mask(op)) && cg_is_tile(fn, m) &&
 	    fn->ax[m].cnst[cg_vec_dim(l)] >= vf &&
 	    fn->ax_gen[m].cnst[cg_vec_dim(l)] < vf)
 		return fn->ax[ptr].deps | fn->ax[m].deps;
 	return fn->ax[ptr].deps;
-}
-
-Value
-cg_mask_operand(Op *op)
-{
-	switch (op->kind) {
-	case OP_LOAD: case OP_CP_ASYNC:
-		return op->nopnds > 2 || (op->kind == OP_LOAD && op->nopnds > 1)
-			       ? op->opnds[op->kind == OP_LOAD ? 1 : 2] : 0;
-	case OP_STORE: case OP_ATOMIC:
-		return op->nopnds > 2 ? op->opnds[2] : 0;
-	default:
-		return 0;
-	}
 }
 
 int

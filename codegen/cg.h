@@ -280,10 +280,6 @@ uint64_t cg_fast_deps(CgFn *fn, Op *op);
 /* Lowers the loads ops[0..n) behind one check (memory.c); false, having
  * emitted nothing, when one of them cannot join that way. */
 bool cg_load_group(CgFn *fn, Op **ops, uint32_t n);
-Value cg_mask_operand(Op *op);           /* 0: none */
-/* The global pointers of an access (load, store, atomics, cp_async's
- * source); 0 for other ops. */
-Value cg_ptr_operand(Op *op);
 int cg_vec_dim(const Layout *l);         /* the dim vectors run along */
 
 /* ---- smem.c: shared memory plan, scratch and conversions ----------------- */

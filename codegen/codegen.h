@@ -26,8 +26,6 @@ extern const char *const cg_fc_names[5];
 /* Which kernels get two entries, NAME and NAME$fast (kernel.c,
  * "Specialized entries"): those with dots (the default), all that have
  * fast paths, or none (one entry whose accesses check for themselves). */
-enum { CG_SPEC_AUTO, CG_SPEC_ALL, CG_SPEC_NONE };
-extern const char *const cg_spec_names[3];
 
 typedef struct CgOpts {
 	CgEmit emit;
@@ -41,8 +39,6 @@ typedef struct CgOpts {
 	bool verbose;       /* report ptxas' resource usage as notes */
 	int fast_compile;   /* ptxas -Ofast-compile: CG_FC_* */
 	bool ptx_ok;        /* no assembler for a cubin: PTX instead */
-	int specialize;     /* CG_SPEC_*: which kernels get a fast entry
-			       (CgKernelInfo.fast) */
 } CgOpts;
 
 /* What code generation learned about one kernel (also in __tlx_meta).

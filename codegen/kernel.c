@@ -1118,53 +1118,17 @@ check_supported(CgFn *fn)
 }
 
 /*
- * Specialized entries.  The fast paths of a kernel's memory accesses
- * assume things of its arguments (16-byte aligned pointers, integers that
- * are multiples of 16, unit strides; axis.c).  A kernel with such paths
- * gets two entries: NAME, which assumes nothing (the generic paths alone:
- * element loops, proven vector widths), and NAME$fast, which assumes
- * every one of them and checks none; the launch checks them once, on the
- * host, and picks the entry (__tlx_meta lists the assumptions; libtlxrt
- * does this).  Each entry is smaller than one that checks its accesses
- * one by one (the matmul: ptxas 616 M instructions for one entry, 510 M
- * and 456 M for the two), and the two are lowered, optimized and
- * assembled in parallel (llvm.c): the matmul compiles 11% faster on two
- * cores.  That pays where the per-access checks sit in a loop around a
- * dot, whose accumulators keep ptxas's every instruction there expensive;
- * a row kernel's checks are a small part of it, and its two entries each
- * repeat its math: softmax compiled 15% slower, softmax_loop 28%.  So by
- * default (--specialize=auto) only kernels with dots get two entries; the
- * others keep one whose accesses check for themselves (CG_ENTRY_ONE).
- *
- * The fast entry's assumptions are those of every access whose pointer
- * or mask facts differ under the assumptions; what it computes with
- * other facts of the assumptions is fast only where they are among these
- * (cg_axis).
+ * Specialized entries.  A kernel the specialize-entries pass gave a fast
+ * entry (its `fast.*` attributes: what NAME$fast assumes) is lowered
+ * twice: NAME assumes nothing (the generic paths alone: element loops,
+ * proven vector widths), NAME$fast assumes all of it and checks none; the
+ * launch checks the assumptions once, on the host, and picks the entry.
+ * Each entry is smaller than one that checks its accesses one by one, and
+ * the two are lowered, optimized and assembled in parallel (llvm.c).
+ * What the fast entry computes with other facts of the assumptions is
+ * fast only where they are among these (cg_axis).  A kernel without one
+ * keeps one entry whose accesses check for themselves (CG_ENTRY_ONE).
  */
-static uint64_t
-fast_assumptions(CgFn *fn, Block *b)
-{
-	uint64_t d = 0;
-	Value ptr, m;
-	uint32_t i;
-	Op *op;
-
-	for (op = b->first; op; op = op->next) {
-		for (i = 0; i < op->nregions; i++)
-			d |= fast_assumptions(fn, op->regions[i]);
-		ptr = cg_ptr_operand(op);
-		if (!ptr || !cg_is_tile(fn, ptr))
-			continue;
-		m = cg_mask_operand(op);
-		if (!ax_same(&fn->ax[ptr], &fn->ax_gen[ptr]))
-			d |= fn->ax[ptr].deps;
-		if (m && cg_is_tile(fn, m) && !ax_same(&fn->ax[m], &fn->ax_gen[m]))
-			d |= fn->ax[ptr].deps | fn->ax[m].deps;
-	}
-	return d;
-}
-
-const char *const cg_spec_names[3] = { "auto", "all", "none" };
 
 const char *
 cg_fast_name(Cg *cg, const char *kernel)
@@ -1223,9 +1187,10 @@ cg_prepare_kernel(Cg *cg, Func *f, CgPrep *p)
 	analyse(&fn);
 	if (!cg_smem_plan(&fn))
 		goto done;
-	if (cg->o->specialize == CG_SPEC_ALL ||
-	    (cg->o->specialize == CG_SPEC_AUTO && has_dot(f->body)))
-		p->fast = fast_assumptions(&fn, f->body);
+	/* the fast entry specialize-entries recorded */
+	p->fast = (uint64_t)attr_int(&f->attrs, "fast.align", 0) |
+		  (uint64_t)attr_int(&f->attrs, "fast.div16", 0) |
+		  (uint64_t)attr_int(&f->attrs, "fast.eq1", 0);
 	p->assume = fn.assume;
 	p->nhoists = fn.hoists.n;
 	if (p->nhoists)

@@ -705,7 +705,7 @@ join_ok(CgFn *fn, Op *op, Joined *j)
 	a->slow = true;
 	ok = loop_ok(a, 1, j->nr);
 	a->slow = false;
-	return ok && (!cg_mask_operand(op) || mask_uniform(a, j->vf));
+	return ok && (!ir_access_mask(op) || mask_uniform(a, j->vf));
 }
 
 bool

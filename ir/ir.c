@@ -411,3 +411,30 @@ ir_func_laid_out(Func *f)
 			return true;
 	return false;
 }
+
+Value
+ir_access_ptr(Op *op)
+{
+	switch (op->kind) {
+	case OP_LOAD: case OP_STORE: case OP_ATOMIC: case OP_ATOMIC_CAS:
+		return op->opnds[0];
+	case OP_CP_ASYNC:
+		return op->opnds[1];
+	default:
+		return 0;
+	}
+}
+
+Value
+ir_access_mask(Op *op)
+{
+	switch (op->kind) {
+	case OP_LOAD: case OP_CP_ASYNC:
+		return op->nopnds > 2 || (op->kind == OP_LOAD && op->nopnds > 1)
+			       ? op->opnds[op->kind == OP_LOAD ? 1 : 2] : 0;
+	case OP_STORE: case OP_ATOMIC:
+		return op->nopnds > 2 ? op->opnds[2] : 0;
+	default:
+		return 0;
+	}
+}

@@ -447,6 +447,10 @@ void ir_replace_uses(Func *f, Value from, Value to);
 void ir_op_erase_operand(Op *op, uint32_t i);
 void ir_op_erase_result(Op *op, uint32_t i);
 void ir_block_erase_arg(Block *b, uint32_t i);
+/* The global pointers of an access (load, store, atomic, atomic_cas,
+ * cp_async's source) and its mask; 0 for other ops, or without a mask. */
+Value ir_access_ptr(Op *op);
+Value ir_access_mask(Op *op);
 /* Is f in the laid-out stage (one of its tiles has a layout)? */
 bool ir_func_laid_out(Func *f);
 /* Unlinks a function from its module (its memory stays in the arena). */

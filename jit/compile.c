@@ -19,8 +19,7 @@ codegen(Job *j, Module *m)
 	CgOpts o = { .sm = j->sm, .olevel = j->olevel, .lineinfo = j->lineinfo,
 		     .debug = j->debug, .fast_math = j->fast_math,
 		     .use_ptxas = j->use_ptxas || j->ptxas, .ptxas = j->ptxas,
-		     .ptx_ok = j->ptx_ok, .fast_compile = j->fast_compile,
-		     .specialize = j->specialize };
+		     .ptx_ok = j->ptx_ok, .fast_compile = j->fast_compile };
 	CgResult r;
 
 	o.emit = j->emit == EMIT_LLVM ? CG_EMIT_LLVM
@@ -88,6 +87,7 @@ run(Job *j)
 	po.verify_each = true;
 #endif
 	po.sm = j->sm;
+	po.specialize = j->specialize;
 	if (!po.out)
 		po.out = stderr;
 	if (!pass_run_pipeline(m, j->passes ? j->passes

@@ -31,7 +31,7 @@ typedef struct Job {
 	PipelineOpts popts;
 	bool lineinfo, debug;
 	bool fast_math;            /* approximate math in codegen */
-	int specialize;            /* CG_SPEC_*: fast entries (CgOpts) */
+	int specialize;            /* PASS_SPEC_*: fast entries */
 	int fast_compile;          /* CG_FC_*: ptxas -Ofast-compile */
 	const char *ptxas;         /* assemble with this ptxas, not nvJitLink */
 	bool use_ptxas;            /* ptxas (found as cg_find_ptxas does) */

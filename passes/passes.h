@@ -9,6 +9,11 @@
 
 typedef struct PassStats PassStats;
 
+/* Which kernels specialize-entries gives a fast entry (tlxc --specialize):
+ * those with dots, every one with fast paths, none. */
+enum { PASS_SPEC_AUTO, PASS_SPEC_ALL, PASS_SPEC_NONE };
+extern const char *const pass_spec_names[3];  /* "auto", "all", "none" */
+
 typedef struct PassCtx {
 	Module *mod;
 	Diag *diag;      /* user errors found by a pass (e.g. smem too large) */
@@ -16,6 +21,7 @@ typedef struct PassCtx {
 	bool failed;     /* set by a pass that reported an error */
 	const char *pass_name;
 	int sm;          /* target */
+	int specialize;  /* PASS_SPEC_*: which kernels get a fast entry */
 	PassStats *stats;  /* this run's counters (pass_stat); may be NULL */
 } PassCtx;
 
@@ -31,6 +37,7 @@ typedef struct PipelineOpts {
 	const char *reproducer;    /* on failure, write IR + pipeline here */
 	FILE *out;                 /* where prints go (stderr when NULL) */
 	int sm;
+	int specialize;            /* PASS_SPEC_* */
 	bool no_locs;              /* dumps without @line:col */
 } PipelineOpts;
 

@@ -79,8 +79,9 @@ pass_default_pipeline(int olevel)
 const char *
 pass_lower_pipeline(int olevel)
 {
-	return olevel > 0 ? "pipeline-loads,assign-layouts,plan-smem,insert-syncs"
-			  : "assign-layouts,plan-smem,insert-syncs";
+	return olevel > 0 ? "pipeline-loads,assign-layouts,plan-smem,insert-syncs,"
+			    "specialize-entries"
+			  : "assign-layouts,plan-smem,insert-syncs,specialize-entries";
 }
 
 static const PassInfo *
@@ -350,6 +351,7 @@ run_pass(Manager *mg, Run *r)
 	for (i = 0; i < n && ok; i++) {
 		PassCtx pc = { .mod = m, .diag = mg->d, .scratch = &mg->scratch,
 			       .pass_name = r->pass->name, .sm = mg->o->sm,
+			       .specialize = mg->o->specialize,
 			       .stats = &r->stats };
 
 		if (!still_in_module(m, snap[i], i))

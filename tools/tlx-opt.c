@@ -40,6 +40,8 @@ usage(FILE *out)
 		"  -O0 -O1 -O2 -O3        run the default pipeline of that level\n"
 		"  --target=SM            sm_80, sm_90a or sm_100a, for target-lowering\n"
 		"                         passes (default: sm_90a)\n"
+		"  --specialize=WHEN      auto, all or none: the kernels specialize-entries\n"
+		"                         gives a fast entry (default: auto, those with dots)\n"
 		"  -o FILE                write the result to FILE (default: stdout)\n"
 		"  --no-locs              print without @line:col locations\n"
 		"  --round-trip           check that print(read(print(IR))) == print(IR)\n"
@@ -105,6 +107,17 @@ parse_args(int argc, char **argv, Opts *o)
 			return 0;
 		} else if ((v = option_value(argc, argv, &i, "--passes"))) {
 			o->pipeline = v;
+		} else if ((v = option_value(argc, argv, &i, "--specialize"))) {
+			int k;
+
+			for (k = 0; k < 3 && strcmp(v, pass_spec_names[k]); k++)
+				;
+			if (k == 3) {
+				fprintf(stderr, "tlx-opt: unknown --specialize '%s' (auto, "
+					"all or none)\n", v);
+				return EXIT_USAGE;
+			}
+			po->specialize = k;
 		} else if ((v = option_value(argc, argv, &i, "--target"))) {
 			const Target *t = target_lookup(v);
 

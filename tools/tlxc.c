@@ -49,7 +49,7 @@ typedef struct Options {
 	bool debug_info;     /* -g (recorded for code generation) */
 	bool lineinfo;       /* -lineinfo (likewise) */
 	bool fast_math;      /* --fast-math (code generation) */
-	int specialize;      /* --specialize=WHEN: CG_SPEC_* */
+	int specialize;      /* --specialize=WHEN: PASS_SPEC_* */
 	const char *ptxas;   /* --ptxas=PATH: assemble with it, not nvJitLink */
 	int assembler;       /* --assembler: ASM_* */
 	int fast_compile;    /* --fast-compile=LEVEL: CG_FC_* */
@@ -276,7 +276,7 @@ set_fast_compile(Options *o, const char *v)
 static int
 set_specialize(Options *o, const char *v)
 {
-	int i = name_index(v, cg_spec_names, CG_SPEC_AUTO, CG_SPEC_NONE + 1);
+	int i = name_index(v, pass_spec_names, PASS_SPEC_AUTO, PASS_SPEC_NONE + 1);
 
 	if (i >= 0) {
 		o->specialize = i;
