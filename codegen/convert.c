@@ -205,9 +205,14 @@ to_bool(CgFn *fn, Type *from, LLVMValueRef v)
 {
 	LLVMBuilderRef B = fn->cg->B;
 
-	if (is_f8(from->kind))
+	if (is_f8(from->kind)) {
 		v = LLVMBuildAnd(B, v, LLVMConstInt(fn->cg->t_i8, 0x7f, 0), "");
-	else if (ty_is_float_kind(from->kind))
+	} else if (from->kind == TY_F16 || from->kind == TY_BF16) {
+		/* a 16-bit float is true unless it is +-0, on its bits: NVPTX
+		 * cannot select the compare LLVM makes of a bf16 seen as f16 */
+		v = LLVMBuildBitCast(B, v, fn->cg->t_i16, "");
+		v = LLVMBuildAnd(B, v, LLVMConstInt(fn->cg->t_i16, 0x7fff, 0), "");
+	} else if (ty_is_float_kind(from->kind))
 		return LLVMBuildFCmp(B, LLVMRealUNE, v,
 				     LLVMConstReal(LLVMTypeOf(v), 0), "");
 	return LLVMBuildICmp(B, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");

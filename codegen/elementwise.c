@@ -417,8 +417,15 @@ div_uniform(CgFn *fn, Op *op, LLVMValueRef **in, const Layout *ly,
 		iv[1] = r[i];
 		phi = LLVMBuildPhi(B, cg->t_f32, "");
 		LLVMAddIncoming(phi, iv, ib, 2);
-		r[i] = cg_narrow(fn, e, phi);
+		r[i] = phi;
 	}
+	/* f16/bf16 narrow after every phi: phis open their block */
+	for (i = 0; i < n; i++)
+		if (!(i & dup))
+			r[i] = cg_narrow(fn, e, r[i]);
+	for (i = 0; i < n; i++)
+		if (i & dup)
+			r[i] = r[i & ~dup];
 	return true;
 }
 

@@ -1006,10 +1006,21 @@ atomic_one(CgFn *fn, Op *op, LLVMValueRef pred, LLVMValueRef p,
 			c = LLVMBuildZExt(B, c, cg->t_i8, "");
 	}
 	if (op->kind == OP_ATOMIC_CAS) {
+		/* compares bits (as the simulator does): floats as integers
+		 * of their width, which cmpxchg takes */
+		LLVMTypeRef ft = LLVMTypeOf(v), it = NULL;
+
+		if (ty_is_float_kind(e->kind)) {
+			it = LLVMIntTypeInContext(cg->C, (unsigned)ty_bits(e));
+			v = LLVMBuildBitCast(B, v, it, "");
+			c = LLVMBuildBitCast(B, c, it, "");
+		}
 		old = LLVMBuildAtomicCmpXchgSyncScope(B, p, c, v,
 			LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic,
 			scope);
 		old = LLVMBuildExtractValue(B, old, 0, "");
+		if (it)
+			old = LLVMBuildBitCast(B, old, ft, "");
 	} else {
 		old = LLVMBuildAtomicRMWSyncScope(B, rmw_kind(attr_str(&op->attrs,
 				"kind"), e), p, v, LLVMAtomicOrderingMonotonic, scope);
