@@ -275,7 +275,7 @@ plan_op(Op *op, void *ud)
 	} else if (fn && attr_has(&op->attrs, "scratch")) {
 		b.name = "scratch";
 		b.scratch = true;
-		b.size = sim_scratch_size(fn, op);
+		b.size = sim_scratch_size(NULL, fn, op);
 		b.off = attr_int(&op->attrs, "scratch", 0);
 		if (b.size <= 0)
 			return;

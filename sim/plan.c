@@ -6,7 +6,8 @@
  * first byte in the program's shared memory), `scratch` on each op that
  * needs shared memory of its own (convert_layout's copy of the tile in
  * the result's layout, ly_copy_bytes; reduce, dot and atomic: the
- * `scratch_bytes` beside it), and the kernel's `smem`, the bytes in all.
+ * `scratch_bytes` beside it, else what ir_op_scratch says), and the
+ * kernel's `smem`, the bytes in all.
  * sim_smem_plan (launch.c) reads it; this file checks it as code
  * generation would need it to hold:
  *   - every buffer and scratch range lies inside `smem`, and `smem`
@@ -27,48 +28,11 @@
 
 /* ---- scratch sizes ------------------------------------------------------ */
 
-/* Fallbacks for a reduce, dot or atomic whose `scratch` has no
- * `scratch_bytes` beside it, after the planner's rules: a reduce keeps
- * one partial per warp along the reduced dim and per result element
- * (f16/bf16 sums in f32, argmax/argmin with their i32 index); a dot
- * stages both operands (each rounded to 128 bytes); an atomic shares its
- * old values (16 bytes for a scalar, else the copy in its layout). */
-static int64_t
-reduce_bytes(Func *f, Op *op)
-{
-	Type *t = ir_type(f, op->opnds[0]), *rt = ir_type(f, op->res[0]);
-	const Layout *l = t->layout;
-	const char *k = attr_str(&op->attrs, "kind");
-	int64_t axis = attr_int(&op->attrs, "axis", 0), vb;
-	uint32_t field;
-	int i, split = 0;
-
-	if (!l || axis < 0 || axis >= l->rank)
-		return 0;
-	field = ((1u << ly_dim_bits(l, (int)axis)) - 1)
-		<< ly_dim_shift(l, (int)axis);
-	for (i = 0; i < l->nwarp; i++)
-		if (l->warp[i] & field)
-			split++;
-	if (!split)
-		return 0;
-	vb = sim_esize(t);
-	if (k && (!strcmp(k, "sum") || !strcmp(k, "prod")) &&
-	    (ty_elem(t)->kind == TY_F16 || ty_elem(t)->kind == TY_BF16))
-		vb = 4;
-	if (k && (!strcmp(k, "argmax") || !strcmp(k, "argmin")))
-		vb += 4;
-	return ((int64_t)1 << split) * ty_numel(rt) * vb;
-}
-
-static int64_t
-staged(Type *t)
-{
-	return (ty_numel(t) * sim_esize(t) + 127) / 128 * 128;
-}
-
+/* A conversion's copy is the tile in the result's layout; the scratch of
+ * reduce, dot and atomic is the `scratch_bytes` beside it, else what the
+ * planner gives it (ir_op_scratch, for target t). */
 int64_t
-sim_scratch_size(Func *f, Op *op)
+sim_scratch_size(const Target *t, Func *f, Op *op)
 {
 	Type *rt;
 	int64_t n;
@@ -80,19 +44,7 @@ sim_scratch_size(Func *f, Op *op)
 		return rt->layout ? ly_copy_bytes(rt->layout, sim_esize(rt)) : 0;
 	if ((n = attr_int(&op->attrs, "scratch_bytes", -1)) >= 0)
 		return n;
-	switch (op->kind) {
-	case OP_REDUCE:
-		return reduce_bytes(f, op);
-	case OP_DOT:
-		return staged(ir_type(f, op->opnds[0])) +
-		       staged(ir_type(f, op->opnds[1]));
-	case OP_ATOMIC: case OP_ATOMIC_CAS:
-		if (rt->kind != TY_TILE || !rt->layout)
-			return 16;
-		return ly_copy_bytes(rt->layout, sim_esize(rt));
-	default:
-		return 0;
-	}
+	return ir_op_scratch(t ? t : target_get(90), f, op);
 }
 
 /* ---- liveness ----------------------------------------------------------- */
@@ -164,7 +116,7 @@ walk_op(Walk *w, Op *op)
 	} else if (attr_has(&op->attrs, "scratch") && op->nres >= 1) {
 		t = ir_type(w->f, op->res[0]);
 		add_range(w, op, "scratch", attr_int(&op->attrs, "scratch", 0),
-			  sim_scratch_size(w->f, op),
+			  sim_scratch_size(target_get(w->L->o.sm), w->f, op),
 			  op->kind == OP_CONVERT_LAYOUT ? sim_esize(t) : 1, true);
 	}
 	if (op->nres == 1 && r >= 0)

@@ -696,7 +696,7 @@ static void
 scratch_all(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 {
 	int64_t off = attr_int(&op->attrs, "scratch", 0);
-	int64_t n = sim_scratch_size(act->fn, op);
+	int64_t n = sim_scratch_size(target_get(L->o.sm), act->fn, op);
 	Who w;
 
 	if (n <= 0)

@@ -274,8 +274,9 @@ typedef struct SimSmemPlan {
  * after it in order of appearance, 128-byte aligned (all of them, for
  * IR without a plan).  Storage comes from `a`. */
 void sim_smem_plan(Module *m, Func *kernel, SimSmemPlan *out, Arena *a);
-/* Bytes of scratch an op with a `scratch` attribute uses (0: none). */
-int64_t sim_scratch_size(Func *f, Op *op);
+/* Bytes of scratch an op with a `scratch` attribute uses on target t
+ * (NULL: sm_90a); 0: none. */
+int64_t sim_scratch_size(const Target *t, Func *f, Op *op);
 
 /* ======================================================================
  * Internals shared by the simulator's .c files.
