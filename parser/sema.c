@@ -153,7 +153,9 @@ settle_value(Sema *s, SVal v, SrcRange loc)
 }
 
 /* Converts v to the declared type t (element conversion and scalar
- * broadcast only), for `let x: T = v` and typed parameters. */
+ * broadcast only), for `let x: T = v` and typed parameters.  The result
+ * has type t and is no longer weak, even when v's literal type was t
+ * already (sema_convert leaves a value of the right type alone). */
 static SVal
 to_declared(Sema *s, SVal v, Type *t, const char *what, SrcRange loc)
 {
@@ -172,6 +174,7 @@ to_declared(Sema *s, SVal v, Type *t, const char *what, SrcRange loc)
 	v = sema_convert(s, v, ty_elem(t), loc);
 	if (v.kind == SV_ERROR)
 		return v;
+	v.weak = false;
 	return t->kind == TY_TILE ? sema_broadcast(s, v, t, loc) : v;
 }
 
