@@ -576,6 +576,7 @@ bi_where(Sema *s, Ast *call, const char *name)
 	CallArgs a;
 	SVal c, x, y;
 	Type *elem, *shape;
+	bool weak;
 
 	if (!sema_args(s, call, name, 3, 3, NULL, &a))
 		return sv_error();
@@ -600,15 +601,19 @@ bi_where(Sema *s, Ast *call, const char *name)
 	} else if (!(elem = sema_promote(s, &x, &y, call->loc))) {
 		return sv_error();
 	}
+	weak = x.weak && y.weak;  /* before the conversions (sema_binary) */
 	x = sema_convert(s, x, elem, call->loc);
 	y = sema_convert(s, y, elem, call->loc);
 	if (x.kind == SV_ERROR || y.kind == SV_ERROR ||
 	    !(shape = sema_broadcast_shape(s, x.ty, y.ty, elem, call->loc)) ||
 	    !(shape = sema_broadcast_shape(s, shape, c.ty, elem, call->loc)))
 		return sv_error();
-	if (c.is_const && !c.v)  /* where(true, a, b) */
-		return sema_broadcast(s, cv_truthy(c.cval) ? x : y, shape,
-				      call->loc);
+	if (c.is_const && !c.v) {  /* where(true, a, b) */
+		SVal r = cv_truthy(c.cval) ? x : y;
+
+		r.weak = weak;
+		return sema_broadcast(s, r, shape, call->loc);
+	}
 	if (!need_ir(s, call))
 		return sv_error();
 	if (!sema_to_shape(s, &c, shape, call->loc) ||
@@ -811,6 +816,7 @@ bi_minmax(Sema *s, Ast *call, const char *name)
 	CallArgs a;
 	SVal x, y, cond;
 	Type *elem, *shape;
+	bool weak;
 
 	if (!sema_args(s, call, name, 1, 2, names, &a))
 		return sv_error();
@@ -828,18 +834,23 @@ bi_minmax(Sema *s, Ast *call, const char *name)
 	if (y.kind == SV_ERROR || !(elem = sema_promote(s, &x, &y, call->loc)) ||
 	    !sema_computable(s, elem, call->loc))
 		return sv_error();
+	weak = x.weak && y.weak;  /* before the conversions (sema_binary) */
 	x = sema_convert(s, x, elem, call->loc);
 	y = sema_convert(s, y, elem, call->loc);
 	if (x.kind == SV_ERROR || y.kind == SV_ERROR)
 		return sv_error();
 	if (x.is_const && y.is_const && !x.v && !y.v) {
 		const char *err;
+		SVal r;
 
 		if (!cv_binary(BIN_LT, x.cval, y.cval, &cond.cval, &err))
 			return sv_error();
 		if (ty_is_float(x.ty) && (isnan(x.cval.f) || isnan(y.cval.f)))
-			return isnan(x.cval.f) ? y : x;
-		return (cond.cval.i != 0) == is_max ? y : x;
+			r = isnan(x.cval.f) ? y : x;
+		else
+			r = (cond.cval.i != 0) == is_max ? y : x;
+		r.weak = weak;
+		return r;
 	}
 	if (!(shape = sema_broadcast_shape(s, x.ty, y.ty, elem, call->loc)) ||
 	    !need_ir(s, call))

@@ -534,6 +534,7 @@ sema_binary(Sema *s, AstOp op, SVal a, SVal b, SrcRange loc)
 {
 	Type *elem, *shape;
 	SVal r;
+	bool weak;
 
 	if (a.kind == SV_ERROR || b.kind == SV_ERROR)
 		return sv_error();
@@ -550,6 +551,9 @@ sema_binary(Sema *s, AstOp op, SVal a, SVal b, SrcRange loc)
 	if (!sema_computable(s, elem, loc) ||
 	    !check_operands(s, op, &a, &b, elem, loc))
 		return sv_error();
+	/* literals of two widths are still weak together: decided before
+	 * the conversion to elem, which makes the narrower one typed */
+	weak = a.weak && b.weak && !is_cmp(op);
 	a = sema_convert(s, a, elem, loc);
 	b = sema_convert(s, b, elem, loc);
 	if (a.kind == SV_ERROR || b.kind == SV_ERROR)
@@ -565,7 +569,7 @@ sema_binary(Sema *s, AstOp op, SVal a, SVal b, SrcRange loc)
 			return sv_error();
 		}
 		r.ty = ty_of_scalar(s, r.cval.ty);
-		r.weak = a.weak && b.weak && !is_cmp(op);
+		r.weak = weak;
 		return r;
 	}
 	if (!(shape = sema_broadcast_shape(s, a.ty, b.ty, elem, loc)) ||
