@@ -15,7 +15,7 @@
  *                 buffers and per-op scratch, checked against the target;
  *   4. kernel.c   walks the ops and calls the lowering of each family
  *                 (elementwise.c, convert.c, math.c, memory.c, reduce.c,
- *                 shape.c, control.c, shared.c, mma.c).
+ *                 shape.c, control.c, shared.c, mma.c, wgmma.c).
  * A tile value in registers is a Layout (ir/layout.c) plus one LLVM value
  * per register of the thread (a Mat, "materialization").
  */
@@ -119,6 +119,12 @@ typedef struct SmemView {
 	int ebytes;
 	int64_t align;     /* bytes the offset is known to be a multiple of */
 	Swizzle swz;       /* of the buffer the view is in */
+	/* A tiled swizzle (ly_swizzle_tiled): the buffer's rows are strips
+	 * of tw bytes, each strip its trows rows tw bytes apart; tr and tc
+	 * are the view's dims along the buffer's rows and columns (-1: not
+	 * in the view).  tw 0: row-major. */
+	int tw, tr, tc;
+	int64_t trows;
 } SmemView;
 
 typedef struct CgVal {
@@ -311,6 +317,11 @@ void cg_barrier(CgFn *fn);
  * next op's first shared-memory write (a reduction's partials come after
  * its register and shuffle work, which touches no shared memory). */
 void cg_sync_flush(CgFn *fn);
+/* Byte offset of coordinate c (a constant, or NULL for the run-time
+ * value x) along dim d of view w, the tiled strips included. */
+int64_t cg_view_dim_bytes(const SmemView *w, int d, int64_t c);
+LLVMValueRef cg_view_dim_off(CgFn *fn, const SmemView *w, int d,
+			     LLVMValueRef x);
 /* The swizzle of a buffer's encoding (LY_SWIZZLE; none for NULL). */
 Swizzle cg_swizzle_of(const Layout *enc);
 LLVMValueRef cg_swizzle(CgFn *fn, LLVMValueRef addr, Swizzle s);
@@ -369,6 +380,9 @@ bool cg_control_op(CgFn *fn, Op *op);    /* control.c */
 bool cg_shared_op(CgFn *fn, Op *op);     /* shared.c */
 bool cg_math_supported(CgFn *fn, Op *op); /* math.c */
 bool cg_dot_op(CgFn *fn, Op *op);        /* mma.c */
+bool cg_wgmma_op(CgFn *fn, Op *op);      /* wgmma.c */
+/* Reports a dot_async wgmma cannot run (before lowering). */
+bool cg_wgmma_check(CgFn *fn, Op *op);
 /* The smem view dot operand i is read from directly (0: it is staged). */
 Value cg_dot_view(CgFn *fn, Op *op, int i);
 

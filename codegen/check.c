@@ -61,6 +61,8 @@ check_op(CgFn *fn, Op *op)
 		cg_unsupported(cg, op, NULL);
 		return false;
 	}
+	if (op->kind == OP_DOT_ASYNC && !cg_wgmma_check(fn, op))
+		return false;
 	for (i = 0; i < op->nres; i++)
 		ok &= type_ok(fn, op, op->res[i]);
 	for (i = 0; i < op->nregions; i++)

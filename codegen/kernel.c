@@ -409,6 +409,8 @@ lower_op(CgFn *fn, Op *op)
 		return cg_reduce_op(fn, op);
 	case OP_DOT:
 		return cg_dot_op(fn, op);
+	case OP_DOT_ASYNC: case OP_DOT_WAIT: case OP_FENCE_ASYNC:
+		return cg_wgmma_op(fn, op);
 	case OP_FOR: case OP_WHILE: case OP_IF: case OP_YIELD:
 	case OP_CONDITION: case OP_RETURN: case OP_CALL: case OP_ASSERT:
 		return cg_control_op(fn, op);

@@ -238,12 +238,11 @@ LLVMValueRef
 cg_asm(Cg *cg, LLVMTypeRef rty, const char *text, const char *cons,
        LLVMValueRef *args, int nargs, bool side, bool conv)
 {
-	LLVMTypeRef at[32], fty;
+	LLVMTypeRef *at = arena_alloc(&cg->arena, (size_t)MAX(nargs, 1) * sizeof *at);
+	LLVMTypeRef fty;
 	LLVMValueRef ia, call;
 	int i;
 
-	if (NEVER(nargs > 32))
-		nargs = 32;
 	for (i = 0; i < nargs; i++)
 		at[i] = LLVMTypeOf(args[i]);
 	fty = LLVMFunctionType(rty, at, (unsigned)nargs, 0);

@@ -317,7 +317,7 @@ operand(Dot *d, int i, Src *src, int64_t *scratch)
 	int64_t rows = i == 0 ? d->M : d->trans_b ? d->N : d->K;
 	int64_t cols = i == 0 ? d->K : d->trans_b ? d->K : d->N;
 
-	if (w && w->stride[1] == 1) {
+	if (w && w->stride[1] == 1 && !w->tw) {
 		src->base = w->off;
 		src->align = w->align;
 		src->rowbytes = w->stride[0] * w->ebytes;

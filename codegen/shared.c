@@ -83,7 +83,55 @@ alloc_op(CgFn *fn, Op *op)
 	/* the encoding plan-smem gave it: 16-byte chunks permuted by address
 	 * (free for vector accesses, conflict-free for ldmatrix) */
 	w->swz = cg_swizzle_of(t->layout);
+	w->tr = w->tc = -1;
+	if (t->layout && t->layout->kind == LY_SWIZZLE && t->layout->swz_tiled &&
+	    t->rank >= 2) {
+		w->tw = t->layout->swz_bytes;
+		w->tc = t->rank - 1;
+		w->tr = t->rank - 2;
+		w->trows = t->shape[t->rank - 2];
+	}
 	return true;
+}
+
+int64_t
+cg_view_dim_bytes(const SmemView *w, int d, int64_t c)
+{
+	int64_t b = c * w->ebytes;
+
+	if (w->tw && d == w->tc)
+		return b % w->tw + b / w->tw * w->trows * w->tw;
+	if (w->tw && d == w->tr)
+		return c * w->tw;
+	return c * w->stride[d] * w->ebytes;
+}
+
+LLVMValueRef
+cg_view_dim_off(CgFn *fn, const SmemView *w, int d, LLVMValueRef x)
+{
+	LLVMBuilderRef B = fn->cg->B;
+	Cg *cg = fn->cg;
+	LLVMValueRef b;
+
+	if (w->tw && d == w->tc) {
+		/* tw and ebytes are powers of two */
+		b = LLVMBuildMul(B, x, cg_i32(cg, w->ebytes), "");
+		return LLVMBuildAdd(B, LLVMBuildAnd(B, b, cg_i32(cg, w->tw - 1), ""),
+				    LLVMBuildMul(B, LLVMBuildLShr(B, b,
+					cg_i32(cg, __builtin_ctz((unsigned)w->tw)), ""),
+					cg_i32(cg, w->trows * w->tw), ""), "");
+	}
+	return LLVMBuildMul(B, x, cg_i32(cg, cg_view_dim_bytes(w, d, 1)), "");
+}
+
+/* A slice's offset along a tiled view's column dim moves by whole strips
+ * only (the strips' offsets add then). */
+static bool
+tiled_slice_ok(CgFn *fn, const SmemView *w, int d, Value idx)
+{
+	if (!w->tw || d != w->tc)
+		return true;
+	return (fn->ax_gen[idx].div * w->ebytes) % w->tw == 0;
 }
 
 static bool
@@ -99,17 +147,31 @@ view_op(CgFn *fn, Op *op)
 	w = new_view(fn, op->res[0], src);
 	switch (op->kind) {
 	case OP_SMEM_INDEX:
-		advance(fn, w, op->opnds[1], src->stride[0] * src->ebytes);
+		if (!tiled_slice_ok(fn, src, 0, op->opnds[1])) {
+			cg_unsupported(fn->cg, op, "indexing a column of a tiled "
+				       "shared buffer");
+			return false;
+		}
+		advance(fn, w, op->opnds[1], cg_view_dim_bytes(src, 0, 1));
 		for (d = 0; d + 1 < src->rank; d++) {
 			w->shape[d] = src->shape[d + 1];
 			w->stride[d] = src->stride[d + 1];
 		}
 		w->rank = src->rank - 1;
+		w->tr = src->tr - 1;
+		w->tc = src->tc - 1;
 		break;
 	case OP_SMEM_SLICE:
-		for (i = 1; i < op->nopnds && (int)i <= src->rank; i++)
+		for (i = 1; i < op->nopnds && (int)i <= src->rank; i++) {
+			if (!tiled_slice_ok(fn, src, (int)i - 1, op->opnds[i])) {
+				cg_unsupported(fn->cg, op, "a slice of a tiled "
+					       "shared buffer that does not "
+					       "start at a strip");
+				return false;
+			}
 			advance(fn, w, op->opnds[i],
-				src->stride[i - 1] * src->ebytes);
+				cg_view_dim_bytes(src, (int)i - 1, 1));
+		}
 		{
 			Type *rt = ir_type(fn->f, op->res[0]);
 
@@ -122,6 +184,10 @@ view_op(CgFn *fn, Op *op)
 		for (d = 0; perm && d < src->rank && d < (int)perm->ints.n; d++) {
 			w->shape[d] = src->shape[perm->ints.v[d]];
 			w->stride[d] = src->stride[perm->ints.v[d]];
+			if (perm->ints.v[d] == src->tr)
+				w->tr = d;
+			if (perm->ints.v[d] == src->tc)
+				w->tc = d;
 		}
 		break;
 	}
@@ -138,13 +204,14 @@ elem_off(CgFn *fn, SmemView *w, const Layout *l, uint32_t r)
 	int64_t k = 0;
 	int d;
 
+	/* a coordinate's thread and register parts have distinct bits, so
+	 * their offsets add, along a tiled view's strips too */
 	for (d = 0; d < l->rank; d++) {
 		int64_t c = (f >> ly_dim_shift(l, d)) & (l->shape[d] - 1);
 
-		x = LLVMBuildAdd(cg->B, x, LLVMBuildMul(cg->B,
-				 cg_thread_coord(fn, l, d),
-				 cg_i32(cg, w->stride[d] * w->ebytes), ""), "");
-		k += c * w->stride[d] * w->ebytes;
+		x = LLVMBuildAdd(cg->B, x, cg_view_dim_off(fn, w, d,
+				 cg_thread_coord(fn, l, d)), "");
+		k += cg_view_dim_bytes(w, d, c);
 	}
 	return cg_swizzle_off(fn, w->off, w->align, x, k, w->swz);
 }
@@ -445,8 +512,7 @@ cp_loop(CgFn *fn, Op *op, SmemView *w, const Layout *l)
 	cg_reg_coords(fn, l, cg_loop_begin(fn, &loop, "cp"), c);
 	off = w->off;
 	for (d = 0; d < l->rank; d++)
-		off = LLVMBuildAdd(B, off, LLVMBuildMul(B, c[d],
-				   cg_i32(cg, w->stride[d] * w->ebytes), ""), "");
+		off = LLVMBuildAdd(B, off, cg_view_dim_off(fn, w, d, c[d]), "");
 	p = cg_elem_at(fn, ptr, c);
 	if (mask)
 		m = cg_elem_at(fn, mask, c);

@@ -119,9 +119,12 @@ struct Layout {
 	uint8_t wm, wn;
 	int mreps, nreps;
 	/* LY_SWIZZLE: the span of 16-byte chunks permuted, the first address
-	 * bit that permutes them. */
+	 * bit that permutes them; tiled: rows wider than the span are stored
+	 * as column strips of swz_bytes, one after the other (each strip all
+	 * rows of its columns), as TMA boxes land and wgmma reads them. */
 	uint16_t swz_bytes;
 	uint8_t swz_shift;
+	uint8_t swz_tiled;
 	Layout *next;  /* interning chain */
 };
 
@@ -158,6 +161,11 @@ const Layout *ly_wgmma(LayoutTab *t, const int64_t *shape, int nwarps);
  * on distinct banks; NULL for rows under 32 bytes or not a power of
  * two). */
 const Layout *ly_swizzle(LayoutTab *t, int bytes, int shift);
+/* The tiled swizzle of `bytes`: strips of `bytes` per row, each strip
+ * its rows `bytes` apart (shift 7), strips one after the other: the
+ * canonical layouts of wgmma operands (K- or MN-major alike, the
+ * contiguous dim last) and TMA's boxes. */
+const Layout *ly_swizzle_tiled(LayoutTab *t, int bytes);
 const Layout *ly_swizzle_for(LayoutTab *t, int64_t rowbytes);
 /* `l` with dim `dim` removed (a reduction along dim). */
 const Layout *ly_slice(LayoutTab *t, const Layout *l, int dim);
@@ -614,8 +622,11 @@ const Layout *ly_dot(LayoutTab *t, const Target *tg, Func *f, Op *op,
 
 /* The dim of a shared-memory view that is contiguous in memory. */
 int ir_view_contig(Func *f, Value v);
+/* The smem_alloc a shared-memory view is in (NULL: none). */
+Op *ir_view_buffer(Func *f, Value v);
 /* The view dot operand i (0: a, 1: b) is read from directly on the
- * tensor cores (a smem_load of a rank-2 view; 0: the operand is staged). */
+ * tensor cores (a smem_load of a rank-2 view, not of a tiled buffer; 0:
+ * the operand is staged). */
 Value ir_dot_view(const Target *t, Func *f, Op *op, int i);
 /* Bytes of shared memory op needs for itself (laid-out IR). */
 int64_t ir_op_scratch(const Target *t, Func *f, Op *op);
@@ -638,6 +649,9 @@ typedef struct SmemPlan {
  * the vector's bytes takes it down).  ax: divisibility of indices (axis
  * analysis), or NULL. */
 int ir_smem_vec(Func *f, Op *op, const Axis *ax);
+/* The byte alignment the plan gives a buffer of type t: 128, or a tiled
+ * swizzle's 8-row atom (1024 for 128 bytes). */
+int64_t ir_smem_align(Type *t);
 /* Places f's buffers and scratch (storage from a). */
 void ir_smem_plan(const Target *t, Func *f, SmemPlan *p, Arena *a);
 

@@ -340,6 +340,18 @@ ly_swizzle(LayoutTab *t, int bytes, int shift)
 }
 
 const Layout *
+ly_swizzle_tiled(LayoutTab *t, int bytes)
+{
+	Layout p;
+
+	proto_init(&p, LY_SWIZZLE, 0, NULL);
+	p.swz_bytes = (uint16_t)bytes;
+	p.swz_shift = 7;
+	p.swz_tiled = 1;
+	return ly_intern(t, &p);
+}
+
+const Layout *
 ly_swizzle_for(LayoutTab *t, int64_t rowbytes)
 {
 	if (rowbytes < 32 || (rowbytes & (rowbytes - 1)))
@@ -674,7 +686,9 @@ ly_print(Buf *b, const Layout *l, LayoutNamer name, void *ud)
 	switch (l->kind) {
 	case LY_SWIZZLE:
 		buf_printf(b, "%d", l->swz_bytes);
-		if (l->swz_shift != 7)
+		if (l->swz_tiled)
+			buf_puts(b, ", tiled");
+		else if (l->swz_shift != 7)
 			buf_printf(b, ", shift = %d", l->swz_shift);
 		buf_putc(b, '>');
 		return;

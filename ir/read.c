@@ -23,7 +23,7 @@
  *            | ("mma" | "wgmma") "<" ints "," "warps" "=" INT ">"
  *            | "linear" "<" ints "," "reg" "=" bases "," "lane" "=" bases ","
  *              "warp" "=" bases ["," "parent" "=" layout "," "dim" "=" INT] ">"
- *            | "swizzle" "<" INT ["," "shift" "=" INT] ">"
+ *            | "swizzle" "<" INT ["," ("shift" "=" INT | "tiled")] ">"
  *   ints     = "[" INT {"," INT} "]"      bases = "[" [ints {"," ints}] "]"
  *
  * Tokens: VALUE is %name, FNAME @name, ALIAS #name, LOC @line:col, DIMS "4x8x" (digits
@@ -680,6 +680,10 @@ parse_layout_body(Parser *p, const char *w, Token *at, int depth)
 		if (bytes != 32 && bytes != 64 && bytes != 128)
 			fail_tok(p, &bt, "a swizzle permutes 32, 64 or 128 bytes");
 		if (accept(p, T_COMMA)) {
+			if (is_word(p, "tiled")) {
+				next(p);
+				return ly_swizzle_tiled(&p->c->layouts, (int)bytes);
+			}
 			expect_word(p, "shift");
 			shift = parse_int_in(p, 7, 17, "a swizzle's shift");
 		}

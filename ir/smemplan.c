@@ -67,6 +67,32 @@ ir_view_contig(Func *f, Value v)
 	}
 }
 
+Op *
+ir_view_buffer(Func *f, Value v)
+{
+	for (;;) {
+		Op *d = ir_val(f, v)->def;
+
+		if (!d)
+			return NULL;
+		if (d->kind == OP_SMEM_ALLOC)
+			return d;
+		if (d->kind != OP_SMEM_INDEX && d->kind != OP_SMEM_SLICE &&
+		    d->kind != OP_SMEM_TRANS)
+			return NULL;
+		v = d->opnds[0];
+	}
+}
+
+static bool
+tiled_buffer(Func *f, Value view)
+{
+	Op *b = ir_view_buffer(f, view);
+	const Layout *e = b ? ir_type(f, b->res[0])->layout : NULL;
+
+	return e && e->kind == LY_SWIZZLE && e->swz_tiled;
+}
+
 Value
 ir_dot_view(const Target *t, Func *f, Op *op, int i)
 {
@@ -78,7 +104,8 @@ ir_dot_view(const Target *t, Func *f, Op *op, int i)
 		return 0;
 	vt = ir_type(f, vi->def->opnds[0]);
 	if (!ly_dot_is_mma(t, f, op, &trans_b) || (i == 1 && trans_b) ||
-	    vt->kind != TY_SMEM || vt->rank != 2)
+	    vt->kind != TY_SMEM || vt->rank != 2 ||
+	    tiled_buffer(f, vi->def->opnds[0]))
 		return 0;
 	return vi->def->opnds[0];
 }
@@ -214,7 +241,8 @@ plan_op(Planner *pl, Op *op)
 
 		r = op->kind == OP_MBAR_ALLOC
 			    ? add_entry(pl, op, 8 * MAX(1, t->rank ? t->shape[0] : 1), 8)
-			    : add_entry(pl, op, ty_numel(t) * ebytes_of(t), 128);
+			    : add_entry(pl, op, ty_numel(t) * ebytes_of(t),
+					ir_smem_align(t));
 	}
 	if (op->nres == 1 && r >= 0)
 		pl->root[op->res[0]] = r;
@@ -328,6 +356,16 @@ lowbit(int64_t v)
 		return (int64_t)1 << 20;
 	v = v < 0 ? -v : v;
 	return v & -v;
+}
+
+int64_t
+ir_smem_align(Type *t)
+{
+	const Layout *e = t->layout;
+
+	if (e && e->kind == LY_SWIZZLE && e->swz_tiled)
+		return MAX(128, 8 * e->swz_bytes);
+	return 128;
 }
 
 /* The strides (elements) and the byte alignment of view v, from its

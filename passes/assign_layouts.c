@@ -22,6 +22,7 @@
  *   reduce            the slice of its operand's layout (so that
  *                     `x - max(x, axis: 1)[:, None]` converts nothing);
  *   dot               the mma.sync accumulator, or blocked;
+ *   dot_async         the wgmma accumulator (dot_wait: its operand's);
  *   smem_load         blocked along the view's contiguous dim;
  *   elementwise ops   the home of their first non-rematerialized operand;
  *   shape ops         the operand's layout seen through the shape op;
@@ -32,9 +33,8 @@
  * `convert_layout` placed just before it (one per value, layout and scope:
  * later uses in the same or an enclosing region share it).
  *
- * Kernels with warp-specialized tasks, pipes, TMA, asynchronous MMA or
- * schedules (which code generation does not lower yet) stay at the tile
- * level.  Requires: tile-level IR of kernels (no layouts), calls inlined.
+ * Kernels with warp-specialized tasks, pipes, TMA or schedules (which
+ * code generation does not lower yet) stay at the tile level.  Requires: tile-level IR of kernels (no layouts), calls inlined.
  * Produces: laid-out IR (every tile of the kernel has a layout).
  * Counters: converts, remats, layouts.
  */
@@ -405,6 +405,11 @@ home_of(Asg *s, Op *op)
 		return ly_slice(s->lt, l, (int)attr_int(&op->attrs, "axis", 0));
 	case OP_DOT:
 		return ly_dot(s->lt, s->tg, s->f, op, s->nwarps);
+	case OP_DOT_ASYNC:
+		if (rt->rank == 2 && rt->shape[0] % 64 == 0 && rt->shape[1] % 8 == 0 &&
+		    s->nwarps % 4 == 0)
+			return ly_wgmma(s->lt, rt->shape, s->nwarps);
+		break;
 	case OP_SMEM_LOAD:
 		return smem_layout(s, op, rt);
 	case OP_BROADCAST:

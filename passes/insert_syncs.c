@@ -15,12 +15,17 @@
  *                         `scratch`) writes it, then a barrier of its own,
  *                         then reads it;
  *   mbar_alloc            writes its barriers, then a barrier of its own;
+ *   dot_async             reads its shared operands until a dot_wait
+ *                         covers it (dot_wait {pending = n}: all but the
+ *                         n latest), past any barrier in between: the
+ *                         reads are asynchronous;
  *   cp_async_wait         a barrier after the wait; mbar_arrive a barrier
  *                         before its arrival; sync_threads one.
  * A view is its buffer's bytes (offset attribute, the whole buffer), except
  * that views indexed from one buffer by indices that are provably distinct
  * ((x + a) % S against (x + b) % S, a and b not congruent mod S, or two
- * different constants: a pipeline's stages) are disjoint.  Two accesses of
+ * different constants: a pipeline's stages) are disjoint, unless one of
+ * the accesses is another iteration's.  Two accesses of
  * one view in one layout without replicated lanes or warps are made by the
  * same threads and never conflict.  Scratch written after control flow
  * (the start or end of a region: a loop repeats, branches join) gets a
@@ -40,6 +45,8 @@ typedef struct Acc {
 	Value idx;            /* the index of the view's first smem_index */
 	Value view;           /* for the same-threads test (0: none) */
 	const Layout *ly;
+	uint32_t seq;         /* a dot_async's read: its issue (async list) */
+	bool carried;         /* from another iteration: its indices differ */
 } Acc;
 
 typedef Vec(Acc) AccVec;
@@ -50,6 +57,8 @@ typedef struct Sy {
 	const Target *t;
 	Arena *a;
 	AccVec pend;
+	AccVec async;         /* reads of dot_asyncs no dot_wait covers yet */
+	uint32_t seq;
 	bool dirty;
 	bool insert;          /* false: only computing what is pending */
 	uint32_t added;
@@ -179,7 +188,8 @@ conflict(Sy *s, const Acc *a, const Acc *b)
 		return false;
 	if (a->hi <= b->lo || b->hi <= a->lo)
 		return false;
-	if (a->root && a->root == b->root && distinct(s->f, a->idx, b->idx))
+	if (a->root && a->root == b->root && !a->carried && !b->carried &&
+	    distinct(s->f, a->idx, b->idx))
 		return false;
 	return !same_threads(a, b);
 }
@@ -202,6 +212,11 @@ accesses(Sy *s, Op *op, AccVec *pre, AccVec *post)
 		return 0;
 	case OP_CP_ASYNC:
 		view_access(s, pre, op, op->opnds[0], true, NULL);
+		return 0;
+	case OP_DOT_ASYNC:
+		for (int i = 0; i < 2; i++)
+			if (ir_type(f, op->opnds[i])->kind == TY_SMEM)
+				view_access(s, pre, op, op->opnds[i], false, NULL);
 		return 0;
 	case OP_MBAR_ALLOC:
 		view_access(s, pre, op, op->res[0], true, NULL);
@@ -241,6 +256,33 @@ append(Sy *s, AccVec *v)
 		add(s, &s->pend, v->v[i]);
 }
 
+/* dot_wait {pending = n}: the reads of all but the n latest dot_asyncs
+ * are done; they are pending like any other access until a barrier. */
+static void
+covered(Sy *s, int64_t n)
+{
+	uint32_t i, k, lo = UINT32_MAX;
+
+	/* lo: the n-th latest issue (seqs grow with issue order) */
+	for (; n > 0; n--) {
+		uint32_t top = 0;
+
+		for (i = 0; i < s->async.n; i++)
+			if (s->async.v[i].seq < lo && s->async.v[i].seq > top)
+				top = s->async.v[i].seq;
+		if (!top)
+			break;
+		lo = top;
+	}
+	for (i = k = 0; i < s->async.n; i++) {
+		if (lo != UINT32_MAX && s->async.v[i].seq >= lo)
+			s->async.v[k++] = s->async.v[i];
+		else
+			add(s, &s->pend, s->async.v[i]);
+	}
+	s->async.n = k;
+}
+
 static void
 step(Sy *s, Op *op)
 {
@@ -248,6 +290,11 @@ step(Sy *s, Op *op)
 	int bar = accesses(s, op, &pre, &post);
 	bool need = false;
 	uint32_t i, k;
+
+	if (op->kind == OP_DOT_WAIT) {
+		covered(s, attr_int(&op->attrs, "pending", 0));
+		return;
+	}
 
 	if (bar == 2) {
 		s->pend.n = 0;
@@ -262,6 +309,15 @@ step(Sy *s, Op *op)
 	}
 	if (need)
 		sync_before(s, op);
+	if (op->kind == OP_DOT_ASYNC) {
+		/* read until a dot_wait covers it, past barriers */
+		s->seq++;
+		for (i = 0; i < pre.n; i++) {
+			pre.v[i].seq = s->seq;
+			add(s, &s->async, pre.v[i]);
+		}
+		return;
+	}
 	append(s, &pre);
 	if (bar) {
 		s->pend.n = 0;
@@ -291,10 +347,23 @@ walk_regions(Sy *s, Op *op)
 		walk_block(s, op->regions[i]);
 }
 
+/* dst += src, marked as another iteration's accesses */
+static void
+append_carried(Sy *s, AccVec *dst, const AccVec *src)
+{
+	for (uint32_t i = 0; i < src->n; i++) {
+		Acc a = src->v[i];
+
+		a.carried = true;
+		vec_push(s->a, dst, a);
+	}
+}
+
 static void
 walk_loop(Sy *s, Op *op)
 {
 	AccVec before = copy_of(s, &s->pend), end;
+	AccVec abefore = copy_of(s, &s->async), aend;
 	bool insert = s->insert;
 
 	/* the state at the body's end comes round to its start */
@@ -302,12 +371,17 @@ walk_loop(Sy *s, Op *op)
 	s->dirty = true;
 	walk_regions(s, op);
 	end = copy_of(s, &s->pend);
+	aend = copy_of(s, &s->async);
 	s->insert = insert;
 	s->pend = copy_of(s, &before);
-	append(s, &end);
+	append_carried(s, &s->pend, &end);
+	s->async = copy_of(s, &abefore);
+	append_carried(s, &s->async, &aend);
 	s->dirty = true;
 	walk_regions(s, op);
 	append(s, &before);  /* the loop may not run */
+	for (uint32_t i = 0; i < abefore.n; i++)
+		add(s, &s->async, abefore.v[i]);
 	s->dirty = true;
 }
 
@@ -315,16 +389,21 @@ static void
 walk_if(Sy *s, Op *op)
 {
 	AccVec before = copy_of(s, &s->pend), joined = { 0 };
+	AccVec abefore = copy_of(s, &s->async), ajoined = { 0 };
 	uint32_t i;
 
 	for (i = 0; i < op->nregions; i++) {
 		s->pend = copy_of(s, &before);
+		s->async = copy_of(s, &abefore);
 		s->dirty = true;
 		walk_block(s, op->regions[i]);
 		for (uint32_t k = 0; k < s->pend.n; k++)
 			vec_push(s->a, &joined, s->pend.v[k]);
+		for (uint32_t k = 0; k < s->async.n; k++)
+			vec_push(s->a, &ajoined, s->async.v[k]);
 	}
 	s->pend = joined;
+	s->async = ajoined;
 	s->dirty = true;
 }
 

@@ -42,6 +42,8 @@ typedef struct Pipe {
 	Op *dot;
 	Op *ld[2];
 	int stages;
+	bool wgmma; /* the dot becomes dot_async + dot_wait (sm_90a) */
+	int slot_j; /* wgmma: the loop-carried slot of the accumulator */
 	Op *at;     /* new ops go before this one */
 	uint32_t *uses;
 	uint32_t nvals;  /* values before the rewrite (chain[] and uses[]) */
@@ -246,6 +248,55 @@ prologue(Pipe *p, bool *chain, Value *buf)
 	p->at = at;
 }
 
+/* The dot on the stage, asynchronously: dot_async of the stage's views
+ * and a dot_wait that keeps it in flight (pending 1) while the next
+ * stage's copies are issued; the copies of slot (i-1) % S that follow
+ * wait for the previous iteration's dot (the wait, then insert-syncs'
+ * barrier: every warpgroup's). */
+static void
+async_dot(Pipe *p, Value *buf, Value slot)
+{
+	Func *f = p->f;
+	Type *ct = ir_type(f, p->dot->res[0]);
+	Value ops[3], r, w;
+	Op *d, *wt;
+
+	p->at = p->dot;
+	ops[0] = stage_view(p, buf[0], slot);
+	ops[1] = stage_view(p, buf[1], slot);
+	ops[2] = p->dot->opnds[2];
+	d = ir_op_new(f, OP_DOT_ASYNC, 3, ops, 1, &ct, 0);
+	d->loc = p->dot->loc;
+	ir_insert_before(p->dot, d);
+	r = d->res[0];
+	wt = ir_op_new(f, OP_DOT_WAIT, 1, &r, 1, &ct, 0);
+	wt->loc = p->dot->loc;
+	attr_set_int(f->mod->ctx, &wt->attrs, "pending", 1);
+	ir_insert_before(p->dot, wt);
+	w = wt->res[0];
+	ir_replace_uses(f, p->dot->res[0], w);
+	for (int i = 0; i < 2; i++)
+		ir_remove(p->ld[i]);
+	/* the dot stays as the anchor of the copies until wgmma_done */
+}
+
+/* After the loop, the accumulator waits for the last dot (pending 0). */
+static void
+wgmma_done(Pipe *p)
+{
+	Func *f = p->f;
+	Value r = p->loop->res[p->slot_j];
+	Type *ct = ir_type(f, r);
+	Op *wt = ir_op_new(f, OP_DOT_WAIT, 1, &r, 1, &ct, 0);
+
+	wt->loc = p->dot->loc;
+	attr_set_int(f->mod->ctx, &wt->attrs, "pending", 0);
+	ir_replace_uses(f, r, wt->res[0]);
+	wt->opnds[0] = r;
+	ir_insert_after(p->loop, wt);
+	ir_remove(p->dot);
+}
+
 static void
 rewrite(Pipe *p, bool *chain)
 {
@@ -277,6 +328,8 @@ rewrite(Pipe *p, bool *chain)
 	/* in the body: wait for this stage, start the one S-1 ahead */
 	p->at = p->body->first;
 	pending(p, S - 2);
+	if (p->wgmma)  /* the copies, in the generic proxy, to wgmma's */
+		emit(p, OP_FENCE_ASYNC, NULL, 0, 0, 0, 0);
 	idx = emit(p, OP_DIV, it, 2, emit(p, OP_SUB, it, 2, p->iv, lb, 0),
 		   p->loop->opnds[2], 0);
 	idx = emit(p, OP_CVT, i32, 1, idx, 0, 0);
@@ -284,12 +337,20 @@ rewrite(Pipe *p, bool *chain)
 	next = emit(p, OP_REM, i32, 2, emit(p, OP_ADD, i32, 2, idx,
 					   iconst(p, i32, S - 1), 0),
 		    iconst(p, i32, S), 0);
+	if (p->wgmma) {
+		async_dot(p, buf, slot);
+		p->at = p->dot->next;
+	}
 	niv = shifted(p, p->iv, S - 1, &valid);
 	for (i = 0; i < 2; i++)
 		if (p->ld[i])
 			issue(p, p->ld[i], chain, niv, valid,
 			      stage_view(p, buf[i], next));
 	emit(p, OP_CP_ASYNC_COMMIT, NULL, 0, 0, 0, 0);
+	if (p->wgmma) {
+		wgmma_done(p);
+		return;
+	}
 	p->at = p->dot;
 	for (i = 0; i < 2; i++) {
 		if (!p->ld[i])
@@ -338,6 +399,58 @@ stages_for(Pipe *p)
 	return S * bytes <= budget ? S : 0;
 }
 
+/* Row bytes a tiled swizzle can hold (plan-smem's choice). */
+static bool
+tiled_rows(int64_t rb)
+{
+	return rb % 128 == 0 || rb == 64 || rb == 32;
+}
+
+/* The dot can run on wgmma from the stages: bf16 or f16 into f32 (fp8
+ * wgmma needs B K-major), both operands staged, warpgroups that split it
+ * as ly_wgmma does into m64 tiles of at most 256 columns, rows a tiled
+ * swizzle holds, and an accumulator that only the dot updates (carried
+ * in slot slot_j, yielded as it comes). */
+static bool
+wgmma_ok(Pipe *p)
+{
+	Func *f = p->f;
+	Type *a = ir_type(f, p->dot->opnds[0]), *c = ir_type(f, p->dot->res[0]);
+	int64_t M = a->shape[0], K = a->shape[1], N = c->shape[1];
+	int64_t warps = attr_int(&f->attrs, "warps", 4), groups = warps / 4;
+	int64_t gm = 1, gn = 1;
+	Op *y = p->body->last;
+	Value acc = p->dot->opnds[2];
+	uint32_t j;
+
+	if (!target_has(p->t, TF_WGMMA) || !p->ld[0] || !p->ld[1] ||
+	    (ty_elem(a)->kind != TY_BF16 && ty_elem(a)->kind != TY_F16) ||
+	    ty_elem(c)->kind != TY_F32 || warps % 4 || M % 64 || K % 16 ||
+	    N % 8 || !tiled_rows(K * 2) || !tiled_rows(N * 2))
+		return false;
+	while (gm * gn < groups) {
+		if (M / (gm * 2) >= 64)
+			gm *= 2;
+		else if (N / (gn * 2) >= 8)
+			gn *= 2;
+		else
+			return false;
+	}
+	if ((N / gn) % 8 || ((N / gn) > 256 && (N / gn) % 256))
+		return false;
+	if (!y || y->kind != OP_YIELD || p->uses[p->dot->res[0]] != 1 ||
+	    p->uses[acc] != 1)
+		return false;
+	for (j = 0; j < y->nopnds; j++)
+		if (y->opnds[j] == p->dot->res[0])
+			break;
+	if (j == y->nopnds || j + 1 >= p->body->nargs ||
+	    p->body->args[j + 1] != acc || j >= p->loop->nres)
+		return false;
+	p->slot_j = (int)j;
+	return true;
+}
+
 static bool
 try_loop(PassCtx *pc, const Target *t, Func *f, Op *loop)
 {
@@ -367,10 +480,13 @@ try_loop(PassCtx *pc, const Target *t, Func *f, Op *loop)
 			p.ld[i] = pipelinable(&p, i, chain);
 	if (!p.ld[0] && !p.ld[1])
 		return false;
+	p.wgmma = wgmma_ok(&p);
 	if (!(p.stages = stages_for(&p)))
 		return false;
 	rewrite(&p, chain);
 	pass_stat(pc, "loops-pipelined", 1);
+	if (p.wgmma)
+		pass_stat(pc, "dots-async", 1);
 	return true;
 }
 

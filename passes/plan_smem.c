@@ -7,7 +7,8 @@
  * (its byte offset), the kernel's `smem`, the bytes in all, and `vec`
  * on every smem_load, smem_store and cp_async: the elements per vector
  * access its view's alignment and strides allow (ir_smem_vec); each buffer
- * of two or more dims gets its swizzle encoding on its type.  Code
+ * of two or more dims gets its swizzle encoding on its type first (a
+ * tiled one, which wgmma reads, is aligned to its 8-row atom).  Code
  * generation and the simulator read these; nothing plans again (code
  * generation reports a plan over the target's shared memory, beside the
  * other limits it checks).
@@ -41,23 +42,51 @@ vec_op(Op *op, void *ud)
 			     ir_smem_vec(v->f, op, v->ax));
 }
 
-/* A buffer of two or more dims is swizzled by its row bytes
- * (ly_swizzle_for), so its own vector stores and an ldmatrix's 8 rows
+typedef struct EncCtx {
+	Func *f;
+	bool *async;  /* per value: a buffer that dot_async reads */
+} EncCtx;
+
+static void
+mark_async(Op *op, void *ud)
+{
+	EncCtx *e = ud;
+	Op *b;
+
+	if (op->kind != OP_DOT_ASYNC)
+		return;
+	for (int i = 0; i < 2; i++)
+		if (ir_type(e->f, op->opnds[i])->kind == TY_SMEM &&
+		    (b = ir_view_buffer(e->f, op->opnds[i])))
+			e->async[b->res[0]] = true;
+}
+
+/* A buffer of two or more dims is swizzled by its row bytes: one that
+ * dot_async reads in the tiled swizzle wgmma reads (ly_swizzle_tiled: the
+ * widest of 128, 64 and 32 bytes its rows allow), any other as
+ * ly_swizzle_for says, so its own vector stores and an ldmatrix's 8 rows
  * fall on distinct banks. */
 static void
 set_encoding(Op *op, void *ud)
 {
-	Func *f = ud;
+	EncCtx *x = ud;
+	Func *f = x->f;
+	LayoutTab *lt = &f->mod->ctx->layouts;
 	Type *t;
 	const Layout *e;
+	int64_t rb;
 
 	if (op->kind != OP_SMEM_ALLOC)
 		return;
 	t = ir_type(f, op->res[0]);
 	if (t->rank < 2)
 		return;
-	e = ly_swizzle_for(&f->mod->ctx->layouts,
-			   t->shape[t->rank - 1] * MAX(1, ty_bits(t->elem) / 8));
+	rb = t->shape[t->rank - 1] * MAX(1, ty_bits(t->elem) / 8);
+	if (x->async[op->res[0]])
+		e = rb % 128 == 0 ? ly_swizzle_tiled(lt, 128)
+		    : rb == 64 || rb == 32 ? ly_swizzle_tiled(lt, (int)rb) : NULL;
+	else
+		e = ly_swizzle_for(lt, rb);
 	ir_val(f, op->res[0])->ty = ty_with_layout(f->mod->ctx, t, e);
 }
 
@@ -78,6 +107,7 @@ pass_plan_smem(PassCtx *pc, Func *f)
 	IrCtx *c = f->mod->ctx;
 	const Target *t = target_get(pc->sm);
 	bool unlowered = false;
+	EncCtx enc;
 	SmemPlan p;
 	uint32_t i;
 
@@ -86,6 +116,11 @@ pass_plan_smem(PassCtx *pc, Func *f)
 	ir_walk(f, find_unlowered, &unlowered);
 	if (unlowered)
 		return false;
+	enc.f = f;
+	enc.async = arena_alloc(pc->scratch, f->vals.n * sizeof *enc.async);
+	memset(enc.async, 0, f->vals.n * sizeof *enc.async);
+	ir_walk(f, mark_async, &enc);
+	ir_walk(f, set_encoding, &enc);
 	ir_smem_plan(t, f, &p, pc->scratch);
 	for (i = 0; i < p.e.n; i++) {
 		SmemEntry *e = &p.e.v[i];
@@ -95,7 +130,6 @@ pass_plan_smem(PassCtx *pc, Func *f)
 		pass_stat(pc, buf ? "buffers" : "scratch", 1);
 	}
 	attr_set_int(c, &f->attrs, "smem", p.total);
-	ir_walk(f, set_encoding, f);
 	set_vecs(pc, f);
 	pass_stat(pc, "bytes", (uint64_t)p.total);
 	return true;

@@ -63,12 +63,24 @@ for c in "64 3 4" "32 4 4" "32 3 8" "64 3 8"; do
 	"$tlxc" $t -D BK=$1 -D STAGES=$2 -D WARPS=$3 "$top/examples/matmul.tlx" \
 		-o "$out/cubin/matmul-BK$1-S$2-W$3.cubin"
 done
+# bench/gemm.py's configurations of the same source (BM BN BK STAGES WARPS);
+# OLD_TLXC: a compiler before wgmma, for the mma.sync build beside them
+gemm() {
+	"$1" $t -D BM=$3 -D BN=$4 -D BK=$5 -D STAGES=$6 -D WARPS=$7 \
+		"$top/examples/matmul.tlx" -o "$out/cubin/$2gemm-$3x$4x$5-s$6-w$7.cubin"
+}
+for c in "128 128 64 3 4" "128 128 64 4 4" "128 256 64 3 8" "128 256 64 4 8" \
+	 "256 128 64 3 8" "128 128 32 4 4" "64 256 64 4 4"; do
+	gemm "$tlxc" "" $c
+	[ -n "$OLD_TLXC" ] && gemm "$OLD_TLXC" old- $c
+done
+"$tlxc" $t "$top/examples/matmul.tlx" -o "$out/cubin/gemm-default.cubin"
 # kernels written from the docs that found codegen bugs (testsuite/gpu/kernels)
 for k in "$top"/testsuite/gpu/kernels/*.tlx; do
 	"$tlxc" $t "$k" -o "$out/cubin/$(basename "$k" .tlx).cubin"
 done
 cp "$top/testsuite/gpu/run.sh" "$top/testsuite/gpu/sanitize.sh" \
-   "$top/testsuite/gpu/check_transpose.py" "$top/bench/run.py" "$top/bench/ab.py" \
+   "$top/testsuite/gpu/check_transpose.py" "$top/bench/run.py" "$top/bench/ab.py" "$top/bench/gemm.py" \
    "$top/bench/compile_time.py" "$out/"
 mkdir -p "$out/examples"
 cp "$top"/examples/*.tlx "$out/examples/"

@@ -43,6 +43,8 @@ done
 for s in "128 128 64" "100 72 40" "1 1 1" "1000 1000 1000"; do t matmul cubin/matmul64.cubin $s; done
 for s in "128 128 32" "300 200 100" "2048 2048 2048"; do t matmul cubin/matmul.cubin $s; done
 for c in BK64-S3-W4 BK32-S4-W4 BK32-S3-W8 BK64-S3-W8; do for s in "300 200 100" "1024 1024 1000" "1024 512 2048"; do t matmul cubin/matmul-$c.cubin $s; done; done
+# bench/gemm.py's configurations (wgmma), ragged shapes included
+for c in cubin/gemm-*.cubin; do for s in "300 200 100" "1024 1024 1000" "2048 512 4096" "129 257 72"; do t matmul $c $s; done; done
 # The generic entries (kernel.c, "Specialized entries") on shapes the
 # fast ones would take, and which entry a launch ran.
 g() {

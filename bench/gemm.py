@@ -1,0 +1,97 @@
+# bench/gemm.py: examples/matmul.tlx (unchanged source; wgmma on sm_90a)
+# against cuBLAS (torch.matmul), Triton's tl.dot GEMM and the mma.sync
+# build of the same source, over a sweep of shapes, all in one run.  Runs
+# on the GPU machine from the folder testsuite/gpu/build.sh fills:
+# cubin/gemm-*.cubin are this compiler's configurations, cubin/old-gemm-*
+# (optional) the mma.sync compiler's.
+#
+#   python3 gemm.py [OUT_JSON]
+#
+# Each tlx and Triton figure is the best of its configurations at that
+# shape (what an autotuner would pick); times are medians of CUDA events.
+import glob, json, os, subprocess, sys, tempfile, time
+
+os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp())
+import torch, triton, triton.language as tl
+from triton.testing import do_bench
+
+here = os.path.dirname(os.path.abspath(__file__))
+SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (2048, 2048, 2048), (1024, 1024, 1024),
+          (3000, 3000, 3000), (4096, 4096, 1024), (8192, 1024, 4096), (1000, 1000, 1000)]
+TRITON_CFGS = [(128, 256, 64, 3, 8), (128, 128, 64, 4, 4), (128, 256, 64, 4, 8), (256, 128, 64, 3, 8)]
+
+
+def med(fn, ms=200):
+    return do_bench(fn, warmup=25, rep=ms, return_mode="median")
+
+
+@triton.jit
+def t_matmul(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, G: tl.constexpr):
+    pid = tl.program_id(0)
+    npm = tl.cdiv(M, BM); npn = tl.cdiv(N, BN)
+    gid = pid // (G * npn); fm = gid * G; gs = min(npm - fm, G)
+    pm = fm + (pid % gs); pn = (pid % (G * npn)) // gs
+    rm = pm * BM + tl.arange(0, BM); rn = pn * BN + tl.arange(0, BN); rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        kk = k * BK + rk
+        ta = tl.load(a + rm[:, None] * K + kk[None, :], mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
+        tb = tl.load(b + kk[:, None] * N + rn[None, :], mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(ta, tb, acc)
+    tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.bfloat16), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def ours(cubin, M, N, K):
+    p = subprocess.run([os.path.join(here, "bench_kernels"), "matmul", cubin, str(M), str(N), str(K)],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        print("bench_kernels failed:", cubin, p.stderr.strip()[:300], flush=True)
+        return None
+    return json.loads(p.stdout.strip().splitlines()[-1])["TFLOPs"]
+
+
+def best_of(paths, M, N, K):
+    best = (None, "")
+    for path in paths:
+        t = ours(path, M, N, K)
+        if t and (best[0] is None or t > best[0]):
+            best = (t, os.path.basename(path)[:-6])
+    return best
+
+
+res = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+       "date": time.strftime("%Y-%m-%d"), "rows": []}
+new = sorted(glob.glob(os.path.join(here, "cubin", "gemm-*.cubin")))
+old = sorted(glob.glob(os.path.join(here, "cubin", "old-gemm-*.cubin")))
+for M, N, K in SHAPES:
+    a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
+    c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    fl = 2 * M * N * K / 1e9
+    cub = fl / med(lambda: a @ b)
+    tri = (None, "")
+    for BM, BN, BK, S, W in TRITON_CFGS:
+        grid = (triton.cdiv(M, BM) * triton.cdiv(N, BN),)
+        fn = lambda: t_matmul[grid](a, b, c, M, N, K, BM=BM, BN=BN, BK=BK, G=8, num_stages=S, num_warps=W)
+        fn()
+        t = fl / med(fn)
+        if tri[0] is None or t > tri[0]:
+            tri = (t, f"{BM}x{BN}x{BK} s{S} w{W}")
+    del a, b, c
+    torch.cuda.empty_cache()
+    tlx = best_of(new, M, N, K)
+    dflt = ours(os.path.join(here, "cubin", "gemm-default.cubin"), M, N, K)
+    mma = best_of(old, M, N, K) if old else (None, "")
+    r = {"shape": f"{M}x{N}x{K}", "cublas": cub, "triton": tri[0], "triton_cfg": tri[1],
+         "tlx": tlx[0], "tlx_cfg": tlx[1], "tlx_default": dflt, "mma_sync": mma[0], "mma_sync_cfg": mma[1]}
+    for k in ("tlx", "tlx_default"):
+        r[k + "/cublas"] = r[k] / cub if r[k] else None
+    r["tlx/triton"] = tlx[0] / tri[0] if tlx[0] and tri[0] else None
+    r["tlx/mma_sync"] = tlx[0] / mma[0] if tlx[0] and mma[0] else None
+    res["rows"].append(r)
+    print(json.dumps(r), flush=True)
+worst = min((r["tlx/cublas"] for r in res["rows"] if r["tlx/cublas"]), default=None)
+print(json.dumps({"worst tlx/cublas": worst}))
+if len(sys.argv) > 1:
+    with open(sys.argv[1], "w") as f:
+        json.dump(res, f, indent=1)

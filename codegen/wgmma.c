@@ -1,0 +1,343 @@
+/*
+ * wgmma.c: asynchronous MMA on Hopper's tensor cores (sm_90a) --
+ * dot_async, dot_wait and fence_async_shared.
+ *
+ * dot_async a, b, acc with both operands in shared memory, each a view of
+ * a buffer in a tiled swizzle (plan-smem's ly_swizzle_tiled: strips of W
+ * = 32, 64 or 128 bytes, 8-row atoms aligned), and acc in the wgmma
+ * layout (ly_wgmma): each warpgroup issues, for each of its 64-row tiles,
+ * each chunk of at most 256 of its columns and each k16 step, one
+ *   wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 {d..}, da, db, 1, 1, 1, ta, tb;
+ * between a wgmma.fence and a commit_group.  The descriptors
+ * (tensor-core-layouts.md 3.4, 3.5) follow from the views: an operand
+ * whose contiguous dim is K is K-major (LBO unused, SBO = 8 W), one whose
+ * contiguous dim is M or N is MN-major (ta/tb = 1, LBO = the strip step,
+ * rows x W, SBO = 8 W); a tile, chunk or k step starts at the view's byte
+ * offset of its first element (cg_view_dim_bytes), added to the
+ * descriptor's address field.  The accumulator registers are the
+ * instruction's d registers in order (ly_wgmma's register bits are d's
+ * index bits).
+ *
+ * dot_wait {pending = n} is wgmma.wait_group n as inline PTX that takes
+ * and redefines every register of its operands, so that nothing reads
+ * them before the wait.  fence_async_shared is fence.proxy.async.shared::cta.
+ */
+#include "config.h"
+
+#include "codegen/cg.h"
+
+/* The element of a tile or a shared buffer. */
+static Type *
+elem_of(Type *t)
+{
+	return t->kind == TY_TILE || t->kind == TY_SMEM ? t->elem : t;
+}
+
+typedef struct Opnd {
+	SmemView *w;
+	int kdim;        /* the view's K dim: 1 for a, 0 for b */
+	bool mn;         /* MN-major: its contiguous dim is M or N */
+	LLVMValueRef desc;  /* i64: the descriptor of the view's element 0 */
+} Opnd;
+
+static int
+swizzle_code(int w)
+{
+	return w == 128 ? 1 : w == 64 ? 2 : 3;
+}
+
+/* Why dot_async operand i cannot be read by wgmma (NULL: it can). */
+static const char *
+opnd_problem(CgFn *fn, Op *op, int i)
+{
+	Type *t = ir_type(fn->f, op->opnds[i]);
+	SmemView *w;
+
+	if (t->kind != TY_SMEM)
+		return "an operand in registers";
+	w = fn->vals[op->opnds[i]].view;
+	if (!w || w->rank != 2 || !w->tw || w->tr < 0 || w->tc < 0 ||
+	    !(w->tc == 0 || w->tc == 1))
+		return "an operand not in a tiled swizzle (whose rows are not "
+		       "32 or 64 bytes or a multiple of 128)";
+	if (w->align < 8 * w->tw)
+		return "an operand view not aligned to its swizzle's 8-row atom";
+	if ((w->tc != (i == 0 ? 1 : 0)) &&
+	    ty_bits(t->elem) != 16)
+		return "an 8-bit operand whose contiguous dim is M or N";
+	return NULL;
+}
+
+/* The wgmma shape of op: a, b and acc agree with the layout. */
+static const char *
+shape_problem(CgFn *fn, Op *op)
+{
+	Type *a = ir_type(fn->f, op->opnds[0]), *c = ir_type(fn->f, op->res[0]);
+	const Layout *L = c->layout;
+	TypeKind e = elem_of(a)->kind;
+
+	if (e != TY_BF16 && e != TY_F16)
+		return "operands other than bf16 or f16";
+	if (ty_elem(c)->kind != TY_F32)
+		return "an accumulator other than f32";
+	if (!L || L->kind != LY_WGMMA || L->wm * L->wn * 4 != fn->nwarps)
+		return "an accumulator its warpgroups do not split";
+	if (a->shape[1] % 16)
+		return "a K that is not a multiple of 16";
+	if (L->nreps * 8 > 256 && (L->nreps * 8) % 256)
+		return "columns per warpgroup over 256 and not a multiple of 256";
+	return NULL;
+}
+
+static void
+refuse(CgFn *fn, Op *op, const char *why)
+{
+	cg_error(fn->cg, op->loc, "'%s' with %s is not supported for %s yet",
+		 op_name(op->kind), why, fn->cg->t->name);
+}
+
+/* What the IR says before lowering: both operands views of tiled
+ * buffers, a shape wgmma takes. */
+bool
+cg_wgmma_check(CgFn *fn, Op *op)
+{
+	const char *why = shape_problem(fn, op);
+	int i;
+
+	for (i = 0; i < 2 && !why; i++) {
+		Op *b;
+		const Layout *e;
+
+		if (ir_type(fn->f, op->opnds[i])->kind != TY_SMEM)
+			why = "an operand in registers";
+		else if (!(b = ir_view_buffer(fn->f, op->opnds[i])) ||
+			 !(e = ir_type(fn->f, b->res[0])->layout) ||
+			 e->kind != LY_SWIZZLE || !e->swz_tiled)
+			why = "an operand not in a tiled swizzle (a buffer whose "
+			      "rows are not 32 or 64 bytes or a multiple of 128)";
+	}
+	if (why) {
+		refuse(fn, op, why);
+		return false;
+	}
+	return true;
+}
+
+/* The descriptor of view w's element 0 (the warpgroup's part added by
+ * the caller): start address, LBO, SBO, swizzle. */
+static LLVMValueRef
+base_desc(CgFn *fn, Opnd *o)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	SmemView *w = o->w;
+	int64_t W = w->tw, lbo = o->mn ? w->trows * W : 16, sbo = 8 * W;
+	uint64_t hi = ((uint64_t)((lbo >> 4) & 0x3fff) << 16) |
+		      ((uint64_t)((sbo >> 4) & 0x3fff) << 32) |
+		      ((uint64_t)swizzle_code((int)W) << 62);
+	LLVMValueRef a = LLVMBuildPtrToInt(B, cg_smem_ptr(fn, w->off), cg->t_i32, "");
+
+	a = LLVMBuildAnd(B, LLVMBuildLShr(B, a, cg_i32(cg, 4), ""),
+			 cg_i32(cg, 0x3fff), "");
+	return LLVMBuildOr(B, LLVMBuildZExt(B, a, cg->t_i64, ""),
+			   LLVMConstInt(cg->t_i64, hi, 0), "");
+}
+
+/* desc + the byte offset of element (c0, c1) of the view (constant) */
+static LLVMValueRef
+desc_at(CgFn *fn, Opnd *o, LLVMValueRef base, int64_t c0, int64_t c1)
+{
+	int64_t off = cg_view_dim_bytes(o->w, 0, c0) + cg_view_dim_bytes(o->w, 1, c1);
+
+	if (!off)
+		return base;
+	return LLVMBuildAdd(fn->cg->B, base,
+			    LLVMConstInt(fn->cg->t_i64, (uint64_t)(off >> 4), 0), "");
+}
+
+/* desc + the view's offset of the run-time coordinate x along dim d */
+static LLVMValueRef
+desc_plus(CgFn *fn, Opnd *o, LLVMValueRef desc, int d, LLVMValueRef x)
+{
+	LLVMBuilderRef B = fn->cg->B;
+	LLVMValueRef off = cg_view_dim_off(fn, o->w, d, x);
+
+	off = LLVMBuildLShr(B, off, cg_i32(fn->cg, 4), "");
+	return LLVMBuildAdd(B, desc, LLVMBuildZExt(B, off, fn->cg->t_i64, ""), "");
+}
+
+/* One wgmma m64 x n x k16 over acc registers r[0 .. n/2) (in place). */
+static void
+issue(CgFn *fn, const char *ety, int n, bool ta, bool tb, LLVMValueRef da,
+      LLVMValueRef db, LLVMValueRef *r)
+{
+	Cg *cg = fn->cg;
+	int nr = n / 2, i, len = 0, cap = 16 * nr + 256;
+	char *text = arena_alloc(&cg->arena, (size_t)cap);
+	char *cons = arena_alloc(&cg->arena, (size_t)(8 * nr + 64));
+	LLVMValueRef *args = arena_alloc(&cg->arena, (size_t)(nr + 2) * sizeof *args);
+	LLVMTypeRef *ft = arena_alloc(&cg->arena, (size_t)nr * sizeof *ft);
+	LLVMValueRef res;
+	int clen = 0;
+
+	len += snprintf(text + len, (size_t)(cap - len),
+			"wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", n, ety, ety);
+	for (i = 0; i < nr; i++)
+		len += snprintf(text + len, (size_t)(cap - len), "%s$%d",
+				i ? "," : "", i);
+	snprintf(text + len, (size_t)(cap - len), "}, $%d, $%d, 1, 1, 1, %d, %d;",
+		 2 * nr, 2 * nr + 1, ta, tb);
+	for (i = 0; i < nr; i++)
+		clen += snprintf(cons + clen, 8, "=f,");
+	for (i = 0; i < nr; i++)
+		clen += snprintf(cons + clen, 8, "%d,", i);
+	snprintf(cons + clen, 8, "l,l");
+	for (i = 0; i < nr; i++) {
+		args[i] = r[i];
+		ft[i] = cg->t_f32;
+	}
+	args[nr] = da;
+	args[nr + 1] = db;
+	res = cg_asm(cg, LLVMStructTypeInContext(cg->C, ft, (unsigned)nr, 0),
+		     text, cons, args, nr + 2, true, true);
+	for (i = 0; i < nr; i++)
+		r[i] = LLVMBuildExtractValue(cg->B, res, (unsigned)i, "");
+}
+
+static bool
+dot_async(CgFn *fn, Op *op)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	Type *a = ir_type(fn->f, op->opnds[0]);
+	const Layout *L = ir_type(fn->f, op->res[0])->layout;
+	LLVMValueRef *c, *acc, wg, da0, db0;
+	const char *why, *ety = elem_of(a)->kind == TY_BF16 ? "bf16" : "f16";
+	Opnd oa = { 0 }, ob = { 0 };
+	int64_t K = a->shape[1], Nw, nc, mt, j, s;
+	uint32_t i, n;
+
+	if ((why = shape_problem(fn, op)) || (why = opnd_problem(fn, op, 0)) ||
+	    (why = opnd_problem(fn, op, 1))) {
+		refuse(fn, op, why);
+		return false;
+	}
+	oa.w = fn->vals[op->opnds[0]].view;
+	oa.kdim = 1;
+	oa.mn = oa.w->tc != 1;
+	ob.w = fn->vals[op->opnds[1]].view;
+	ob.kdim = 0;
+	ob.mn = ob.w->tc != 0;
+	c = cg_operand(fn, op, 2);
+	n = (uint32_t)ly_nregs(L);
+	acc = cg_regs(fn, L);
+	for (i = 0; i < n; i++)
+		acc[i] = c[i];
+	/* the warpgroup's rows and columns: its index's low bits along m */
+	da0 = base_desc(fn, &oa);
+	db0 = base_desc(fn, &ob);
+	wg = LLVMBuildLShr(B, fn->warp, cg_i32(cg, 2), "");
+	if (L->wm > 1)
+		da0 = desc_plus(fn, &oa, da0, 0, LLVMBuildMul(B,
+			LLVMBuildAnd(B, wg, cg_i32(cg, L->wm - 1), ""),
+			cg_i32(cg, (int64_t)L->mreps * 64), ""));
+	if (L->wn > 1)
+		db0 = desc_plus(fn, &ob, db0, 1, LLVMBuildMul(B,
+			LLVMBuildLShr(B, wg, cg_i32(cg, __builtin_ctz(L->wm)), ""),
+			cg_i32(cg, (int64_t)L->nreps * 8), ""));
+	Nw = (int64_t)L->nreps * 8;
+	nc = MIN(Nw, 256);
+	cg_intr(cg, "llvm.nvvm.wgmma.fence.sync.aligned", NULL, 0, NULL, 0);
+	for (s = 0; s < K / 16; s++)
+		for (mt = 0; mt < L->mreps; mt++)
+			for (j = 0; j < Nw / nc; j++) {
+				LLVMValueRef da = desc_at(fn, &oa, da0, mt * 64, s * 16);
+				LLVMValueRef db = desc_at(fn, &ob, db0, s * 16, j * nc);
+
+				issue(fn, ety, (int)nc, oa.mn, ob.mn, da, db,
+				      acc + mt * (Nw / 2) + j * (nc / 2));
+			}
+	cg_intr(cg, "llvm.nvvm.wgmma.commit_group.sync.aligned", NULL, 0, NULL, 0);
+	cg_set_tile(fn, op->res[0], L, acc);
+	return true;
+}
+
+/* The wait, tied to every register of the operands. */
+static bool
+dot_wait(CgFn *fn, Op *op)
+{
+	Cg *cg = fn->cg;
+	int64_t pending = attr_int(&op->attrs, "pending", 0);
+	uint32_t i, k, total = 0, at = 0;
+	LLVMValueRef **in, *args, res;
+	LLVMTypeRef *ft;
+	char *text, *cons;
+	int len = 0, clen, cap;
+
+	in = arena_alloc(&cg->arena, (op->nopnds + 1) * sizeof *in);
+	for (i = 0; i < op->nopnds; i++) {
+		const Layout *L = ir_type(fn->f, op->opnds[i])->layout;
+
+		if (!cg_is_tile(fn, op->opnds[i]) || !L) {
+			refuse(fn, op, "a value that is not a tile");
+			return false;
+		}
+		in[i] = cg_operand(fn, op, i);
+		total += (uint32_t)ly_nregs(L);
+	}
+	cap = 16 * (int)total + 128;
+	text = arena_alloc(&cg->arena, (size_t)cap);
+	cons = arena_alloc(&cg->arena, (size_t)(8 * total + 16));
+	args = arena_alloc(&cg->arena, (total + 1) * sizeof *args);
+	ft = arena_alloc(&cg->arena, (total + 1) * sizeof *ft);
+	len += snprintf(text, (size_t)cap, "// wait for regs:");
+	for (i = 0; i < total; i++)
+		len += snprintf(text + len, (size_t)(cap - len), " $%u", i);
+	snprintf(text + len, (size_t)(cap - len),
+		 "\n\twgmma.wait_group.sync.aligned %lld;", (long long)pending);
+	clen = 0;
+	for (i = 0; i < op->nopnds; i++) {
+		const Layout *L = ir_type(fn->f, op->opnds[i])->layout;
+		Type *e = ty_elem(ir_type(fn->f, op->opnds[i]));
+		bool f32 = e->kind == TY_F32;
+
+		if (!f32 && ty_bits(e) != 32) {
+			refuse(fn, op, "a tile of other than 32-bit elements");
+			return false;
+		}
+		for (k = 0; k < (uint32_t)ly_nregs(L); k++, at++) {
+			args[at] = in[i][k];
+			ft[at] = LLVMTypeOf(in[i][k]);
+			clen += snprintf(cons + clen, 8, "=%s,", f32 ? "f" : "r");
+		}
+	}
+	for (i = 0; i < total; i++)
+		clen += snprintf(cons + clen, 8, "%s%u", i ? "," : "", i);
+	res = cg_asm(cg, LLVMStructTypeInContext(cg->C, ft, total, 0), text, cons,
+		     args, (int)total, true, true);
+	at = 0;
+	for (i = 0; i < op->nopnds; i++) {
+		const Layout *L = ir_type(fn->f, op->opnds[i])->layout;
+		LLVMValueRef *r = cg_regs(fn, L);
+
+		for (k = 0; k < (uint32_t)ly_nregs(L); k++, at++)
+			r[k] = LLVMBuildExtractValue(cg->B, res, at, "");
+		cg_set_tile(fn, op->res[i], L, r);
+	}
+	return true;
+}
+
+bool
+cg_wgmma_op(CgFn *fn, Op *op)
+{
+	switch (op->kind) {
+	case OP_DOT_ASYNC:
+		return dot_async(fn, op);
+	case OP_DOT_WAIT:
+		return dot_wait(fn, op);
+	default:  /* fence_async_shared */
+		cg_intr(fn->cg, "llvm.nvvm.fence.proxy.async.shared_cta", NULL, 0,
+			NULL, 0);
+		return true;
+	}
+}
