@@ -14,6 +14,7 @@ import glob, json, os, subprocess, sys, tempfile, time
 os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp())
 import torch, triton, triton.language as tl
 from triton.testing import do_bench
+from tri_matmul import t_matmul
 
 here = os.path.dirname(os.path.abspath(__file__))
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (2048, 2048, 2048), (1024, 1024, 1024),
@@ -23,22 +24,6 @@ TRITON_CFGS = [(128, 256, 64, 3, 8), (128, 128, 64, 4, 4), (128, 256, 64, 4, 8),
 
 def med(fn, ms=200):
     return do_bench(fn, warmup=25, rep=ms, return_mode="median")
-
-
-@triton.jit
-def t_matmul(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, G: tl.constexpr):
-    pid = tl.program_id(0)
-    npm = tl.cdiv(M, BM); npn = tl.cdiv(N, BN)
-    gid = pid // (G * npn); fm = gid * G; gs = min(npm - fm, G)
-    pm = fm + (pid % gs); pn = (pid % (G * npn)) // gs
-    rm = pm * BM + tl.arange(0, BM); rn = pn * BN + tl.arange(0, BN); rk = tl.arange(0, BK)
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BK)):
-        kk = k * BK + rk
-        ta = tl.load(a + rm[:, None] * K + kk[None, :], mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
-        tb = tl.load(b + kk[:, None] * N + rn[None, :], mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc = tl.dot(ta, tb, acc)
-    tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.bfloat16), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
 def ours(cubin, M, N, K):

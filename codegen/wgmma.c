@@ -35,7 +35,6 @@ elem_of(Type *t)
 
 typedef struct Opnd {
 	SmemView *w;
-	int kdim;        /* the view's K dim: 1 for a, 0 for b */
 	bool mn;         /* MN-major: its contiguous dim is M or N */
 	LLVMValueRef desc;  /* i64: the descriptor of the view's element 0 */
 } Opnd;
@@ -223,10 +222,8 @@ dot_async(CgFn *fn, Op *op)
 		return false;
 	}
 	oa.w = fn->vals[op->opnds[0]].view;
-	oa.kdim = 1;
 	oa.mn = oa.w->tc != 1;
 	ob.w = fn->vals[op->opnds[1]].view;
-	ob.kdim = 0;
 	ob.mn = ob.w->tc != 0;
 	c = cg_operand(fn, op, 2);
 	n = (uint32_t)ly_nregs(L);

@@ -155,6 +155,9 @@ const Layout *ly_mma(LayoutTab *t, const int64_t *shape, int nwarps);
  * M first, then N; further 64-row tiles of a warpgroup are more
  * registers. */
 const Layout *ly_wgmma(LayoutTab *t, const int64_t *shape, int nwarps);
+/* How ly_wgmma splits M x N among nwarps / 4 warpgroups (gm along M,
+ * gn along N); false when they cannot all get a part. */
+bool ly_wgmma_split(int64_t M, int64_t N, int nwarps, int *gm, int *gn);
 /* The swizzle encoding permuting `bytes` (32, 64 or 128) from address bit
  * `shift`; and the one for a buffer whose rows are `rowbytes` long (the
  * 8 rows an ldmatrix reads, and a blocked layout's 16-byte stores, fall

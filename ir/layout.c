@@ -277,22 +277,32 @@ ly_mma(LayoutTab *t, const int64_t *shape, int nwarps)
 	return ly_intern(t, &p);
 }
 
+bool
+ly_wgmma_split(int64_t M, int64_t N, int nwarps, int *gm, int *gn)
+{
+	int groups = MAX(1, nwarps / 4);
+
+	*gm = *gn = 1;
+	while (*gm * *gn < groups) {
+		if (M / (*gm * 2) >= 64)
+			*gm *= 2;
+		else if (N / (*gn * 2) >= 8)
+			*gn *= 2;
+		else
+			return false;
+	}
+	return true;
+}
+
 const Layout *
 ly_wgmma(LayoutTab *t, const int64_t *shape, int nwarps)
 {
 	Layout p;
 	int64_t M = shape[0], N = shape[1];
-	int groups = MAX(1, nwarps / 4), gm = 1, gn = 1, i, nb, mb, row, col;
+	int gm, gn, i, nb, mb, row, col;
 
 	proto_init(&p, LY_WGMMA, 2, shape);
-	while (gm * gn < groups) {
-		if (M / (gm * 2) >= 64)
-			gm *= 2;
-		else if (N / (gn * 2) >= 8)
-			gn *= 2;
-		else
-			break;
-	}
+	ly_wgmma_split(M, N, nwarps, &gm, &gn);
 	p.wm = (uint8_t)gm;
 	p.wn = (uint8_t)gn;
 	p.mreps = (int)MAX(1, M / gm / 64);

@@ -417,8 +417,8 @@ wgmma_ok(Pipe *p)
 	Func *f = p->f;
 	Type *a = ir_type(f, p->dot->opnds[0]), *c = ir_type(f, p->dot->res[0]);
 	int64_t M = a->shape[0], K = a->shape[1], N = c->shape[1];
-	int64_t warps = attr_int(&f->attrs, "warps", 4), groups = warps / 4;
-	int64_t gm = 1, gn = 1;
+	int64_t warps = attr_int(&f->attrs, "warps", 4);
+	int gm, gn;
 	Op *y = p->body->last;
 	Value acc = p->dot->opnds[2];
 	uint32_t j;
@@ -428,14 +428,8 @@ wgmma_ok(Pipe *p)
 	    ty_elem(c)->kind != TY_F32 || warps % 4 || M % 64 || K % 16 ||
 	    N % 8 || !tiled_rows(K * 2) || !tiled_rows(N * 2))
 		return false;
-	while (gm * gn < groups) {
-		if (M / (gm * 2) >= 64)
-			gm *= 2;
-		else if (N / (gn * 2) >= 8)
-			gn *= 2;
-		else
-			return false;
-	}
+	if (!ly_wgmma_split(M, N, (int)warps, &gm, &gn))
+		return false;
 	if ((N / gn) % 8 || ((N / gn) > 256 && (N / gn) % 256))
 		return false;
 	if (!y || y->kind != OP_YIELD || p->uses[p->dot->res[0]] != 1 ||

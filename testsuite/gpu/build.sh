@@ -80,7 +80,7 @@ for k in "$top"/testsuite/gpu/kernels/*.tlx; do
 	"$tlxc" $t "$k" -o "$out/cubin/$(basename "$k" .tlx).cubin"
 done
 cp "$top/testsuite/gpu/run.sh" "$top/testsuite/gpu/sanitize.sh" \
-   "$top/testsuite/gpu/check_transpose.py" "$top/bench/run.py" "$top/bench/ab.py" "$top/bench/gemm.py" \
+   "$top/testsuite/gpu/check_transpose.py" "$top/bench/run.py" "$top/bench/ab.py" "$top/bench/gemm.py" "$top/bench/tri_matmul.py" \
    "$top/bench/compile_time.py" "$out/"
 mkdir -p "$out/examples"
 cp "$top"/examples/*.tlx "$out/examples/"
