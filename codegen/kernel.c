@@ -604,7 +604,7 @@ has_dot(Block *b)
 	uint32_t i;
 
 	for (op = b->first; op; op = op->next) {
-		if (op->kind == OP_DOT)
+		if (op->kind == OP_DOT || op->kind == OP_DOT_ASYNC)
 			return true;
 		for (i = 0; i < op->nregions; i++)
 			if (has_dot(op->regions[i]))

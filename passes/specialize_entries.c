@@ -50,7 +50,7 @@ find(Op *op, void *ud)
 {
 	bool *has = ud;
 
-	if (op->kind == OP_DOT)
+	if (op->kind == OP_DOT || op->kind == OP_DOT_ASYNC)
 		has[0] = true;
 	if (op_has(op, F_UNLOWERED))
 		has[1] = true;
