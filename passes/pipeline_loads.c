@@ -328,8 +328,6 @@ rewrite(Pipe *p, bool *chain)
 	/* in the body: wait for this stage, start the one S-1 ahead */
 	p->at = p->body->first;
 	pending(p, S - 2);
-	if (p->wgmma)  /* the copies, in the generic proxy, to wgmma's */
-		emit(p, OP_FENCE_ASYNC, NULL, 0, 0, 0, 0);
 	idx = emit(p, OP_DIV, it, 2, emit(p, OP_SUB, it, 2, p->iv, lb, 0),
 		   p->loop->opnds[2], 0);
 	idx = emit(p, OP_CVT, i32, 1, idx, 0, 0);
