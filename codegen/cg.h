@@ -184,6 +184,7 @@ struct CgFn {
 	bool sync_pending;      /* a sync_threads sunk into the next op */
 	int min_ctas;           /* nvvm.minctasm, 0: none */
 	int reg_budget;         /* registers per thread that allows */
+	bool tma_stores;        /* a return waits for their reads */
 	bool failed;
 };
 
@@ -381,6 +382,9 @@ bool cg_shared_op(CgFn *fn, Op *op);     /* shared.c */
 bool cg_math_supported(CgFn *fn, Op *op); /* math.c */
 bool cg_dot_op(CgFn *fn, Op *op);        /* mma.c */
 bool cg_wgmma_op(CgFn *fn, Op *op);      /* wgmma.c */
+bool cg_tma_op(CgFn *fn, Op *op);        /* tma.c */
+bool cg_tma_stores(Func *f);             /* has it a tma_store? */
+void cg_tma_drain(CgFn *fn);             /* the stores' reads done */
 /* Reports a dot_async wgmma cannot run (before lowering). */
 bool cg_wgmma_check(CgFn *fn, Op *op);
 /* The smem view dot operand i is read from directly (0: it is staged). */

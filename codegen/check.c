@@ -14,13 +14,17 @@
 
 enum { MAX_PER_THREAD = 2048 };
 
-/* Ops whose lowering exists (for targets the table allows). */
-static bool
-lowered(Op *op)
+/* NULL if the op's lowering exists (for targets the table allows), else
+ * what to call the missing form in the diagnostic. */
+static const char *
+unlowered(Op *op)
 {
 	if (op->kind == OP_MBAR_ARRIVE && op->nopnds > 1)
-		return false;  /* a remote arrive */
-	return !op_has(op, F_UNLOWERED);
+		return "an arrive on another CTA's barrier";
+	if (op->kind == OP_TMA_LOAD && op->nopnds > 0 &&
+	    op->nopnds > 3u + ir_type(op->parent->fn, op->opnds[0])->rank)
+		return "a multicast 'tma_load'";
+	return op_has(op, F_UNLOWERED) ? op_name(op->kind) : NULL;
 }
 
 static bool
@@ -57,7 +61,13 @@ check_op(CgFn *fn, Op *op)
 		cg_error(cg, op->loc, "%s", why);
 		return false;
 	}
-	if (!lowered(op) || !cg_math_supported(fn, op)) {
+	if ((why = unlowered(op))) {
+		cg_error(cg, op->loc, "%s%s%s is not supported for %s yet",
+			 why == op_name(op->kind) ? "'" : "", why,
+			 why == op_name(op->kind) ? "'" : "", cg->t->name);
+		return false;
+	}
+	if (!cg_math_supported(fn, op)) {
 		cg_unsupported(cg, op, NULL);
 		return false;
 	}

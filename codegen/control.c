@@ -430,6 +430,8 @@ cg_control_op(CgFn *fn, Op *op)
 	case OP_YIELD: case OP_CONDITION: return lower_term(fn, op);
 	case OP_ASSERT: return lower_assert(fn, op);
 	case OP_RETURN:
+		if (fn->tma_stores)
+			cg_tma_drain(fn);
 		LLVMBuildRetVoid(fn->cg->B);
 		return true;
 	default:

@@ -420,6 +420,9 @@ lower_op(CgFn *fn, Op *op)
 	case OP_MBAR_ARRIVE: case OP_SYNC_THREADS: case OP_CP_ASYNC:
 	case OP_CP_ASYNC_COMMIT: case OP_CP_ASYNC_WAIT:
 		return cg_shared_op(fn, op);
+	case OP_MBAR_EXPECT: case OP_TMA_LOAD: case OP_TMA_STORE:
+	case OP_TMA_STORE_WAIT:
+		return cg_tma_op(fn, op);
 	default:
 		if (op_has(op, F_ELEM) || op->kind == OP_CMP ||
 		    op->kind == OP_SELECT || op->kind == OP_PTR_ADD)
@@ -1154,6 +1157,7 @@ setup(CgFn *fn, Cg *cg, Func *f, Arena *a)
 	fn->nwarps = (int)attr_int(&f->attrs, "warps", 4);
 	fn->nthreads = fn->nwarps * 32;
 	occupancy(fn);
+	fn->tma_stores = cg_tma_stores(f);
 }
 
 /* Axis analysis (proven, then under the assumptions it picks) and home

@@ -16,7 +16,8 @@
  *   value    = INT | FLOAT | STRING | WORD | "[" [INT {"," INT}] "]" | "!" type
  *   type     = scalar | "ptr" "<" type ["," INT] ">"
  *            | ("tile" | "smem") "<" DIMS type ["," layout] ">"   (smem: a swizzle)
- *            | "mbar" ["<" INT ">"] | "tma" "<" (DIMS type | type "," INT) ">"
+ *            | "mbar" ["<" INT ">"]
+ *            | "tma" "<" (DIMS type ["," layout] | type "," INT) ">"  (a swizzle)
  *            | "pipe" | "sched"
  *   layout   = ALIAS | "blocked" "<" ints "," "vec" "=" INT "," "order" "=" ints
  *              "," "warps" "=" INT ">" | "slice" "<" layout "," "dim" "=" INT ">"
@@ -799,10 +800,21 @@ parse_tma(Parser *p, int depth)
 	if (p->tok.kind == T_DIMS) {
 		Token dims = p->tok;
 
+		const Layout *ly = NULL;
+
 		next(p);
 		elem = parse_type(p, depth + 1);
+		if (accept(p, T_COMMA)) {
+			Token at = p->tok;
+
+			ly = parse_layout(p, depth + 1);
+			if (ly->kind != LY_SWIZZLE)
+				fail_tok(p, &at, "a descriptor's encoding is a swizzle");
+		}
 		expect(p, T_GT, "to close 'tma<'");
-		return ty_tma(p->c, elem, dims.ndims, dims.dims);
+		return ly ? ty_with_layout(p->c, ty_tma(p->c, elem, dims.ndims,
+							 dims.dims), ly)
+			  : ty_tma(p->c, elem, dims.ndims, dims.dims);
 	}
 	elem = parse_type(p, depth + 1);
 	expect(p, T_COMMA, "between a tma's element type and rank");

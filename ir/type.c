@@ -154,7 +154,8 @@ ty_with_layout(IrCtx *c, Type *t, const Layout *layout)
 Type *
 ty_strip(IrCtx *c, Type *t)
 {
-	return (t->kind == TY_TILE || t->kind == TY_SMEM) && t->layout
+	return (t->kind == TY_TILE || t->kind == TY_SMEM || t->kind == TY_TMA) &&
+		       t->layout
 		       ? ty_with_layout(c, t, NULL) : t;
 }
 
@@ -284,6 +285,13 @@ ty_print_named(Buf *b, Type *t, LayoutNamer name, void *ud)
 		if (t->shape[0]) {
 			print_shape(b, t);
 			ty_print(b, t->elem);
+			if (t->layout) {
+				buf_puts(b, ", ");
+				if (name && (s = name(ud, t->layout)))
+					buf_printf(b, "#%s", s);
+				else
+					ly_print(b, t->layout, name, ud);
+			}
 		} else {
 			ty_print(b, t->elem);
 			buf_printf(b, ", %d", t->rank);

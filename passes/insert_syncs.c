@@ -15,6 +15,12 @@
  *                         `scratch`) writes it, then a barrier of its own,
  *                         then reads it;
  *   mbar_alloc            writes its barriers, then a barrier of its own;
+ *   tma_load              writes its destination: a barrier before it
+ *                         where earlier accesses conflict, none after (the
+ *                         copy lands in the async proxy, ordered by the
+ *                         wait on its mbarrier, not by a CTA barrier);
+ *   tma_store             reads its source (one thread, every warp's
+ *                         writes: a barrier before it);
  *   dot_async             reads its shared operands until a dot_wait
  *                         covers it (dot_wait {pending = n}: all but the
  *                         n latest), past any barrier in between: the
@@ -213,6 +219,10 @@ accesses(Sy *s, Op *op, AccVec *pre, AccVec *post)
 	case OP_CP_ASYNC:
 		view_access(s, pre, op, op->opnds[0], true, NULL);
 		return 0;
+	case OP_TMA_LOAD: case OP_TMA_STORE:
+		view_access(s, pre, op, op->opnds[1 + ir_type(f, op->opnds[0])->rank],
+			    op->kind == OP_TMA_LOAD, NULL);
+		return 0;
 	case OP_DOT_ASYNC:
 		for (int i = 0; i < 2; i++)
 			if (ir_type(f, op->opnds[i])->kind == TY_SMEM)
@@ -318,6 +328,8 @@ step(Sy *s, Op *op)
 		}
 		return;
 	}
+	if (op->kind == OP_TMA_LOAD)
+		return;  /* the async proxy's write: ordered by its mbarrier */
 	append(s, &pre);
 	if (bar) {
 		s->pend.n = 0;

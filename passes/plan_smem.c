@@ -8,7 +8,8 @@
  * on every smem_load, smem_store and cp_async: the elements per vector
  * access its view's alignment and strides allow (ir_smem_vec); each buffer
  * of two or more dims gets its swizzle encoding on its type first (a
- * tiled one, which wgmma reads, is aligned to its 8-row atom).  Code
+ * tiled one, which wgmma reads and TMA writes, is aligned to its 8-row
+ * atom) and each TMA descriptor its buffers' encoding.  Code
  * generation and the simulator read these; nothing plans again (code
  * generation reports a plan over the target's shared memory, beside the
  * other limits it checks).
@@ -53,6 +54,13 @@ mark_async(Op *op, void *ud)
 	EncCtx *e = ud;
 	Op *b;
 
+	if (op->kind == OP_TMA_LOAD || op->kind == OP_TMA_STORE) {
+		int r = ir_type(e->f, op->opnds[0])->rank;
+
+		if ((b = ir_view_buffer(e->f, op->opnds[1 + r])))
+			e->async[b->res[0]] = true;
+		return;
+	}
 	if (op->kind != OP_DOT_ASYNC)
 		return;
 	for (int i = 0; i < 2; i++)
@@ -61,9 +69,31 @@ mark_async(Op *op, void *ud)
 			e->async[b->res[0]] = true;
 }
 
+/* A descriptor takes the encoding of the buffers it copies (one, as
+ * their shapes are its box): the runtime encodes its swizzle. */
+static void
+set_desc_encoding(Op *op, void *ud)
+{
+	EncCtx *x = ud;
+	Func *f = x->f;
+	Type *d, *bt;
+	Op *b;
+
+	if (op->kind != OP_TMA_LOAD && op->kind != OP_TMA_STORE)
+		return;
+	d = ir_type(f, op->opnds[0]);
+	if (d->kind != TY_TMA || !(b = ir_view_buffer(f, op->opnds[1 + d->rank])))
+		return;
+	bt = ir_type(f, b->res[0]);
+	if (bt->layout && !d->layout)
+		ir_val(f, op->opnds[0])->ty = ty_with_layout(f->mod->ctx, d,
+							     bt->layout);
+}
+
 /* A buffer of two or more dims is swizzled by its row bytes: one that
- * dot_async reads in the tiled swizzle wgmma reads (ly_swizzle_tiled: the
- * widest of 128, 64 and 32 bytes its rows allow), any other as
+ * dot_async reads or TMA copies in the tiled swizzle wgmma reads and TMA
+ * writes (ly_swizzle_tiled: the widest of 128, 64 and 32 bytes its rows
+ * allow; none for other rows), any other as
  * ly_swizzle_for says, so its own vector stores and an ldmatrix's 8 rows
  * fall on distinct banks. */
 static void
@@ -121,6 +151,7 @@ pass_plan_smem(PassCtx *pc, Func *f)
 	memset(enc.async, 0, f->vals.n * sizeof *enc.async);
 	ir_walk(f, mark_async, &enc);
 	ir_walk(f, set_encoding, &enc);
+	ir_walk(f, set_desc_encoding, &enc);
 	ir_smem_plan(t, f, &p, pc->scratch);
 	for (i = 0; i < p.e.n; i++) {
 		SmemEntry *e = &p.e.v[i];

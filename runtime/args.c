@@ -190,14 +190,14 @@ check_tensor(tlxrt_device *dev, int i, RtParam *p, const tlxrt_arg *a,
 	}
 	if (p->box[0]) {
 		for (d = 0; d < p->rank; d++)
-			if (p->box[d] > 256)
+			if (p->hwbox[d] > 256)
 				return arg_error(dev, i, p, "box dimension %d "
 						 "is %lld (at most 256)", d,
-						 (long long)p->box[d]);
-		if ((p->box[p->rank - 1] * es) % 16)
+						 (long long)p->hwbox[d]);
+		if ((p->hwbox[p->rank - 1] * es) % 16)
 			return arg_error(dev, i, p, "the box's inner dimension "
 					 "is %lld bytes, not a multiple of 16",
-					 (long long)(p->box[p->rank - 1] * es));
+					 (long long)(p->hwbox[p->rank - 1] * es));
 	}
 	out->kind = TLXRT_PARAM_TENSOR;
 	out->ty = (TypeKind)p->type;

@@ -556,8 +556,16 @@ tmap_type(TypeKind k)
 	}
 }
 
+/* CUtensorMapSwizzle of a swizzle span in bytes (0: none). */
+static int
+tmap_swizzle(int bytes)
+{
+	return bytes == 128 ? 3 : bytes == 64 ? 2 : bytes == 32 ? 1 : 0;
+}
+
 /* A CUtensorMap for tensor argument i: the driver wants the innermost
- * dimension first and byte strides of the outer dimensions. */
+ * dimension first and byte strides of the outer dimensions; the box is
+ * what one copy moves (a strip of a swizzled buffer). */
 static int
 encode(tlxrt_kernel *k, int i, const RtArg *a, CuTensorMap *map)
 {
@@ -574,14 +582,15 @@ encode(tlxrt_kernel *k, int i, const RtArg *a, CuTensorMap *map)
 				"its box is unknown", i + 1, p->name);
 	for (d = 0; d < r; d++) {
 		dims[d] = (uint64_t)t->shape[r - 1 - d];
-		box[d] = (unsigned)p->box[r - 1 - d];
+		box[d] = (unsigned)p->hwbox[r - 1 - d];
 		estr[d] = 1;
 		if (d < r - 1)
 			strides[d] = (uint64_t)(t->strides[r - 2 - d] * es);
 	}
 	CU(dev, TensorMapEncodeTiled,
 	   (map, tmap_type(a->ty), (unsigned)r, (void *)(uintptr_t)t->ptr,
-	    dims, strides, box, estr, 0, 0, TMAP_L2_128B, 0));
+	    dims, strides, box, estr, 0, tmap_swizzle(p->swizzle), TMAP_L2_128B,
+	    0));
 	return TLXRT_OK;
 }
 

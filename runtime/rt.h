@@ -43,7 +43,11 @@ typedef struct RtParam {
 	Type *ty;
 	int type;        /* TLXRT_* element */
 	int rank;
-	int64_t box[5];
+	int64_t box[5];  /* a descriptor's box: the buffers it copies */
+	/* what one TMA copy moves: the box, or with a swizzle of `swizzle`
+	 * bytes (the buffers' tiled encoding) strips `swizzle` bytes wide */
+	int64_t hwbox[5];
+	int swizzle;
 } RtParam;
 
 /* A kernel's line of __tlx_meta (meta.c). */

@@ -465,8 +465,11 @@ tma_load(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 	a->bar = mask == (1u << co->cta->rank) ? bar : NULL;
 	box_copy(L, &b, op, a->data, false);
 	for (r = 0; r < co->cta->cl->n; r++)
-		if (mask & (1u << r))
+		if (mask & (1u << r)) {
+			sim_smem_check_async_write(L, &co->cta->cl->ctas[r], op,
+						   &b.view, "tma_load");
 			sim_smem_mark(L, co->cta->cl->ctas[r].sh_pw, &b.view, 1);
+		}
 }
 
 static void
@@ -568,6 +571,7 @@ cp_async(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 			       sim_gptr(L, op, p[i], (uint64_t)es, false,
 					"cp_async", pt, i),
 			       (size_t)es);
+	sim_smem_check_async_write(L, co->cta, op, &v, "cp_async");
 	a->group = co->cp_committed + 1;
 	a->view = v;
 	co->cp_open++;

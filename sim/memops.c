@@ -596,28 +596,50 @@ sim_smem_read(SimLaunch *L, SimCta *cta, Op *op, const SimView *v,
 	}
 }
 
+static void
+check_no_reader(SimLaunch *L, SimCta *cta, Op *op, const SimRun *r,
+		const char *what)
+{
+	int64_t at;
+	char buf[160];
+
+	if ((at = first_bad(cta->sh_pr, r->off, r->len, 0)) >= 0) {
+		SimAsync *a = inflight_at(L, cta, at, false);
+
+		issued_at(L, a, buf, sizeof buf);
+		sim_fault(L, op, "%s overwrites shared memory of buffer '%s' "
+			  "(offset %lld) that %s still reads: a missing %s?",
+			  what, sim_smem_name(L, at), (long long)at, buf,
+			  a && a->kind == AS_DOT ? "dot_wait"
+						 : "tma_store_wait");
+	}
+}
+
+/* An asynchronous write may land as soon as it is issued, so the bytes it
+ * will write must have no asynchronous reader in flight at issue. */
+void
+sim_smem_check_async_write(SimLaunch *L, SimCta *cta, Op *op,
+			   const SimView *v, const char *what)
+{
+	size_t n, i;
+	SimRun *r = sim_view_runs(L, v, &n);
+
+	smem_bounds(L, cta, op, r, n);
+	for (i = 0; i < n; i++)
+		check_no_reader(L, cta, op, &r[i], what);
+}
+
 void
 sim_smem_write(SimLaunch *L, SimCta *cta, Op *op, const SimView *v,
 	       const uint8_t *src, bool generic, const char *what)
 {
 	size_t n, i;
 	SimRun *r = sim_view_runs(L, v, &n);
-	int64_t at, d = 0;
-	char buf[160];
+	int64_t d = 0;
 
 	smem_bounds(L, cta, op, r, n);
 	for (i = 0; i < n; i++) {
-		if ((at = first_bad(cta->sh_pr, r[i].off, r[i].len, 0)) >= 0) {
-			SimAsync *a = inflight_at(L, cta, at, false);
-
-			issued_at(L, a, buf, sizeof buf);
-			sim_fault(L, op, "%s overwrites shared memory of buffer "
-				  "'%s' (offset %lld) that %s still reads: a "
-				  "missing %s?", what, sim_smem_name(L, at),
-				  (long long)at, buf,
-				  a && a->kind == AS_DOT ? "dot_wait"
-							 : "tma_store_wait");
-		}
+		check_no_reader(L, cta, op, &r[i], what);
 		memset(cta->sh_written + r[i].off, 1, (size_t)r[i].len);
 		if (generic && L->o.check_fences) {
 			memset(cta->sh_dirty + r[i].off, 1, (size_t)r[i].len);

@@ -570,6 +570,8 @@ uint8_t *sim_gptr(SimLaunch *L, Op *op, uint64_t addr, uint64_t n,
 /* Shared memory through a view: checks and copies (dense row-major). */
 void sim_smem_read(SimLaunch *L, SimCta *cta, Op *op, const SimView *v,
 		   uint8_t *dst, bool async_proxy, const char *what);
+void sim_smem_check_async_write(SimLaunch *L, SimCta *cta, Op *op,
+				const SimView *v, const char *what);
 void sim_smem_write(SimLaunch *L, SimCta *cta, Op *op, const SimView *v,
 		    const uint8_t *src, bool generic, const char *what);
 /* Byte offsets of the view's elements, row-major (valid until the next

@@ -334,6 +334,9 @@ typedef struct tlxrt_param_info {
 	int rank;          /* tensors: 1..5; else 0 */
 	int64_t box[5];    /* tensors: the box the kernel copies (outermost
 			      first); all 0 while the kernel never copies */
+	int swizzle;       /* tensors: the swizzle span of the shared buffers
+			      it copies, in bytes (32, 64, 128; 0: none),
+			      which the CUDA backend encodes */
 } tlxrt_param_info;
 
 typedef struct tlxrt_kernel_info {

@@ -1,0 +1,219 @@
+/*
+ * tma.c: TMA copies and the expected bytes of an mbarrier (sm_90a+).
+ *
+ * One thread of the program (thread 0) issues every bulk copy, as the
+ * language says: a tma_load is one copy per program, not per thread.
+ *   mbar_expect     mbarrier.expect_tx on the barrier;
+ *   tma_load        cp.async.bulk.tensor.Nd g2s, completing on its
+ *                   barrier, one per strip of the destination;
+ *   tma_store       cp.async.bulk.tensor.Nd s2g, one per strip, then a
+ *                   bulk-group commit (one group per tma_store);
+ *   tma_store_wait  cp.async.bulk.wait_group.read {pending};
+ *   return          of a kernel with TMA stores: wait_group.read 0 first,
+ *                   so the program's shared memory outlives the stores'
+ *                   reads of it.
+ * A buffer's encoding is its descriptor's (plan-smem puts it on both):
+ * a tiled swizzle of W bytes lands as strips of W bytes per row, strip i
+ * (columns [i*W/E, (i+1)*W/E)) after the i earlier strips' rows, which
+ * is what a box {W/E, rows} at dst + i*rows*W with the inner coordinate
+ * moved by i*W/E writes; no encoding is one dense box.  The runtime
+ * encodes each descriptor with the swizzle and the box this implies
+ * (runtime/cuda.c).
+ */
+#include "config.h"
+
+#include "codegen/cg.h"
+
+static LLVMValueRef
+is_thread0(CgFn *fn)
+{
+	return LLVMBuildICmp(fn->cg->B, LLVMIntEQ, fn->tid, cg_i32(fn->cg, 0), "");
+}
+
+/* Opens `if (thread 0)`; close_one joins. */
+static LLVMBasicBlockRef
+open_one(CgFn *fn, const char *name)
+{
+	LLVMBasicBlockRef in = cg_new_block(fn, name);
+	LLVMBasicBlockRef done = cg_new_block(fn, "tma.done");
+
+	LLVMBuildCondBr(fn->cg->B, is_thread0(fn), in, done);
+	LLVMPositionBuilderAtEnd(fn->cg->B, in);
+	return done;
+}
+
+static void
+close_one(CgFn *fn, LLVMBasicBlockRef done)
+{
+	LLVMBuildBr(fn->cg->B, done);
+	LLVMPositionBuilderAtEnd(fn->cg->B, done);
+}
+
+static LLVMValueRef
+bar_addr(CgFn *fn, Value bar)
+{
+	SmemView *w = fn->vals[bar].view;
+
+	return cg_smem_ptr(fn, w ? w->off : cg_i32(fn->cg, 0));
+}
+
+/* The strips a copy of view w moves: their count, the bytes between two
+ * strips' starts and the elements between their inner coordinates.
+ * NULL, or why the view is not one TMA box per strip. */
+static const char *
+strips(const SmemView *w, Type *desc, int *n, int64_t *step, int64_t *cstep)
+{
+	int r = w->rank, d;
+	int64_t dense = 1;
+
+	if (r < 1 || r > 5)
+		return "a TMA copy of rank above 5";
+	if (w->align < 128)
+		return "a TMA copy whose shared address is not 128-byte aligned";
+	if ((desc->layout ? desc->layout->swz_bytes : 0) != w->tw ||
+	    (!w->tw && w->swz.mask))
+		return "a TMA copy whose buffer is not in its descriptor's encoding";
+	if (!w->tw) {
+		for (d = r - 1; d >= 0; d--) {
+			if (w->stride[d] != dense)
+				return "a TMA copy of a view whose rows are not "
+				       "contiguous";
+			dense *= w->shape[d];
+		}
+		*n = 1;
+		*step = *cstep = 0;
+		return NULL;
+	}
+	if (w->tc != r - 1 || w->tr != r - 2 || w->shape[r - 2] != w->trows)
+		return "a TMA copy of part of a swizzled buffer's rows";
+	*n = (int)(w->shape[r - 1] * w->ebytes / w->tw);
+	if (*n < 1 || w->shape[r - 1] * w->ebytes % w->tw)
+		return "a TMA copy of part of a swizzled strip";
+	if (r > 2 && *n > 1)
+		return "a TMA copy of rank 3 or more across swizzled strips";
+	*step = w->trows * w->tw;
+	*cstep = w->tw / w->ebytes;
+	return NULL;
+}
+
+static bool
+copy(CgFn *fn, Op *op, bool load)
+{
+	Cg *cg = fn->cg;
+	Type *desc = ir_type(fn->f, op->opnds[0]);
+	int r = desc->rank, n, i, d;
+	Value buf = op->opnds[1 + r];
+	SmemView *w = fn->vals[buf].view;
+	int64_t step, cstep;
+	LLVMValueRef args[12], coord[5], tmap = cg_scalar(fn, op->opnds[0]);
+	LLVMValueRef bar = NULL;
+	LLVMBasicBlockRef done;
+	const char *why;
+	char name[64];
+	int k;
+
+	if (!w || (why = strips(w, desc, &n, &step, &cstep))) {
+		cg_unsupported(cg, op, w ? why : "a TMA copy of this view");
+		return false;
+	}
+	for (d = 0; d < r; d++)  /* innermost first */
+		coord[d] = cg_scalar(fn, op->opnds[r - d]);
+	if (load)
+		bar = bar_addr(fn, op->opnds[2 + r]);
+	done = open_one(fn, load ? "tma.load" : "tma.store");
+	for (i = 0; i < n; i++) {
+		LLVMValueRef p = cg_smem_ptr(fn, i ? LLVMBuildAdd(cg->B, w->off,
+						 cg_i32(cg, i * step), "") : w->off);
+
+		k = 0;
+		if (load) {
+			args[k++] = LLVMBuildAddrSpaceCast(cg->B, p,
+				LLVMPointerTypeInContext(cg->C, 7), "");
+			args[k++] = bar;
+		} else {
+			args[k++] = p;
+		}
+		args[k++] = tmap;
+		for (d = 0; d < r; d++)
+			args[k++] = d == 0 && i ? LLVMBuildAdd(cg->B, coord[0],
+						  cg_i32(cg, i * cstep), "")
+						: coord[d];
+		if (load)
+			args[k++] = LLVMConstInt(cg->t_i16, 0, 0);  /* multicast */
+		args[k++] = cg_i64(cg, 0);                          /* L2 hint */
+		if (load)
+			args[k++] = LLVMConstInt(cg->t_i1, 0, 0);
+		args[k++] = LLVMConstInt(cg->t_i1, 0, 0);
+		if (load)
+			args[k++] = cg_i32(cg, 0);                  /* cta_group */
+		snprintf(name, sizeof name, "llvm.nvvm.cp.async.bulk.tensor.%s.tile.%dd",
+			 load ? "g2s" : "s2g", r);
+		cg_intr(cg, name, NULL, 0, args, k);
+	}
+	if (!load)
+		cg_intr(cg, "llvm.nvvm.cp.async.bulk.commit.group", NULL, 0, NULL, 0);
+	close_one(fn, done);
+	return true;
+}
+
+static void
+store_wait(CgFn *fn, int64_t pending)
+{
+	LLVMBasicBlockRef done = open_one(fn, "tma.wait");
+	LLVMValueRef n = cg_i32(fn->cg, pending);
+
+	cg_intr(fn->cg, "llvm.nvvm.cp.async.bulk.wait.group.read", NULL, 0, &n, 1);
+	close_one(fn, done);
+}
+
+static void
+find_store(Op *op, void *ud)
+{
+	if (op->kind == OP_TMA_STORE)
+		*(bool *)ud = true;
+}
+
+bool
+cg_tma_stores(Func *f)
+{
+	bool any = false;
+
+	ir_walk(f, find_store, &any);
+	return any;
+}
+
+void
+cg_tma_drain(CgFn *fn)
+{
+	store_wait(fn, 0);
+}
+
+bool
+cg_tma_op(CgFn *fn, Op *op)
+{
+	Cg *cg = fn->cg;
+	LLVMBasicBlockRef done;
+	LLVMValueRef args[2];
+
+	switch (op->kind) {
+	case OP_MBAR_EXPECT:
+		args[0] = bar_addr(fn, op->opnds[0]);
+		args[1] = LLVMBuildIntCast2(cg->B, cg_scalar(fn, op->opnds[1]),
+					    cg->t_i32, 1, "");
+		done = open_one(fn, "tma.expect");
+		cg_intr(cg, "llvm.nvvm.mbarrier.expect.tx.scope.cta.space.cta",
+			NULL, 0, args, 2);
+		close_one(fn, done);
+		return true;
+	case OP_TMA_LOAD:
+		return copy(fn, op, true);
+	case OP_TMA_STORE:
+		return copy(fn, op, false);
+	case OP_TMA_STORE_WAIT:
+		store_wait(fn, attr_int(&op->attrs, "pending", 0));
+		return true;
+	default:
+		cg_unsupported(cg, op, NULL);
+		return false;
+	}
+}
