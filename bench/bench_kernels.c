@@ -7,6 +7,7 @@
  *   bench_kernels vadd|copy MODULE N [REPS]
  *   bench_kernels softmax|softmax_loop|layernorm MODULE ROWS COLS [REPS]
  *   bench_kernels matmul MODULE M N K [REPS]
+ *   bench_kernels gemm MODULE KERNEL M N K [REPS]   (a, b, c: tma<bf16, 2>)
  *
  * Bytes count every input read once and every output written once;
  * flops count 2*M*N*K for a GEMM.
@@ -173,6 +174,25 @@ main(int argc, char **argv)
 		a[11] = tlxrt_arg_i32(1);
 		snprintf(size, sizeof size, "%dx%dx%d", M, N, K);
 		bench("matmul", size, k, a, 12, reps,
+		      2.0 * ((double)M * K + (double)K * N + (double)M * N),
+		      2.0 * M * N * K);
+	} else if (!strcmp(what, "gemm") && argc > 6) {
+		int M = atoi(argv[4]), N = atoi(argv[5]), K = atoi(argv[6]);
+		int64_t sa[2] = { M, K }, sb[2] = { K, N }, sc[2] = { M, N };
+
+		reps = argc > 7 ? atoi(argv[7]) : 20;
+		check(tlxrt_kernel_get(m, argv[3], &k), "kernel");
+		a[0] = tlxrt_arg_tensor(random_buffer((size_t)M * K, 1),
+					TLXRT_BF16, 2, sa, NULL);
+		a[1] = tlxrt_arg_tensor(random_buffer((size_t)K * N, 1),
+					TLXRT_BF16, 2, sb, NULL);
+		a[2] = tlxrt_arg_tensor(random_buffer((size_t)M * N, 1),
+					TLXRT_BF16, 2, sc, NULL);
+		a[3] = tlxrt_arg_i32(M);
+		a[4] = tlxrt_arg_i32(N);
+		a[5] = tlxrt_arg_i32(K);
+		snprintf(size, sizeof size, "%dx%dx%d", M, N, K);
+		bench(argv[3], size, k, a, 6, reps,
 		      2.0 * ((double)M * K + (double)K * N + (double)M * N),
 		      2.0 * M * N * K);
 	} else {

@@ -1,9 +1,10 @@
 # bench/gemm.py: examples/matmul.tlx (unchanged source; wgmma on sm_90a)
-# against cuBLAS (torch.matmul), Triton's tl.dot GEMM and the mma.sync
-# build of the same source, over a sweep of shapes, all in one run.  Runs
-# on the GPU machine from the folder testsuite/gpu/build.sh fills:
-# cubin/gemm-*.cubin are this compiler's configurations, cubin/old-gemm-*
-# (optional) the mma.sync compiler's.
+# and examples/gemm_tma.tlx (TMA + wgmma, no tasks) against cuBLAS
+# (torch.matmul), Triton's tl.dot GEMM and the mma.sync build of
+# matmul.tlx, over a sweep of shapes, all in one run.  Runs on the GPU
+# machine from the folder testsuite/gpu/build.sh fills: cubin/gemm-*.cubin
+# are matmul.tlx's configurations, cubin/tma-*.cubin gemm_tma.tlx's,
+# cubin/old-gemm-* (optional) the mma.sync compiler's.
 #
 #   python3 gemm.py [OUT_JSON]
 #
@@ -27,7 +28,9 @@ def med(fn, ms=200):
 
 
 def ours(cubin, M, N, K):
-    p = subprocess.run([os.path.join(here, "bench_kernels"), "matmul", cubin, str(M), str(N), str(K)],
+    tma = os.path.basename(cubin).startswith("tma-")
+    cmd = ["gemm", cubin, "gemm_tma"] if tma else ["matmul", cubin]
+    p = subprocess.run([os.path.join(here, "bench_kernels")] + cmd + [str(M), str(N), str(K)],
                        capture_output=True, text=True)
     if p.returncode != 0:
         print("bench_kernels failed:", cubin, p.stderr.strip()[:300], flush=True)
@@ -48,6 +51,7 @@ res = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton"
        "date": time.strftime("%Y-%m-%d"), "rows": []}
 new = sorted(glob.glob(os.path.join(here, "cubin", "gemm-*.cubin")))
 old = sorted(glob.glob(os.path.join(here, "cubin", "old-gemm-*.cubin")))
+tmas = sorted(glob.glob(os.path.join(here, "cubin", "tma-*.cubin")))
 for M, N, K in SHAPES:
     a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
@@ -67,16 +71,20 @@ for M, N, K in SHAPES:
     tlx = best_of(new, M, N, K)
     dflt = ours(os.path.join(here, "cubin", "gemm-default.cubin"), M, N, K)
     mma = best_of(old, M, N, K) if old else (None, "")
+    tma = best_of(tmas, M, N, K)
     r = {"shape": f"{M}x{N}x{K}", "cublas": cub, "triton": tri[0], "triton_cfg": tri[1],
-         "tlx": tlx[0], "tlx_cfg": tlx[1], "tlx_default": dflt, "mma_sync": mma[0], "mma_sync_cfg": mma[1]}
-    for k in ("tlx", "tlx_default"):
+         "tlx": tlx[0], "tlx_cfg": tlx[1], "tlx_default": dflt, "mma_sync": mma[0], "mma_sync_cfg": mma[1],
+         "tlx_tma": tma[0], "tlx_tma_cfg": tma[1]}
+    for k in ("tlx", "tlx_default", "tlx_tma"):
         r[k + "/cublas"] = r[k] / cub if r[k] else None
     r["tlx/triton"] = tlx[0] / tri[0] if tlx[0] and tri[0] else None
     r["tlx/mma_sync"] = tlx[0] / mma[0] if tlx[0] and mma[0] else None
+    r["tlx_tma/triton"] = tma[0] / tri[0] if tma[0] and tri[0] else None
     res["rows"].append(r)
     print(json.dumps(r), flush=True)
-worst = min((r["tlx/cublas"] for r in res["rows"] if r["tlx/cublas"]), default=None)
-print(json.dumps({"worst tlx/cublas": worst}))
+worst = {k: min((r[k] for r in res["rows"] if r[k]), default=None)
+         for k in ("tlx/cublas", "tlx_tma/cublas")}
+print(json.dumps({"worst": worst}))
 if len(sys.argv) > 1:
     with open(sys.argv[1], "w") as f:
         json.dump(res, f, indent=1)

@@ -211,47 +211,47 @@ check_op(Op *op, void *ud)
 	ir_error(c->d, c->f, op, "%s", why);
 }
 
-typedef struct Smem {
-	int64_t total, biggest;
-	Op *big;
-	Func *f;
-} Smem;
-
-static void
-add_smem(Op *op, void *ud)
-{
-	Smem *s = ud;
-	Type *t;
-	int64_t bytes;
-
-	if (op->kind != OP_SMEM_ALLOC)
-		return;
-	t = ir_type(s->f, op->res[0]);
-	bytes = ty_numel(t) * ty_bytes(t->elem);
-	s->total += bytes;
-	if (bytes > s->biggest) {
-		s->biggest = bytes;
-		s->big = op;
-	}
-}
-
-/* Each smem_alloc op is one buffer per program: their sum is a lower
- * bound of what the kernel needs (codegen adds its scratch later). */
+/* The bytes of shared buffers live at once, at the worst point of the
+ * kernel (the planner's intervals): a lower bound of every placement,
+ * and so of what the kernel needs (codegen adds its scratch later). */
 static bool
-check_smem(Func *f, Diag *d, const Target *t)
+check_smem(Func *f, Diag *d, const Target *t, Arena *a)
 {
-	Smem s = { .f = f };
+	SmemPlan p;
+	int64_t peak = 0, biggest = 0, sum;
+	Op *big = NULL;
+	size_t i, j;
 
 	if (f->kind != FN_KERNEL)
 		return true;
-	ir_walk(f, add_smem, &s);
-	if (s.total <= t->smem)
+	ir_smem_plan(t, f, &p, a);
+	for (i = 0; i < p.e.n; i++) {
+		SmemEntry *e = &p.e.v[i];
+
+		if (e->op->kind != OP_SMEM_ALLOC)
+			continue;
+		sum = 0;
+		for (j = 0; j < p.e.n; j++) {
+			SmemEntry *o = &p.e.v[j];
+
+			if (o->op->kind == OP_SMEM_ALLOC &&
+			    o->first <= e->first && e->first <= o->last)
+				sum += o->size;
+		}
+		peak = MAX(peak, sum);
+		if (e->size > biggest) {
+			biggest = e->size;
+			big = e->op;
+		}
+	}
+	if (peak <= t->smem)
 		return true;
-	diag_error(d, range_at(f->loc), "kernel '%s' allocates %lld bytes of "
-		   "shared memory; %s has %lld per program", f->name,
-		   (long long)s.total, t->name, (long long)t->smem);
-	diag_note(d, range_at(s.big->loc), "the largest buffer, %lld bytes, is "
-		  "allocated here", (long long)s.biggest);
+	diag_error(d, range_at(f->loc), "kernel '%s' needs %lld bytes of "
+		   "shared memory for buffers live at once; %s has %lld per "
+		   "program", f->name, (long long)peak, t->name,
+		   (long long)t->smem);
+	diag_note(d, range_at(big->loc), "the largest buffer, %lld bytes, is "
+		  "allocated here", (long long)biggest);
 	return false;
 }
 
@@ -264,7 +264,7 @@ target_check_module(Module *m, Diag *d, const Target *t)
 	for (i = 0; i < m->funcs.n; i++) {
 		c.f = m->funcs.v[i];
 		ir_walk(c.f, check_op, &c);
-		c.ok = check_smem(c.f, d, t) && c.ok;
+		c.ok = check_smem(c.f, d, t, d->arena) && c.ok;
 	}
 	return c.ok;
 }

@@ -75,6 +75,14 @@ for c in "128 128 64 3 4" "128 128 64 4 4" "128 256 64 3 8" "128 256 64 4 8" \
 	[ -n "$OLD_TLXC" ] && gemm "$OLD_TLXC" old- $c
 done
 "$tlxc" $t "$top/examples/matmul.tlx" -o "$out/cubin/gemm-default.cubin"
+# examples/gemm_tma.tlx (TMA + wgmma, no tasks) in bench/gemm.py's
+# configurations (BM BN BK STAGES WARPS)
+for c in "128 256 64 3 8" "128 256 64 4 8" "128 128 64 4 4" "128 128 64 5 4" \
+	 "256 128 64 3 8" "128 128 32 4 4"; do
+	set -- $c
+	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 -D WARPS=$5 \
+		"$top/examples/gemm_tma.tlx" -o "$out/cubin/tma-$1x$2x$3-s$4-w$5.cubin"
+done
 # kernels written from the docs that found codegen bugs (testsuite/gpu/kernels)
 for k in "$top"/testsuite/gpu/kernels/*.tlx; do
 	"$tlxc" $t "$k" -o "$out/cubin/$(basename "$k" .tlx).cubin"

@@ -45,6 +45,13 @@ for s in "128 128 32" "300 200 100" "2048 2048 2048"; do t matmul cubin/matmul.c
 for c in BK64-S3-W4 BK32-S4-W4 BK32-S3-W8 BK64-S3-W8; do for s in "300 200 100" "1024 1024 1000" "1024 512 2048"; do t matmul cubin/matmul-$c.cubin $s; done; done
 # bench/gemm.py's configurations (wgmma), ragged shapes included
 for c in cubin/gemm-*.cubin; do for s in "300 200 100" "1024 1024 1000" "2048 512 4096" "129 257 72"; do t matmul $c $s; done; done
+# the TMA GEMM's configurations: full tiles, ragged edges (TMA zero-fills
+# and clips), a problem smaller than a tile, a long K
+for c in cubin/tma-*.cubin; do
+	for s in "256 512 256" "200 296 104" "8 8 8" "1000 1000 1000" "2048 512 4096" "136 264 8"; do
+		t gemm $c gemm_tma $s
+	done
+done
 # The generic entries (kernel.c, "Specialized entries") on shapes the
 # fast ones would take, and which entry a launch ran.
 g() {

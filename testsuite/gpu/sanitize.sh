@@ -38,6 +38,8 @@ for tool in memcheck racecheck synccheck; do
 	s $tool ./examples_test matmul cubin/matmul64.cubin 100 72 40
 	s $tool ./examples_test matmul cubin/matmul.cubin 300 200 100
 	s $tool ./examples_test matmul cubin/matmul-BK32-S3-W8.cubin 300 200 100
+	s $tool ./examples_test gemm cubin/tma-128x256x64-s3-w8.cubin gemm_tma 200 296 104
+	s $tool ./examples_test gemm cubin/tma-128x128x32-s4-w4.cubin gemm_tma 136 264 200
 	export TLXRT_GENERIC=1
 	s $tool ./examples_test matmul cubin/matmul.cubin 256 256 256
 	unset TLXRT_GENERIC
