@@ -338,6 +338,34 @@ ir_op_erase_operand(Op *op, uint32_t i)
 }
 
 void
+ir_op_add_operand(Op *op, Value v)
+{
+	Arena *a = op->parent->fn->mod->ctx->arena;
+	Value *o = arena_alloc(a, (op->nopnds + 1) * sizeof *o);
+
+	if (op->nopnds)
+		memcpy(o, op->opnds, op->nopnds * sizeof *o);
+	o[op->nopnds++] = v;
+	op->opnds = o;
+}
+
+Value
+ir_op_add_result(Op *op, Type *t)
+{
+	Func *f = op->parent->fn;
+	Value *r = arena_alloc(f->mod->ctx->arena, (op->nres + 1) * sizeof *r);
+	Value v = ir_value_new(f, t);
+
+	if (op->nres)
+		memcpy(r, op->res, op->nres * sizeof *r);
+	r[op->nres] = v;
+	f->vals.v[v].def = op;
+	f->vals.v[v].idx = op->nres++;
+	op->res = r;
+	return v;
+}
+
+void
 ir_op_erase_result(Op *op, uint32_t i)
 {
 	Func *f;

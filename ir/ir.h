@@ -456,6 +456,9 @@ void ir_replace_uses(Func *f, Value from, Value to);
 /* Structural edits that keep ValInfo.idx right.  The erased value
  * itself stays in the table, unused. */
 void ir_op_erase_operand(Op *op, uint32_t i);
+/* Appends an operand; appends a result of type t and returns it. */
+void ir_op_add_operand(Op *op, Value v);
+Value ir_op_add_result(Op *op, Type *t);
 void ir_op_erase_result(Op *op, uint32_t i);
 void ir_block_erase_arg(Block *b, uint32_t i);
 /* The global pointers of an access (load, store, atomic, atomic_cas,
