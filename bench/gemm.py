@@ -1,9 +1,11 @@
 # bench/gemm.py: examples/matmul.tlx (unchanged source; wgmma on sm_90a)
-# and examples/gemm_tma.tlx (TMA + wgmma, no tasks) against cuBLAS
+# and examples/gemm_tma.tlx (TMA + wgmma, no tasks) and
+# examples/gemm_ws.tlx (warp-specialized) against cuBLAS
 # (torch.matmul), Triton's tl.dot GEMM and the mma.sync build of
 # matmul.tlx, over a sweep of shapes, all in one run.  Runs on the GPU
 # machine from the folder testsuite/gpu/build.sh fills: cubin/gemm-*.cubin
 # are matmul.tlx's configurations, cubin/tma-*.cubin gemm_tma.tlx's,
+# cubin/ws-*.cubin gemm_ws.tlx's,
 # cubin/old-gemm-* (optional) the mma.sync compiler's.
 #
 #   python3 gemm.py [OUT_JSON]
@@ -28,8 +30,9 @@ def med(fn, ms=200):
 
 
 def ours(cubin, M, N, K):
-    tma = os.path.basename(cubin).startswith("tma-")
-    cmd = ["gemm", cubin, "gemm_tma"] if tma else ["matmul", cubin]
+    base = os.path.basename(cubin)
+    cmd = (["gemm", cubin, "gemm_tma"] if base.startswith("tma-") else
+           ["gemm", cubin, "gemm_ws"] if base.startswith("ws-") else ["matmul", cubin])
     p = subprocess.run([os.path.join(here, "bench_kernels")] + cmd + [str(M), str(N), str(K)],
                        capture_output=True, text=True)
     if p.returncode != 0:
@@ -52,6 +55,7 @@ res = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton"
 new = sorted(glob.glob(os.path.join(here, "cubin", "gemm-*.cubin")))
 old = sorted(glob.glob(os.path.join(here, "cubin", "old-gemm-*.cubin")))
 tmas = sorted(glob.glob(os.path.join(here, "cubin", "tma-*.cubin")))
+wss = sorted(glob.glob(os.path.join(here, "cubin", "ws-*.cubin")))
 for M, N, K in SHAPES:
     a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
@@ -72,10 +76,11 @@ for M, N, K in SHAPES:
     dflt = ours(os.path.join(here, "cubin", "gemm-default.cubin"), M, N, K)
     mma = best_of(old, M, N, K) if old else (None, "")
     tma = best_of(tmas, M, N, K)
+    ws = best_of(wss, M, N, K)
     r = {"shape": f"{M}x{N}x{K}", "cublas": cub, "triton": tri[0], "triton_cfg": tri[1],
          "tlx": tlx[0], "tlx_cfg": tlx[1], "tlx_default": dflt, "mma_sync": mma[0], "mma_sync_cfg": mma[1],
-         "tlx_tma": tma[0], "tlx_tma_cfg": tma[1]}
-    for k in ("tlx", "tlx_default", "tlx_tma"):
+         "tlx_tma": tma[0], "tlx_tma_cfg": tma[1], "tlx_ws": ws[0], "tlx_ws_cfg": ws[1]}
+    for k in ("tlx", "tlx_default", "tlx_tma", "tlx_ws"):
         r[k + "/cublas"] = r[k] / cub if r[k] else None
     r["tlx/triton"] = tlx[0] / tri[0] if tlx[0] and tri[0] else None
     r["tlx/mma_sync"] = tlx[0] / mma[0] if tlx[0] and mma[0] else None
@@ -83,7 +88,7 @@ for M, N, K in SHAPES:
     res["rows"].append(r)
     print(json.dumps(r), flush=True)
 worst = {k: min((r[k] for r in res["rows"] if r[k]), default=None)
-         for k in ("tlx/cublas", "tlx_tma/cublas")}
+         for k in ("tlx/cublas", "tlx_tma/cublas", "tlx_ws/cublas")}
 print(json.dumps({"worst": worst}))
 if len(sys.argv) > 1:
     with open(sys.argv[1], "w") as f:

@@ -163,13 +163,17 @@ struct CgFn {
 	Arena *a;
 	LLVMValueRef fn;
 	LLVMBuilderRef B;       /* = cg->B */
-	LLVMBuilderRef Bentry;  /* before the entry block's terminator */
+	LLVMBuilderRef Bentry;  /* before the entry block's terminator (of the
+				   task being lowered, in a task) */
+	LLVMBuilderRef Balloca; /* the function's entry block: allocas */
 	int nwarps, nthreads;
 	CgVal *vals;
 	Axis *ax;               /* under the fast-path assumptions */
 	Axis *ax_gen;           /* without assumptions */
 	Assume assume;
-	LLVMValueRef tid, lane, warp;
+	LLVMValueRef tid, lane, warp;  /* in a task: relative to its first warp */
+	int task_bar;           /* in a task: its named barrier (0: none, one
+				   warp); -1 outside tasks */
 	CgSmem *plan;
 	uint32_t scope_next;
 	Vec(uint32_t) scopes;   /* open region scopes, innermost last */
@@ -268,6 +272,12 @@ void cg_schedule(CgFn *fn);
 
 /* Reports (at each op) what cannot be lowered for the target. */
 bool cg_check_ops(CgFn *fn, Block *b);
+
+/* ---- tasks.c: warp-specialized tasks ------------------------------------ */
+
+bool cg_tasks_op(CgFn *fn, Op *op);
+/* i1: this thread is the first of the program, or of its task. */
+LLVMValueRef cg_thread0(CgFn *fn);
 
 /* ---- assign.c: home layouts -------------------------------------------- */
 

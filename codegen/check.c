@@ -73,8 +73,26 @@ check_op(CgFn *fn, Op *op)
 	}
 	if (op->kind == OP_DOT_ASYNC && !cg_wgmma_check(fn, op))
 		return false;
+	if (op->kind == OP_SYNC_THREADS && fn->task_bar >= 0) {
+		cg_error(cg, op->loc, "'sync_threads' inside a task waits for "
+			 "every warp of the program, which the other tasks never "
+			 "reach; synchronize tasks with barriers or pipes");
+		return false;
+	}
 	for (i = 0; i < op->nres; i++)
 		ok &= type_ok(fn, op, op->res[i]);
+	if (op->kind == OP_TASK) {  /* its ops run on its own warps */
+		int nwarps = fn->nwarps;
+
+		fn->task_bar = 0;
+		fn->nwarps = (int)attr_int(&op->attrs, "warps", nwarps);
+		fn->nthreads = 32 * fn->nwarps;
+		ok &= cg_check_ops(fn, op->regions[0]);
+		fn->task_bar = -1;
+		fn->nwarps = nwarps;
+		fn->nthreads = 32 * nwarps;
+		return ok;
+	}
 	for (i = 0; i < op->nregions; i++)
 		ok &= cg_check_ops(fn, op->regions[i]);
 	return ok;

@@ -312,7 +312,7 @@ div_slow_loop(CgFn *fn, Type *e, LLVMValueRef *a, uint32_t dup, uint32_t n,
 	Cg *cg = fn->cg;
 	LLVMBuilderRef B = cg->B;
 	LLVMTypeRef at = LLVMArrayType2(cg->t_f32, n);
-	LLVMValueRef arr = LLVMBuildAlloca(fn->Bentry, at, "quot"), ix[2], p;
+	LLVMValueRef arr = LLVMBuildAlloca(fn->Balloca, at, "quot"), ix[2], p;
 	CgLoop loop;
 	uint32_t i;
 

@@ -414,10 +414,13 @@ lower_op(CgFn *fn, Op *op)
 	case OP_FOR: case OP_WHILE: case OP_IF: case OP_YIELD:
 	case OP_CONDITION: case OP_RETURN: case OP_CALL: case OP_ASSERT:
 		return cg_control_op(fn, op);
+	case OP_TASKS:
+		return cg_tasks_op(fn, op);
 	case OP_SMEM_ALLOC: case OP_SMEM_INDEX: case OP_SMEM_SLICE:
 	case OP_SMEM_TRANS: case OP_SMEM_LOAD: case OP_SMEM_STORE:
 	case OP_MBAR_ALLOC: case OP_MBAR_AT: case OP_MBAR_WAIT:
-	case OP_MBAR_ARRIVE: case OP_SYNC_THREADS: case OP_CP_ASYNC:
+	case OP_MBAR_ARRIVE: case OP_SYNC_THREADS: case OP_SYNC_WARPS:
+	case OP_CP_ASYNC:
 	case OP_CP_ASYNC_COMMIT: case OP_CP_ASYNC_WAIT:
 		return cg_shared_op(fn, op);
 	case OP_MBAR_EXPECT: case OP_TMA_LOAD: case OP_TMA_STORE:
@@ -680,6 +683,13 @@ make_function(CgFn *fn)
 	}
 	snprintf(buf, sizeof buf, "%d", fn->nthreads);
 	add_str_attr(cg, F, "nvvm.reqntid", buf);
+	if (attr_has(&f->attrs, "maxnreg")) {
+		/* the registers each thread starts with: setmaxnreg in the
+		 * tasks needs them known */
+		snprintf(buf, sizeof buf, "%lld",
+			 (long long)attr_int(&f->attrs, "maxnreg", 0));
+		add_str_attr(cg, F, "nvvm.maxnreg", buf);
+	}
 	if (fn->min_ctas) {
 		snprintf(buf, sizeof buf, "%d", fn->min_ctas);
 		add_str_attr(cg, F, "nvvm.minctasm", buf);
@@ -717,6 +727,7 @@ make_entry(CgFn *fn)
 	br = LLVMBuildBr(cg->B, body);
 	fn->Bentry = LLVMCreateBuilderInContext(cg->C);
 	LLVMPositionBuilderBefore(fn->Bentry, br);
+	fn->Balloca = fn->Bentry;
 	LLVMPositionBuilderAtEnd(cg->B, body);
 	for (i = 0; i < fn->f->body->nargs; i++) {
 		LLVMValueRef p = LLVMGetParam(fn->fn, i);
@@ -986,7 +997,7 @@ elem_stash(ElemTail *e, LLVMValueRef **arrs)
 				continue;
 			t = cg_type(fn->cg, ty_elem(ir_type(fn->f, v)));
 			arrs[v] = arena_alloc(fn->a, sizeof *arrs[v]);
-			*arrs[v] = LLVMBuildAlloca(fn->Bentry,
+			*arrs[v] = LLVMBuildAlloca(fn->Balloca,
 						   LLVMArrayType2(t, n), "tail");
 			LLVMSetAlignment(*arrs[v], 16);
 			r = cg_tile(fn, v, e->ly);
@@ -1156,6 +1167,7 @@ setup(CgFn *fn, Cg *cg, Func *f, Arena *a)
 	fn->name = f->name;
 	fn->nwarps = (int)attr_int(&f->attrs, "warps", 4);
 	fn->nthreads = fn->nwarps * 32;
+	fn->task_bar = -1;
 	occupancy(fn);
 	fn->tma_stores = cg_tma_stores(f);
 }

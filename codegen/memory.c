@@ -368,7 +368,7 @@ static void operands(Access *a);
 static LLVMValueRef
 elem_array(Access *a, const char *name)
 {
-	LLVMValueRef arr = LLVMBuildAlloca(a->fn->Bentry,
+	LLVMValueRef arr = LLVMBuildAlloca(a->fn->Balloca,
 					   LLVMArrayType2(a->mt, (unsigned)ly_nregs(a->ly)),
 					   name);
 
@@ -844,12 +844,6 @@ end_pred(CgFn *fn, LLVMBasicBlockRef out)
 	LLVMPositionBuilderAtEnd(fn->cg->B, out);
 }
 
-static LLVMValueRef
-is_thread0(CgFn *fn)
-{
-	return LLVMBuildICmp(fn->cg->B, LLVMIntEQ, fn->tid, cg_i32(fn->cg, 0), "");
-}
-
 LLVMValueRef
 cg_load_elem(CgFn *fn, Op *op, LLVMValueRef p, LLVMValueRef m, LLVMValueRef o)
 {
@@ -942,7 +936,7 @@ store_op(CgFn *fn, Op *op)
 			m = cg_scalar(fn, op->opnds[2]);
 			a.mask = &m;
 		}
-		out = begin_pred(fn, is_thread0(fn));
+		out = begin_pred(fn, cg_thread0(fn));
 		store_group(&a, 0, 1);
 		end_pred(fn, out);
 		return true;
@@ -1067,7 +1061,7 @@ atomic_scalar(CgFn *fn, Op *op)
 	else if (op->nopnds > 2)
 		m = cg_scalar(fn, op->opnds[2]);
 	/* thread 0 does it; everyone reads the old value back */
-	out = begin_pred(fn, is_thread0(fn));
+	out = begin_pred(fn, cg_thread0(fn));
 	old = atomic_one(fn, op, m, cg_scalar(fn, op->opnds[0]),
 			 cg_scalar(fn, op->opnds[cas ? 2 : 1]), c);
 	off = cg_i32(cg, s);

@@ -311,12 +311,6 @@ bar_ptr(CgFn *fn, Value bar)
 	return cg_smem_ptr(fn, w ? w->off : cg_i32(fn->cg, 0));
 }
 
-static LLVMValueRef
-thread0(CgFn *fn)
-{
-	return LLVMBuildICmp(fn->cg->B, LLVMIntEQ, fn->tid, cg_i32(fn->cg, 0), "");
-}
-
 static bool
 mbar_alloc(CgFn *fn, Op *op)
 {
@@ -334,7 +328,7 @@ mbar_alloc(CgFn *fn, Op *op)
 	w->stride[0] = 1;
 	w->ebytes = 8;
 	w->align = 8;
-	LLVMBuildCondBr(cg->B, thread0(fn), in, done);
+	LLVMBuildCondBr(cg->B, cg_thread0(fn), in, done);
 	LLVMPositionBuilderAtEnd(cg->B, in);
 	for (i = 0; i < n; i++) {
 		args[0] = cg_smem_ptr(fn, LLVMBuildAdd(cg->B, w->off,
@@ -393,7 +387,7 @@ mbar_arrive(CgFn *fn, Op *op)
 	LLVMValueRef p, args[2];
 
 	cg_barrier(fn);
-	LLVMBuildCondBr(cg->B, thread0(fn), in, done);
+	LLVMBuildCondBr(cg->B, cg_thread0(fn), in, done);
 	LLVMPositionBuilderAtEnd(cg->B, in);
 	p = bar_ptr(fn, op->opnds[0]);
 	if (target_has(cg->t, TF_MBAR_ARRIVE_COUNT)) {
@@ -599,8 +593,8 @@ cg_shared_op(CgFn *fn, Op *op)
 	case OP_MBAR_AT: return mbar_at(fn, op);
 	case OP_MBAR_WAIT: return mbar_wait(fn, op);
 	case OP_MBAR_ARRIVE: return mbar_arrive(fn, op);
-	case OP_SYNC_THREADS:
-		cg_barrier(fn);
+	case OP_SYNC_THREADS: case OP_SYNC_WARPS:
+		cg_barrier(fn);  /* check.c refuses sync_threads in a task */
 		return true;
 	case OP_CP_ASYNC: return cp_async(fn, op);
 	case OP_CP_ASYNC_COMMIT:

@@ -240,10 +240,18 @@ cg_sync_flush(CgFn *fn)
 void
 cg_barrier(CgFn *fn)
 {
-	LLVMValueRef id = cg_i32(fn->cg, 0);
+	LLVMValueRef a[2] = { cg_i32(fn->cg, fn->task_bar > 0 ? fn->task_bar : 0),
+			      cg_i32(fn->cg, fn->nthreads) };
 
-	cg_intr(fn->cg, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0,
-		&id, 1);
+	if (fn->task_bar == 0)  /* a task of one warp */
+		cg_intr(fn->cg, "llvm.nvvm.bar.warp.sync", NULL, 0,
+			(LLVMValueRef[]){ cg_i32(fn->cg, -1) }, 1);
+	else if (fn->task_bar > 0)
+		cg_intr(fn->cg, "llvm.nvvm.barrier.cta.sync.aligned.count", NULL,
+			0, a, 2);
+	else
+		cg_intr(fn->cg, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL,
+			0, a, 1);
 	fn->sync_pending = false;
 }
 

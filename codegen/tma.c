@@ -5,10 +5,13 @@
  * language says: a tma_load is one copy per program, not per thread.
  *   mbar_expect     mbarrier.expect_tx on the barrier;
  *   tma_load        cp.async.bulk.tensor.Nd g2s, completing on its
- *                   barrier, one per strip of the destination;
+ *                   barrier, one per strip of the destination; with
+ *                   {expect = 1} (a pipe's slot) the barrier first
+ *                   expects the bytes it copies;
  *   tma_store       cp.async.bulk.tensor.Nd s2g, one per strip, then a
  *                   bulk-group commit (one group per tma_store);
- *   tma_store_wait  cp.async.bulk.wait_group.read {pending};
+ *   tma_store_wait  cp.async.bulk.wait_group.read {pending}, by every
+ *                   thread (a no-op where no store was issued);
  *   return          of a kernel with TMA stores: wait_group.read 0 first,
  *                   so the program's shared memory outlives the stores'
  *                   reads of it.
@@ -24,12 +27,6 @@
 
 #include "codegen/cg.h"
 
-static LLVMValueRef
-is_thread0(CgFn *fn)
-{
-	return LLVMBuildICmp(fn->cg->B, LLVMIntEQ, fn->tid, cg_i32(fn->cg, 0), "");
-}
-
 /* Opens `if (thread 0)`; close_one joins. */
 static LLVMBasicBlockRef
 open_one(CgFn *fn, const char *name)
@@ -37,7 +34,7 @@ open_one(CgFn *fn, const char *name)
 	LLVMBasicBlockRef in = cg_new_block(fn, name);
 	LLVMBasicBlockRef done = cg_new_block(fn, "tma.done");
 
-	LLVMBuildCondBr(fn->cg->B, is_thread0(fn), in, done);
+	LLVMBuildCondBr(fn->cg->B, cg_thread0(fn), in, done);
 	LLVMPositionBuilderAtEnd(fn->cg->B, in);
 	return done;
 }
@@ -121,6 +118,17 @@ copy(CgFn *fn, Op *op, bool load)
 	if (load)
 		bar = bar_addr(fn, op->opnds[2 + r]);
 	done = open_one(fn, load ? "tma.load" : "tma.store");
+	if (load && attr_int(&op->attrs, "expect", 0)) {
+		/* the barrier expects the bytes it copies (a pipe's slot) */
+		int64_t bytes = w->ebytes;
+
+		for (d = 0; d < w->rank; d++)
+			bytes *= w->shape[d];
+		args[0] = bar;
+		args[1] = cg_i32(cg, bytes);
+		cg_intr(cg, "llvm.nvvm.mbarrier.expect.tx.scope.cta.space.cta",
+			NULL, 0, args, 2);
+	}
 	for (i = 0; i < n; i++) {
 		LLVMValueRef p = cg_smem_ptr(fn, i ? LLVMBuildAdd(cg->B, w->off,
 						 cg_i32(cg, i * step), "") : w->off);
@@ -156,14 +164,16 @@ copy(CgFn *fn, Op *op, bool load)
 	return true;
 }
 
+/* Every thread waits: bulk groups are per thread, so the wait returns at
+ * once in all but the one that issued the stores; a wait behind a branch
+ * on the thread made ptxas serialize the wgmma of the code around it
+ * (C7514). */
 static void
 store_wait(CgFn *fn, int64_t pending)
 {
-	LLVMBasicBlockRef done = open_one(fn, "tma.wait");
 	LLVMValueRef n = cg_i32(fn->cg, pending);
 
 	cg_intr(fn->cg, "llvm.nvvm.cp.async.bulk.wait.group.read", NULL, 0, &n, 1);
-	close_one(fn, done);
 }
 
 static void

@@ -268,7 +268,8 @@ map_set(Func *dst, Value **map, uint32_t *mapn, Value from, Value to)
 		uint32_t n = MAX(from + 1, *mapn * 2);
 		Value *m = arena_alloc(dst->mod->ctx->arena, n * sizeof *m);
 
-		memcpy(m, *map, *mapn * sizeof *m);
+		if (*mapn)
+			memcpy(m, *map, *mapn * sizeof *m);
 		*map = m;
 		*mapn = n;
 	}

@@ -20,7 +20,8 @@
  * mbar_alloc) lives from its op to its last use through any view,
  * stretched over every loop that uses it or contains it (a buffer keeps
  * its contents across iterations); each op with scratch gets an interval
- * of one position.  Intervals are placed first-fit by decreasing size at
+ * of one position.  Buffers and scratch used inside `tasks` live through
+ * the whole of it: tasks run concurrently.  Intervals are placed first-fit by decreasing size at
  * 128-byte alignment (mbarriers at 8); two overlap in memory only when
  * they do not overlap in time, except that small scratch (up to 1 KiB:
  * reductions) never shares memory with other small scratch, so that
@@ -254,6 +255,19 @@ plan_op(Planner *pl, Op *op)
 	start = pl->pos;
 	for (i = 0; i < op->nregions; i++)
 		plan_block(pl, op->regions[i]);
+	if (op->kind == OP_TASKS) {
+		/* tasks run concurrently: what any of them uses lives
+		 * through all of them */
+		for (i = 0; i < p->e.n; i++) {
+			SmemEntry *e = &p->e.v[i];
+
+			if (e->last >= start && e->last <= pl->pos) {
+				e->first = MIN(e->first, start);
+				e->last = pl->pos;
+			}
+		}
+		return;
+	}
 	if (op->kind != OP_FOR && op->kind != OP_WHILE && op->kind != OP_SCHED_FOR)
 		return;
 	/* a loop: buffers used in it or made in it live through all of it */

@@ -243,6 +243,9 @@ static const AttrRule attr_rules[] = {
 	{ OP_TASK, "warps", ATTR_INT, false, 1, 32, NULL },
 	{ OP_TASK, "regs", ATTR_INT, false, 0, 512, NULL },
 	{ OP_TASK, "replica", ATTR_INT, false, 0, 1023, NULL },
+	{ OP_TASK, "first_warp", ATTR_INT, false, 0, 31, NULL },
+	{ OP_TASK, "span", ATTR_INT, false, 1, 32, NULL },
+	{ OP_TASK, "barrier", ATTR_INT, false, 1, 15, NULL },
 	{ OP_PIPE_CREATE, "depth", ATTR_INT, true, 1, 1024, NULL },
 	{ OP_SCHED_CREATE, "kind", ATTR_SYM, true, ANY, "static dynamic clc" },
 };
@@ -1446,6 +1449,10 @@ check_func_attrs(Verifier *v)
 	if ((a = attr_find(&f->attrs, "warps")) &&
 	    (a->kind != ATTR_INT || a->i < 1 || a->i > 32))
 		err(v, NULL, "'warps' of '@%s' must be an integer from 1 to 32", f->name);
+	if ((a = attr_find(&f->attrs, "maxnreg")) &&
+	    (a->kind != ATTR_INT || a->i < 24 || a->i > 248 || a->i % 8))
+		err(v, NULL, "'maxnreg' of '@%s' must be a multiple of 8 from 24 "
+		    "to 248", f->name);
 	if ((a = attr_find(&f->attrs, "stages")) &&
 	    (a->kind != ATTR_INT || a->i < 1 || a->i > 8))
 		err(v, NULL, "'stages' of '@%s' must be an integer from 1 to 8", f->name);

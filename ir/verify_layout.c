@@ -23,7 +23,8 @@ typedef struct LVer {
 	Diag *d;
 	Arena *a;
 	Axis *ax;        /* divisibility for vector widths, made on demand */
-	int nwarps;
+	int nwarps;      /* of the kernel, or of the task the walk is in */
+	bool in_task;
 	int errors;
 } LVer;
 
@@ -78,8 +79,8 @@ check_value(LVer *v, Op *op, Value x)
 	else if ((why = ly_check(l)))
 		lerr(v, op, "%s", why);
 	else if (ly_nwarps(l) != v->nwarps)
-		lerr(v, op, "a layout over %d warps in a kernel of %d",
-		     ly_nwarps(l), v->nwarps);
+		lerr(v, op, "a layout over %d warps in %s of %d", ly_nwarps(l),
+		     v->in_task ? "a task" : "a kernel", v->nwarps);
 }
 
 /* Every tile operand and tile result of op has one layout. */
@@ -221,9 +222,18 @@ walk(LVer *v, Block *b)
 	uint32_t i;
 
 	for (op = b->first; op; op = op->next) {
+		int outer = v->nwarps;
+		bool was = v->in_task;
+
 		check_op(v, op);
+		if (op->kind == OP_TASK) {
+			v->nwarps = (int)attr_int(&op->attrs, "warps", outer);
+			v->in_task = true;
+		}
 		for (i = 0; i < op->nregions; i++)
 			walk(v, op->regions[i]);
+		v->nwarps = outer;
+		v->in_task = was;
 	}
 }
 

@@ -133,7 +133,8 @@ carried(Sema *s, Ast *a, Ast *b, Sym ***out)
 	for (i = 0; i < names.n; i++) {
 		Sym *y = sema_lookup(s, names.v[i]);
 
-		if (y && y->kind == SYM_VAR && y->val.kind == SV_VALUE &&
+		if (y && y->kind == SYM_VAR && (y->val.kind == SV_VALUE ||
+						 y->val.kind == SV_SLOT) &&
 		    y->val.v)
 			syms[n++] = y;
 	}
@@ -225,9 +226,9 @@ stmt_var(Sema *s, Ast *st)
 	if (st->a && v.kind != SV_ERROR)
 		v = to_declared(s, v, sema_type(s, st->a),
 				arena_printf(s->arena, "'%s'", st->name), st->loc);
-	if (v.kind != SV_ERROR && v.kind != SV_VALUE) {
-		diag_error(s->diag, st->b->loc, "a 'var' holds a scalar or a tile, "
-			   "not %s; use 'let'", sv_describe(s, &v));
+	if (v.kind != SV_ERROR && v.kind != SV_VALUE && v.kind != SV_SLOT) {
+		diag_error(s->diag, st->b->loc, "a 'var' holds a scalar, a tile or "
+			   "a pipe slot, not %s; use 'let'", sv_describe(s, &v));
 		v = sv_error();
 	}
 	v = settle_value(s, v, st->loc);
@@ -271,6 +272,21 @@ stmt_assign(Sema *s, Ast *st)
 		v = sema_binary(s, st->op, cur, v, st->loc);
 	if (v.kind == SV_ERROR || cur.kind == SV_ERROR)
 		return;
+	if (cur.kind == SV_SLOT || v.kind == SV_SLOT) {
+		/* a slot variable keeps its pipe and role: what can be
+		 * released or committed through it */
+		if (v.kind != SV_SLOT || cur.kind != SV_SLOT || v.sym != cur.sym ||
+		    v.producer != cur.producer) {
+			diag_error(s->diag, st->loc, "cannot assign %s to '%s', "
+				   "a slot of pipe '%s' from '%s()'",
+				   sv_describe(s, &v), st->name, cur.sym->name,
+				   cur.producer ? "acquire" : "consume");
+			return;
+		}
+		y->val = v;
+		name_value(s, &y->val, st->name);
+		return;
+	}
 	t = cur.ty;
 	if (v.kind != SV_VALUE || (!v.weak && ty_elem(v.ty) != ty_elem(t)) ||
 	    (v.ty->kind == TY_TILE && v.ty != ty_like(s->ir, t, ty_elem(v.ty)))) {

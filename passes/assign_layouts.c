@@ -33,8 +33,9 @@
  * `convert_layout` placed just before it (one per value, layout and scope:
  * later uses in the same or an enclosing region share it).
  *
- * Kernels with warp-specialized tasks, pipes, TMA or schedules (which
- * code generation does not lower yet) stay at the tile level.  Requires: tile-level IR of kernels (no layouts), calls inlined.
+ * The tiles of a task are laid out over the task's warps.  Kernels with
+ * ops code generation does not lower yet (schedules, clusters) stay at
+ * the tile level.  Requires: tile-level IR of kernels (no layouts), calls inlined.
  * Produces: laid-out IR (every tile of the kernel has a layout).
  * Counters: converts, remats, layouts.
  */
@@ -52,7 +53,7 @@ typedef struct Asg {
 	LayoutTab *lt;
 	const Target *tg;
 	Arena *a;
-	int nwarps, nthreads;
+	int nwarps;
 	uint32_t nvals;       /* values before the rewrite */
 	Axis *ax;             /* under the fast path's assumptions */
 	const Layout **home;  /* per value: its home (remat: NULL) */
@@ -175,7 +176,7 @@ preferred(Asg *s, Value ptr)
 			order[n++] = d;
 	vec = MIN(a->contig[best], 16 / es);
 	vec = MIN(vec, a->div >= es ? a->div / es : 1);
-	vec = MIN(vec, MAX(1, numel / s->nthreads));
+	vec = MIN(vec, MAX(1, numel / (32 * s->nwarps)));
 	vec = MIN(vec, t->shape[best]);
 	return ly_blocked(s->lt, t->rank, t->shape, order, (int)MAX(1, vec),
 			  s->nwarps);
@@ -248,7 +249,7 @@ smem_layout(Asg *s, Op *op, Type *rt)
 		if (d != c)
 			order[n++] = d;
 	vec = MIN(vec, rt->shape[c]);
-	vec = MIN(vec, MAX(1, ty_numel(rt) / s->nthreads));
+	vec = MIN(vec, MAX(1, ty_numel(rt) / (32 * s->nwarps)));
 	return ly_blocked(s->lt, rt->rank, rt->shape, order, (int)vec, s->nwarps);
 }
 
@@ -354,10 +355,23 @@ assign_while(Asg *s, Op *op)
 			set_home(s, op->res[i], s->home[c->args[i]]);
 }
 
+/* A task's tiles are laid out over its own warps (allocate-warps made
+ * it compute every tile it uses); returns the warps outside it. */
+static int
+enter_task(Asg *s, Op *op)
+{
+	int outer = s->nwarps;
+
+	if (op->kind == OP_TASK)
+		s->nwarps = (int)attr_int(&op->attrs, "warps", outer);
+	return outer;
+}
+
 static void
 assign_control(Asg *s, Op *op)
 {
 	uint32_t i;
+	int outer = enter_task(s, op);
 
 	if (op->kind == OP_FOR && op->nregions == 1) {
 		assign_loop(s, op->regions[0], 1, op->opnds + 3,
@@ -387,6 +401,7 @@ assign_control(Asg *s, Op *op)
 				 l ? l : dflt(s, ir_type(s->f, op->res[i])));
 		}
 	}
+	s->nwarps = outer;
 }
 
 static const Layout *
@@ -638,6 +653,7 @@ rewrite_op(Asg *s, Op *op)
 {
 	const Layout **w = arena_alloc(s->a, (op->nopnds + 1) * sizeof *w);
 	uint32_t i;
+	int outer;
 
 	/* what each operand should be, before any is replaced (the answers
 	 * read the op's operands: an access's layout, its pointers') */
@@ -659,8 +675,10 @@ rewrite_op(Asg *s, Op *op)
 	for (i = 0; i < op->nres; i++)
 		if (is_tile(s, op->res[i]) && s->home[op->res[i]])
 			set_layout(s, op->res[i], s->home[op->res[i]]);
+	outer = enter_task(s, op);
 	for (i = 0; i < op->nregions; i++)
 		rewrite_block(s, op->regions[i]);
+	s->nwarps = outer;
 }
 
 static void
@@ -741,7 +759,6 @@ pass_assign_layouts(PassCtx *pc, Func *f)
 		s.tg = target_get(90);
 	s.lt = &f->mod->ctx->layouts;
 	s.nwarps = (int)attr_int(&f->attrs, "warps", 4);
-	s.nthreads = 32 * s.nwarps;
 	s.nvals = f->vals.n;
 	gen = axis_compute(f, s.a, &none);
 	axis_pick_assumptions(f, gen, &as);

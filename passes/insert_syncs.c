@@ -26,7 +26,12 @@
  *                         n latest), past any barrier in between: the
  *                         reads are asynchronous;
  *   cp_async_wait         a barrier after the wait; mbar_arrive a barrier
- *                         before its arrival; sync_threads one.
+ *                         before its arrival; sync_threads and
+ *                         sync_warps one.
+ * Inside a task the barriers are the task's own: the pass inserts
+ * `sync_warps` (its warps' named barrier); a `tasks` op starts after a CTA
+ * barrier when anything before it is pending, each task with nothing
+ * pending, and what the tasks leave pending is pending after them.
  * A view is its buffer's bytes (offset attribute, the whole buffer), except
  * that views indexed from one buffer by indices that are provably distinct
  * ((x + a) % S against (x + b) % S, a and b not congruent mod S, or two
@@ -67,6 +72,7 @@ typedef struct Sy {
 	uint32_t seq;
 	bool dirty;
 	bool insert;          /* false: only computing what is pending */
+	bool in_task;         /* barriers are the task's (sync_warps) */
 	uint32_t added;
 } Sy;
 
@@ -233,7 +239,7 @@ accesses(Sy *s, Op *op, AccVec *pre, AccVec *post)
 		return 1;
 	case OP_CP_ASYNC_WAIT:
 		return 1;
-	case OP_MBAR_ARRIVE: case OP_SYNC_THREADS:
+	case OP_MBAR_ARRIVE: case OP_SYNC_THREADS: case OP_SYNC_WARPS:
 		return 2;
 	default:
 		if (!attr_has(&op->attrs, "scratch"))
@@ -248,7 +254,8 @@ static void
 sync_before(Sy *s, Op *op)
 {
 	if (s->insert) {
-		Op *b = ir_op_new(s->f, OP_SYNC_THREADS, 0, NULL, 0, NULL, 0);
+		Op *b = ir_op_new(s->f, s->in_task ? OP_SYNC_WARPS : OP_SYNC_THREADS,
+				  0, NULL, 0, NULL, 0);
 
 		b->loc = op->loc;
 		ir_insert_before(op, b);
@@ -419,6 +426,36 @@ walk_if(Sy *s, Op *op)
 	s->dirty = true;
 }
 
+/* Tasks start after a CTA barrier if anything before them is pending,
+ * each with nothing pending (their barriers are their own), and what any
+ * of them leaves pending is pending after them. */
+static void
+walk_tasks(Sy *s, Op *op)
+{
+	AccVec joined = { 0 }, ajoined = { 0 };
+	bool was = s->in_task;
+	Op *t;
+
+	if (s->pend.n || s->async.n)
+		sync_before(s, op);
+	for (t = op->regions[0]->first; t; t = t->next) {
+		if (t->kind != OP_TASK)
+			continue;
+		s->pend.n = s->async.n = 0;
+		s->dirty = false;
+		s->in_task = true;
+		walk_block(s, t->regions[0]);
+		for (uint32_t k = 0; k < s->pend.n; k++)
+			vec_push(s->a, &joined, s->pend.v[k]);
+		for (uint32_t k = 0; k < s->async.n; k++)
+			vec_push(s->a, &ajoined, s->async.v[k]);
+	}
+	s->in_task = was;
+	s->pend = joined;
+	s->async = ajoined;
+	s->dirty = true;
+}
+
 static void
 walk_block(Sy *s, Block *b)
 {
@@ -432,6 +469,9 @@ walk_block(Sy *s, Block *b)
 			break;
 		case OP_IF:
 			walk_if(s, op);
+			break;
+		case OP_TASKS:
+			walk_tasks(s, op);
 			break;
 		default:
 			step(s, op);

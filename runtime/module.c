@@ -39,7 +39,9 @@ count_warps(Op *op, void *ud)
 		return;
 	for (t = op->regions[0]->first; t; t = t->next)
 		if (t->kind == OP_TASK)
-			sum += (int)attr_int(&t->attrs, "warps", 1);
+			sum = (int)attr_int(&t->attrs, "first_warp", sum) +
+			      (int)attr_int(&t->attrs, "span",
+					    attr_int(&t->attrs, "warps", 1));
 	w->max = MAX(w->max, sum);
 }
 

@@ -1016,6 +1016,8 @@ sim_op_async(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 		return true;
 	case OP_SYNC_THREADS:
 		return sync_all(L, co, NULL, op);
+	case OP_SYNC_WARPS:  /* a task's own barrier, else the CTA's */
+		return co->task ? true : sync_all(L, co, NULL, op);
 	case OP_CLUSTER_SYNC:
 		return sync_all(L, co, cta->cl, op);
 	case OP_TMA_LOAD:

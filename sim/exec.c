@@ -482,10 +482,10 @@ exec_tasks(SimLaunch *L, SimCo *co, SimFrame *f, Op *op)
 		c->replica = attr_int(&t->attrs, "replica", 0);
 		c->fork = co->forks;
 		c->agent = ++k;
-		c->warp0 = w0;
+		c->warp0 = (uint32_t)attr_int(&t->attrs, "first_warp", w0);
 		c->nwarps = (uint32_t)attr_int(&t->attrs, "warps",
 					       attr_int(&L->kern->attrs, "warps", 4));
-		w0 += c->nwarps;
+		w0 = c->warp0 + (uint32_t)attr_int(&t->attrs, "span", c->nwarps);
 		nf.blk = t->regions[0];
 		nf.op = nf.blk->first;
 		sim_push_frame(L, c, nf);

@@ -793,6 +793,10 @@ sim_race_op(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 	case OP_CP_ASYNC_WAIT:
 		own_barrier(co);
 		return;
+	case OP_SYNC_WARPS:
+		if (co->task)
+			own_barrier(co);
+		return;
 	case OP_CONVERT_LAYOUT:
 		if (attr_has(&op->attrs, "scratch"))
 			convert(L, co, act, op);

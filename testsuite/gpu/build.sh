@@ -83,6 +83,14 @@ for c in "128 256 64 3 8" "128 256 64 4 8" "128 128 64 4 4" "128 128 64 5 4" \
 	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 -D WARPS=$5 \
 		"$top/examples/gemm_tma.tlx" -o "$out/cubin/tma-$1x$2x$3-s$4-w$5.cubin"
 done
+# examples/gemm_ws.tlx (warp-specialized: a TMA producer task, two wgmma
+# consumer warpgroups, a pipe) in bench/gemm.py's configurations
+# (BM BN BK STAGES)
+for c in "128 256 64 3" "128 256 32 6" "128 128 64 4" "128 128 64 5"; do
+	set -- $c
+	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 \
+		"$top/examples/gemm_ws.tlx" -o "$out/cubin/ws-$1x$2x$3-s$4.cubin"
+done
 # kernels written from the docs that found codegen bugs (testsuite/gpu/kernels)
 for k in "$top"/testsuite/gpu/kernels/*.tlx; do
 	"$tlxc" $t "$k" -o "$out/cubin/$(basename "$k" .tlx).cubin"

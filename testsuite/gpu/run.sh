@@ -52,6 +52,12 @@ for c in cubin/tma-*.cubin; do
 		t gemm $c gemm_tma $s
 	done
 done
+# the warp-specialized GEMM's configurations, the same shapes
+for c in cubin/ws-*.cubin; do
+	for s in "256 512 256" "200 296 104" "8 8 8" "1000 1000 1000" "2048 512 4096" "136 264 8"; do
+		t gemm $c gemm_ws $s
+	done
+done
 # The generic entries (kernel.c, "Specialized entries") on shapes the
 # fast ones would take, and which entry a launch ran.
 g() {

@@ -40,6 +40,8 @@ for tool in memcheck racecheck synccheck; do
 	s $tool ./examples_test matmul cubin/matmul-BK32-S3-W8.cubin 300 200 100
 	s $tool ./examples_test gemm cubin/tma-128x256x64-s3-w8.cubin gemm_tma 200 296 104
 	s $tool ./examples_test gemm cubin/tma-128x128x32-s4-w4.cubin gemm_tma 136 264 200
+	s $tool ./examples_test gemm cubin/ws-128x256x64-s3.cubin gemm_ws 200 296 264
+	s $tool ./examples_test gemm cubin/ws-128x128x64-s5.cubin gemm_ws 136 264 392
 	export TLXRT_GENERIC=1
 	s $tool ./examples_test matmul cubin/matmul.cubin 256 256 256
 	unset TLXRT_GENERIC

@@ -66,7 +66,8 @@ test_ops(void)
 	CHECK(op_info[OP_DOT_ASYNC].feature == TF_WGMMA);
 	CHECK(op_info[OP_DOT].feature == TF_NONE);
 	CHECK(!(op_info[OP_TMA_LOAD].flags & F_UNLOWERED));
-	CHECK(op_info[OP_TASKS].flags & F_UNLOWERED);
+	CHECK(!(op_info[OP_TASKS].flags & F_UNLOWERED));
+	CHECK(op_info[OP_SCHED_CREATE].flags & F_UNLOWERED);
 	CHECK(!(op_info[OP_DOT].flags & F_UNLOWERED));
 }
 

@@ -1,0 +1,272 @@
+/*
+ * allocate_warps.c: the warps of warp-specialized kernels -- pass
+ * "allocate-warps".
+ *
+ * Gives each task of a `tasks` op the warps it runs on, in order:
+ *   first_warp   its first warp; a task of 4 or more warps, and every
+ *                task of a kernel with register budgets, starts at a
+ *                warpgroup (wgmma and setmaxnreg work on whole
+ *                warpgroups);
+ *   span         the warps it holds: its warps, rounded up to a
+ *                warpgroup in a kernel with register budgets (the
+ *                padding warps set their budget and do nothing else);
+ *   barrier      the named barrier (1 to 15) its warps synchronize on,
+ *                for tasks of more than one warp (0 is the CTA's).
+ * The kernel's `warps` becomes the warps it launches: the end of the
+ * widest `tasks` op, or its own warps if more (`task_warps` keeps what
+ * it was: the default of a task's).
+ *
+ * Tasks capture what they use: a tile computed outside a task by cheap
+ * pure ops (F_REMAT: constants, ranges, index math) is recomputed at the
+ * start of each task that uses it, so that every tile of a task is
+ * laid out over the task's warps; any other tile from outside is an
+ * error.  In a kernel whose warps are not a power of two, no tile may be
+ * computed outside tasks.
+ *
+ * Register budgets (`regs`, given for all tasks or none) are checked to
+ * fit the 65,536 registers of an SM with the padding; the kernel starts
+ * with `maxnreg` registers per thread (what its threads may all hold:
+ * 65,536 / threads, a multiple of 8), and each task moves to its budget.
+ * Requires: tile-level IR.  Produces: task ops with first_warp, span and
+ * barrier; kernel attributes warps, task_warps and maxnreg.  Counters: tasks,
+ * captured.
+ */
+#include "passes/passes.h"
+
+enum { NAMED_BARRIERS = 16 };
+
+typedef struct Aw {
+	PassCtx *pc;
+	Func *f;
+	int64_t total;    /* warps the kernel launches */
+	bool budgets;     /* any task has `regs` */
+	uint64_t captured;
+} Aw;
+
+static bool
+is_tile(Func *f, Value v)
+{
+	return ir_type(f, v)->kind == TY_TILE;
+}
+
+/* Is v (a tile) defined outside the region of task op t? */
+static bool
+outside(Func *f, Value v, Op *t)
+{
+	ValInfo *vi = ir_val(f, v);
+	Block *b = vi->def ? vi->def->parent : vi->blk;
+
+	for (; b; b = b->parent ? b->parent->parent : NULL)
+		if (b->parent == t)
+			return false;
+	return true;
+}
+
+/* Can v be recomputed inside a task: remat ops on remat tiles and
+ * scalars. */
+static bool
+recomputable(Func *f, Value v)
+{
+	Op *d = ir_val(f, v)->def;
+	uint32_t i;
+
+	if (!d || !op_has(d, F_REMAT) || d->nregions)
+		return false;
+	for (i = 0; i < d->nopnds; i++)
+		if (is_tile(f, d->opnds[i]) && !recomputable(f, d->opnds[i]))
+			return false;
+	return true;
+}
+
+typedef struct Cap {
+	Aw *w;
+	Op *task;
+	Value *map;
+	uint32_t mapn;
+	Op *at;  /* captures go before it: the task's first op */
+} Cap;
+
+/* The copy of tile v at the start of the task (made once per task),
+ * after the copies of its operands. */
+static Value
+capture(Cap *c, Value v)
+{
+	Func *f = c->w->f;
+	Op *d = ir_val(f, v)->def, *cl;
+	uint32_t i;
+
+	if (v < c->mapn && c->map[v])
+		return c->map[v];
+	for (i = 0; i < d->nopnds; i++)
+		if (is_tile(f, d->opnds[i]))
+			capture(c, d->opnds[i]);
+	cl = ir_clone_op(f, f, d, &c->map, &c->mapn);
+	ir_insert_before(c->at, cl);
+	c->w->captured++;
+	return cl->res[0];
+}
+
+static void
+capture_uses(Cap *c, Block *b)
+{
+	Func *f = c->w->f;
+	Op *op;
+	uint32_t i;
+
+	for (op = b->first; op; op = op->next) {
+		for (i = 0; i < op->nopnds; i++) {
+			Value v = op->opnds[i];
+
+			if (!is_tile(f, v) || !outside(f, v, c->task))
+				continue;
+			if (!recomputable(f, v)) {
+				ir_error(c->w->pc->diag, f, op, "this task uses a "
+					 "tile computed outside 'tasks'; compute "
+					 "it inside the task");
+				c->w->pc->failed = true;
+				return;
+			}
+			op->opnds[i] = capture(c, v);
+		}
+		for (i = 0; i < op->nregions; i++)
+			capture_uses(c, op->regions[i]);
+	}
+}
+
+static int64_t
+round4(int64_t n)
+{
+	return (n + 3) / 4 * 4;
+}
+
+/* Places the tasks of one `tasks` op. */
+static void
+place(Aw *w, Op *tasks)
+{
+	Func *f = w->f;
+	IrCtx *ctx = f->mod->ctx;
+	int64_t next = 0, regs = 0, bar = 1;
+	Op *t;
+
+	for (t = tasks->regions[0]->first; t; t = t->next)
+		if (t->kind == OP_TASK && attr_int(&t->attrs, "regs", 0))
+			w->budgets = true;
+	for (t = tasks->regions[0]->first; t; t = t->next) {
+		int64_t warps, span, first;
+
+		if (t->kind != OP_TASK)
+			continue;
+		warps = attr_int(&t->attrs, "warps", 1);
+		span = w->budgets || warps >= 4 ? round4(warps) : warps;
+		first = span >= 4 ? round4(next) : next;
+		attr_set_int(ctx, &t->attrs, "first_warp", first);
+		attr_set_int(ctx, &t->attrs, "span", span);
+		if (warps > 1) {
+			if (bar >= NAMED_BARRIERS) {
+				ir_error(w->pc->diag, f, t, "more than %d tasks "
+					 "of several warps: each needs a named "
+					 "barrier of its own", NAMED_BARRIERS - 1);
+				w->pc->failed = true;
+				return;
+			}
+			attr_set_int(ctx, &t->attrs, "barrier", bar++);
+		}
+		regs += attr_int(&t->attrs, "regs", 0) * 32 * span;
+		next = first + span;
+	}
+	if (next > 32) {
+		ir_error(w->pc->diag, f, tasks, "the tasks take %lld warps "
+			 "(warpgroups of tasks with register budgets or of 4 "
+			 "or more warps included); a program has at most 32",
+			 (long long)next);
+		w->pc->failed = true;
+		return;
+	}
+	if (regs > 65536) {
+		ir_error(w->pc->diag, f, tasks, "the register budgets add up to "
+			 "%lld registers (tasks of fewer than 4 warps hold a "
+			 "whole warpgroup), more than the 65536 of an SM",
+			 (long long)regs);
+		w->pc->failed = true;
+		return;
+	}
+	w->total = MAX(w->total, next);
+}
+
+typedef struct TaskList {
+	Arena *a;
+	Vec(Op *) v;
+} TaskList;
+
+static void
+find_tasks(Op *op, void *ud)
+{
+	TaskList *l = ud;
+
+	if (op->kind == OP_TASKS)
+		vec_push(l->a, &l->v, op);
+}
+
+/* A tile op outside tasks in a kernel of w->total warps (not a power
+ * of two) cannot be laid out. */
+static void
+check_outside(Aw *w, Block *b)
+{
+	Op *op;
+	uint32_t i;
+
+	for (op = b->first; op && !w->pc->failed; op = op->next) {
+		if (op->kind == OP_TASKS)
+			continue;
+		for (i = 0; i < op->nres; i++)
+			if (is_tile(w->f, op->res[i]) && !recomputable(w->f, op->res[i])) {
+				ir_error(w->pc->diag, w->f, op, "the tasks of this "
+					 "kernel take %lld warps, not a power of "
+					 "two: compute this tile inside a task",
+					 (long long)w->total);
+				w->pc->failed = true;
+				return;
+			}
+		for (i = 0; i < op->nregions; i++)
+			check_outside(w, op->regions[i]);
+	}
+}
+
+bool
+pass_allocate_warps(PassCtx *pc, Func *f)
+{
+	Aw w = { .pc = pc, .f = f };
+	TaskList l = { pc->scratch, { 0 } };
+	IrCtx *ctx = f->mod->ctx;
+	uint32_t i;
+	Op *t;
+
+	if (f->kind != FN_KERNEL || ir_func_laid_out(f))
+		return false;
+	ir_walk(f, find_tasks, &l);
+	if (!l.v.n || attr_has(&f->attrs, "task_warps"))
+		return false;  /* none, or placed already */
+	w.total = attr_int(&f->attrs, "warps", 4);
+	for (i = 0; i < l.v.n && !pc->failed; i++)
+		place(&w, l.v.v[i]);
+	for (i = 0; i < l.v.n && !pc->failed; i++)
+		for (t = l.v.v[i]->regions[0]->first; t && !pc->failed; t = t->next) {
+			Cap c = { &w, t, NULL, 0, NULL };
+
+			if (t->kind != OP_TASK || !(c.at = t->regions[0]->first))
+				continue;
+			capture_uses(&c, t->regions[0]);
+		}
+	if (pc->failed)
+		return false;
+	if (w.total & (w.total - 1))
+		check_outside(&w, f->body);
+	attr_set_int(ctx, &f->attrs, "task_warps", attr_int(&f->attrs, "warps", 4));
+	attr_set_int(ctx, &f->attrs, "warps", w.total);
+	if (w.budgets)
+		attr_set_int(ctx, &f->attrs, "maxnreg",
+			     MIN(255, 65536 / (32 * w.total)) / 8 * 8);
+	pass_stat(pc, "tasks", l.v.n);
+	pass_stat(pc, "captured", w.captured);
+	return true;
+}
