@@ -97,6 +97,6 @@ tr() {
 	cmp -s /tmp/$k.cuda.y /tmp/$k.sim.y || { echo "FAIL: $k: GPU and simulator differ"; ok=0; }
 	if [ $ok = 1 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 }
-for n in 1000 1024 33; do tr transpose_smem $n; tr transpose_pad $n; done
+for n in 1000 1024 33; do tr transpose_smem $n; tr transpose_pad $n; tr transpose_tasks $n; done
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -45,7 +45,7 @@ for tool in memcheck racecheck synccheck; do
 	export TLXRT_GENERIC=1
 	s $tool ./examples_test matmul cubin/matmul.cubin 256 256 256
 	unset TLXRT_GENERIC
-	for k in transpose_smem transpose_pad; do
+	for k in transpose_smem transpose_pad transpose_tasks; do
 		s $tool ./rtrun -d cuda cubin/$k.cubin transpose buf:f32:10000:rand \
 			buf:f32:10000:poison i32:100
 	done
