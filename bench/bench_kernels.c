@@ -8,6 +8,9 @@
  *   bench_kernels softmax|softmax_loop|layernorm MODULE ROWS COLS [REPS]
  *   bench_kernels matmul MODULE M N K [REPS]
  *   bench_kernels gemm MODULE KERNEL M N K [REPS]   (a, b, c: tma<bf16, 2>)
+ *   bench_kernels gemm_bias MODULE KERNEL M N K [REPS]   (gemm's, + bias: *f32)
+ *   bench_kernels gemm_fp8 MODULE KERNEL M N K [REPS]
+ *                                (a, bt: tma<f8e4m3, 2>, bt = B^T; c: bf16)
  *
  * Bytes count every input read once and every output written once;
  * flops count 2*M*N*K for a GEMM.
@@ -63,6 +66,31 @@ random_buffer(size_t n, int bf16)
 	}
 	check(tlxrt_malloc(dev, n * esz, &p), "malloc");
 	check(tlxrt_memcpy_htod(dev, p, h, n * esz), "upload");
+	free(h);
+	return p;
+}
+
+/* n e4m3 bytes of magnitude 1/4 to 15/4 and random sign (no NaNs). */
+static tlxrt_ptr
+random_fp8(size_t n)
+{
+	unsigned char *h = malloc(n);
+	uint64_t s = 0x9e3779b97f4a7c15ull ^ n;
+	tlxrt_ptr p;
+	size_t i;
+
+	if (!h) {
+		fprintf(stderr, "bench_kernels: out of host memory\n");
+		exit(1);
+	}
+	for (i = 0; i < n; i++) {
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		h[i] = (unsigned char)((s & 0x87) | ((5 + ((s >> 8) & 3)) << 3));
+	}
+	check(tlxrt_malloc(dev, n, &p), "malloc");
+	check(tlxrt_memcpy_htod(dev, p, h, n), "upload");
 	free(h);
 	return p;
 }
@@ -176,25 +204,33 @@ main(int argc, char **argv)
 		bench("matmul", size, k, a, 12, reps,
 		      2.0 * ((double)M * K + (double)K * N + (double)M * N),
 		      2.0 * M * N * K);
-	} else if (!strcmp(what, "gemm") && argc > 6) {
+	} else if ((!strcmp(what, "gemm") || !strcmp(what, "gemm_fp8") ||
+		    !strcmp(what, "gemm_bias")) && argc > 6) {
 		int M = atoi(argv[4]), N = atoi(argv[5]), K = atoi(argv[6]);
-		int64_t sa[2] = { M, K }, sb[2] = { K, N }, sc[2] = { M, N };
+		int f8 = !strcmp(what, "gemm_fp8");  /* a, bt: e4m3, bt N x K */
+		int64_t sa[2] = { M, K }, sb[2] = { K, N }, sbt[2] = { N, K },
+			sc[2] = { M, N };
 
 		reps = argc > 7 ? atoi(argv[7]) : 20;
 		check(tlxrt_kernel_get(m, argv[3], &k), "kernel");
-		a[0] = tlxrt_arg_tensor(random_buffer((size_t)M * K, 1),
-					TLXRT_BF16, 2, sa, NULL);
-		a[1] = tlxrt_arg_tensor(random_buffer((size_t)K * N, 1),
-					TLXRT_BF16, 2, sb, NULL);
+		a[0] = f8 ? tlxrt_arg_tensor(random_fp8((size_t)M * K),
+					     TLXRT_F8E4M3, 2, sa, NULL)
+			  : tlxrt_arg_tensor(random_buffer((size_t)M * K, 1),
+					     TLXRT_BF16, 2, sa, NULL);
+		a[1] = f8 ? tlxrt_arg_tensor(random_fp8((size_t)N * K),
+					     TLXRT_F8E4M3, 2, sbt, NULL)
+			  : tlxrt_arg_tensor(random_buffer((size_t)K * N, 1),
+					     TLXRT_BF16, 2, sb, NULL);
 		a[2] = tlxrt_arg_tensor(random_buffer((size_t)M * N, 1),
 					TLXRT_BF16, 2, sc, NULL);
 		a[3] = tlxrt_arg_i32(M);
 		a[4] = tlxrt_arg_i32(N);
 		a[5] = tlxrt_arg_i32(K);
+		a[6] = tlxrt_arg_ptr(random_buffer((size_t)N, 0));  /* a bias */
 		snprintf(size, sizeof size, "%dx%dx%d", M, N, K);
-		bench(argv[3], size, k, a, 6, reps,
-		      2.0 * ((double)M * K + (double)K * N + (double)M * N),
-		      2.0 * M * N * K);
+		bench(argv[3], size, k, a, strcmp(what, "gemm_bias") ? 6 : 7, reps,
+		      (f8 ? 1.0 : 2.0) * ((double)M * K + (double)K * N) +
+		      2.0 * (double)M * N, 2.0 * M * N * K);
 	} else {
 		fprintf(stderr, "bench_kernels: unknown kernel '%s'\n", what);
 		return 2;

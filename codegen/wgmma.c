@@ -8,7 +8,9 @@
  * layout (ly_wgmma): each warpgroup issues, for each of its 64-row tiles,
  * each chunk of at most 256 of its columns and each k16 step, one
  *   wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 {d..}, da, db, 1, 1, 1, ta, tb;
- * between a wgmma.fence and a commit_group.  The descriptors
+ * between a wgmma.fence and a commit_group; 8-bit operands (e4m3, e5m2)
+ * take k32 steps and must both be K-major (a B stored N x K and read
+ * through a transposed view), so their instruction has no ta, tb.  The descriptors
  * (tensor-core-layouts.md 3.4, 3.5) follow from the views: an operand
  * whose contiguous dim is K is K-major (LBO unused, SBO = 8 W), one whose
  * contiguous dim is M or N is MN-major (ta/tb = 1, LBO = the strip step,
@@ -67,6 +69,24 @@ opnd_problem(CgFn *fn, Op *op, int i)
 	return NULL;
 }
 
+/* K of one instruction: 32 bytes of each row. */
+static int
+kstep(Type *t)
+{
+	return ty_bits(elem_of(t)) == 8 ? 32 : 16;
+}
+
+static const char *
+ptx_type(Type *t)
+{
+	switch (elem_of(t)->kind) {
+	case TY_BF16: return "bf16";
+	case TY_F16: return "f16";
+	case TY_F8E4M3: return "e4m3";
+	default: return "e5m2";
+	}
+}
+
 /* The wgmma shape of op: a, b and acc agree with the layout. */
 static const char *
 shape_problem(CgFn *fn, Op *op)
@@ -75,14 +95,18 @@ shape_problem(CgFn *fn, Op *op)
 	const Layout *L = c->layout;
 	TypeKind e = elem_of(a)->kind;
 
-	if (e != TY_BF16 && e != TY_F16)
-		return "operands other than bf16 or f16";
+	if (e != TY_BF16 && e != TY_F16 && e != TY_F8E4M3 && e != TY_F8E5M2)
+		return "operands other than bf16, f16, f8e4m3 or f8e5m2";
+	if ((ty_bits(elem_of(a)) == 8) !=
+	    (ty_bits(elem_of(ir_type(fn->f, op->opnds[1]))) == 8))
+		return "an 8-bit operand with a 16-bit one";
 	if (ty_elem(c)->kind != TY_F32)
 		return "an accumulator other than f32";
 	if (!L || L->kind != LY_WGMMA || L->wm * L->wn * 4 != fn->nwarps)
 		return "an accumulator its warpgroups do not split";
-	if (a->shape[1] % 16)
-		return "a K that is not a multiple of 16";
+	if (a->shape[1] % kstep(a))
+		return ty_bits(elem_of(a)) == 8 ? "an 8-bit K that is not a multiple of 32"
+						: "a K that is not a multiple of 16";
 	if (L->nreps * 8 > 256 && (L->nreps * 8) % 256)
 		return "columns per warpgroup over 256 and not a multiple of 256";
 	return NULL;
@@ -165,10 +189,11 @@ desc_plus(CgFn *fn, Opnd *o, LLVMValueRef desc, int d, LLVMValueRef x)
 	return LLVMBuildAdd(B, desc, LLVMBuildZExt(B, off, fn->cg->t_i64, ""), "");
 }
 
-/* One wgmma m64 x n x k16 over acc registers r[0 .. n/2) (in place). */
+/* One wgmma m64 x n x k over acc registers r[0 .. n/2) (in place); 8-bit
+ * operands (k32) are K-major and take no transpose operands. */
 static void
-issue(CgFn *fn, const char *ety, int n, bool ta, bool tb, LLVMValueRef da,
-      LLVMValueRef db, LLVMValueRef *r)
+issue(CgFn *fn, const char *ta_ty, const char *tb_ty, int k, int n, bool ta,
+      bool tb, LLVMValueRef da, LLVMValueRef db, LLVMValueRef *r)
 {
 	Cg *cg = fn->cg;
 	int nr = n / 2, i, len = 0, cap = 16 * nr + 256;
@@ -180,12 +205,17 @@ issue(CgFn *fn, const char *ety, int n, bool ta, bool tb, LLVMValueRef da,
 	int clen = 0;
 
 	len += snprintf(text + len, (size_t)(cap - len),
-			"wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", n, ety, ety);
+			"wgmma.mma_async.sync.aligned.m64n%dk%d.f32.%s.%s {", n, k,
+			ta_ty, tb_ty);
 	for (i = 0; i < nr; i++)
 		len += snprintf(text + len, (size_t)(cap - len), "%s$%d",
 				i ? "," : "", i);
-	snprintf(text + len, (size_t)(cap - len), "}, $%d, $%d, 1, 1, 1, %d, %d;",
-		 2 * nr, 2 * nr + 1, ta, tb);
+	if (k == 32)
+		snprintf(text + len, (size_t)(cap - len), "}, $%d, $%d, 1, 1, 1;",
+			 2 * nr, 2 * nr + 1);
+	else
+		snprintf(text + len, (size_t)(cap - len),
+			 "}, $%d, $%d, 1, 1, 1, %d, %d;", 2 * nr, 2 * nr + 1, ta, tb);
 	for (i = 0; i < nr; i++)
 		clen += snprintf(cons + clen, 8, "=f,");
 	for (i = 0; i < nr; i++)
@@ -211,7 +241,8 @@ dot_async(CgFn *fn, Op *op)
 	Type *a = ir_type(fn->f, op->opnds[0]);
 	const Layout *L = ir_type(fn->f, op->res[0])->layout;
 	LLVMValueRef *c, *acc, wg, da0, db0;
-	const char *why, *ety = elem_of(a)->kind == TY_BF16 ? "bf16" : "f16";
+	const char *why;
+	int ks = kstep(a);
 	Opnd oa = { 0 }, ob = { 0 };
 	int64_t K = a->shape[1], Nw, nc, mt, j, s;
 	uint32_t i, n;
@@ -245,13 +276,15 @@ dot_async(CgFn *fn, Op *op)
 	Nw = (int64_t)L->nreps * 8;
 	nc = MIN(Nw, 256);
 	cg_intr(cg, "llvm.nvvm.wgmma.fence.sync.aligned", NULL, 0, NULL, 0);
-	for (s = 0; s < K / 16; s++)
+	for (s = 0; s < K / ks; s++)
 		for (mt = 0; mt < L->mreps; mt++)
 			for (j = 0; j < Nw / nc; j++) {
-				LLVMValueRef da = desc_at(fn, &oa, da0, mt * 64, s * 16);
-				LLVMValueRef db = desc_at(fn, &ob, db0, s * 16, j * nc);
+				LLVMValueRef da = desc_at(fn, &oa, da0, mt * 64, s * ks);
+				LLVMValueRef db = desc_at(fn, &ob, db0, s * ks, j * nc);
 
-				issue(fn, ety, (int)nc, oa.mn, ob.mn, da, db,
+				issue(fn, ptx_type(a),
+				      ptx_type(ir_type(fn->f, op->opnds[1])), ks,
+				      (int)nc, oa.mn, ob.mn, da, db,
 				      acc + mt * (Nw / 2) + j * (nc / 2));
 			}
 	cg_intr(cg, "llvm.nvvm.wgmma.commit_group.sync.aligned", NULL, 0, NULL, 0);

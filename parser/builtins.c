@@ -115,16 +115,21 @@ word_arg(Sema *s, Ast *e, const char *what, const char *const *allowed)
 	return NULL;
 }
 
+/* v, the value of argument e, if it is a scalar or a tile. */
 static SVal
-value_arg(Sema *s, Ast *e, const char *fname, const char *what)
+value_of(Sema *s, SVal v, Ast *e, const char *fname, const char *what)
 {
-	SVal v = sema_expr(s, e);
-
 	if (v.kind == SV_ERROR || v.kind == SV_VALUE)
 		return v;
 	diag_error(s->diag, e->loc, "%s of '%s' must be a scalar or a tile, "
 		   "got %s", what, fname, sv_describe(s, &v));
 	return sv_error();
+}
+
+static SVal
+value_arg(Sema *s, Ast *e, const char *fname, const char *what)
+{
+	return value_of(s, sema_expr(s, e), e, fname, what);
 }
 
 static bool
@@ -978,9 +983,9 @@ bi_dot(Sema *s, Ast *call, const char *name)
 }
 
 static SVal
-tile_arg(Sema *s, Ast *e, const char *fname)
+tile_of(Sema *s, SVal v, Ast *e, const char *fname)
 {
-	SVal x = value_arg(s, e, fname, "the argument");
+	SVal x = value_of(s, v, e, fname, "the argument");
 
 	if (x.kind != SV_ERROR && x.ty->kind != TY_TILE) {
 		diag_error(s->diag, e->loc, "'%s' needs a tile, got %s", fname,
@@ -988,6 +993,12 @@ tile_arg(Sema *s, Ast *e, const char *fname)
 		return sv_error();
 	}
 	return x;
+}
+
+static SVal
+tile_arg(Sema *s, Ast *e, const char *fname)
+{
+	return tile_of(s, sema_expr(s, e), e, fname);
 }
 
 static SVal
@@ -1002,7 +1013,9 @@ bi_trans(Sema *s, Ast *call, const char *name)
 
 	if (!sema_args(s, call, name, 1, 2, NULL, &a) || !need_ir(s, call))
 		return sv_error();
-	x = tile_arg(s, a.pos[0], name);
+	x = sema_expr(s, a.pos[0]);
+	if (x.kind != SV_SMEM && x.kind != SV_ERROR)
+		x = tile_of(s, x, a.pos[0], name);
 	if (x.kind == SV_ERROR)
 		return x;
 	r = x.ty->rank;
@@ -1031,6 +1044,16 @@ bi_trans(Sema *s, Ast *call, const char *name)
 	}
 	for (j = 0; j < r; j++)
 		shape[j] = x.ty->shape[perm[j]];
+	if (x.kind == SV_SMEM) {
+		/* a transposed view of the same bytes */
+		t = ty_smem(s->ir, x.ty->elem, r, shape);
+		op = ig_opn(s, OP_SMEM_TRANS, 1, &x.v, t, call->loc);
+		attr_set_ints(s->ir, &op->attrs, "perm", perm, (uint32_t)r);
+		x.ty = t;
+		x.v = op->res[0];
+		x.loc = call->loc;
+		return x;
+	}
 	t = ty_tile(s->ir, x.ty->elem, r, shape);
 	op = ig_opn(s, OP_TRANS, 1, &x.v, t, call->loc);
 	attr_set_ints(s->ir, &op->attrs, "perm", perm, (uint32_t)r);

@@ -624,11 +624,26 @@ encloses(Block *a, Block *b)
 
 /* Non-remat v in layout l for a use by op: a convert_layout before op,
  * or one made for an earlier use whose block encloses op. */
+/* A shape op whose operand, a laid-out tile, has no more elements than
+ * its result: converting the operand is no more work. */
+static bool
+shape_of_smaller(Asg *s, Op *d)
+{
+	Type *st;
+
+	if (d->kind != OP_BROADCAST && d->kind != OP_EXPAND_DIMS &&
+	    d->kind != OP_RESHAPE)
+		return false;
+	st = ir_type(s->f, d->opnds[0]);
+	return st->kind == TY_TILE && st->layout &&
+	       ty_numel(st) <= ty_numel(ir_type(s->f, d->res[0]));
+}
+
 static Value
 convert(Asg *s, Value v, const Layout *l, Op *op)
 {
 	Type *t;
-	Op *c;
+	Op *c, *d;
 	uint32_t i;
 
 	for (i = s->convs.n; i-- > 0;) {
@@ -638,11 +653,24 @@ convert(Asg *s, Value v, const Layout *l, Op *op)
 			return m->res;
 	}
 	t = ty_with_layout(s->f->mod->ctx, ir_type(s->f, v), l);
-	c = ir_op_new(s->f, OP_CONVERT_LAYOUT, 1, &v, 1, &t, 0);
+	if ((d = ir_val(s->f, v)->def) && shape_of_smaller(s, d)) {
+		/* the shape op again, on its operand converted: a smaller
+		 * conversion (`acc + load(bias + n)[None, :]` converts the
+		 * bias, not its broadcast) */
+		Value src = d->opnds[0];
+		const Layout *ol = ly_shape_operand(s->lt, s->f, d, l);
+
+		if (ir_type(s->f, src)->layout != ol)
+			src = convert(s, src, ol, op);
+		c = ir_op_new(s->f, d->kind, 1, &src, 1, &t, 0);
+		c->attrs = d->attrs;
+	} else {
+		c = ir_op_new(s->f, OP_CONVERT_LAYOUT, 1, &v, 1, &t, 0);
+		pass_stat(s->pc, "converts", 1);
+	}
 	c->loc = op->loc;
 	ir_insert_before(op, c);
 	vec_push(s->a, &s->convs, ((ConvMemo){ v, c->res[0], l, op->parent }));
-	pass_stat(s->pc, "converts", 1);
 	return c->res[0];
 }
 

@@ -11,6 +11,8 @@
  *   examples_test layernorm MODULE ROWS COLS
  *   examples_test matmul MODULE M N K
  *   examples_test gemm MODULE KERNEL M N K     (TMA GEMMs: gemm_ws, ...)
+ *   examples_test gemm_fp8 MODULE KERNEL M N K (C = A @ BT^T, e4m3)
+ *   examples_test gemm_bias MODULE KERNEL M N K (C = GELU(A @ B + bias))
  *
  * MODULE is what tlxc made (a cubin, PTX or IR text) or, in builds with
  * libtlx, a .tlx source that is compiled in-process first (const
@@ -449,8 +451,10 @@ run_matmul(const char *path, int M, int N, int K)
 	return check_gemm("matmul", C, gemm_ref(A, B, M, N, K), M, N, K, ms);
 }
 
+/* With bias (N floats): C = GELU(A @ B + bias), erf form (gemm_epilogue). */
 static int
-run_tma_gemm(const char *path, const char *name, int M, int N, int K)
+run_tma_gemm_bias(const char *path, const char *name, int M, int N, int K,
+		  bool bias)
 {
 	uint16_t *A = random_bf16((size_t)M * K, 1, 0),
 		 *B = random_bf16((size_t)K * N, 1, 0), *C;
@@ -459,8 +463,10 @@ run_tma_gemm(const char *path, const char *name, int M, int N, int K)
 	int64_t sa[2] = { M, K }, sb[2] = { K, N }, sc[2] = { M, N };
 	tlxrt_module *m;
 	tlxrt_kernel *k = kernel(path, name, &m);
-	tlxrt_arg a[6];
-	float ms;
+	tlxrt_arg a[7];
+	float *bv = NULL, ms;
+	double *ref;
+	size_t i;
 
 	upload(da, A, (size_t)M * K * 2);
 	upload(db, B, (size_t)K * N * 2);
@@ -470,9 +476,93 @@ run_tma_gemm(const char *path, const char *name, int M, int N, int K)
 	a[3] = tlxrt_arg_i32(M);
 	a[4] = tlxrt_arg_i32(N);
 	a[5] = tlxrt_arg_i32(K);
+	if (bias) {
+		tlxrt_ptr dbias = dalloc((size_t)N, 4);
+
+		bv = hmalloc((size_t)N * sizeof *bv);
+		for (i = 0; i < (size_t)N; i++)
+			bv[i] = (float)(urand() * 4);
+		upload(dbias, bv, (size_t)N * 4);
+		a[6] = tlxrt_arg_ptr(dbias);
+	}
+	ms = launch(k, a, bias ? 7 : 6);
+	C = download(dc, (size_t)M * N, 2);
+	ref = gemm_ref(A, B, M, N, K);
+	for (i = 0; bias && i < (size_t)M * N; i++) {
+		double x = ref[i] + bv[i % (size_t)N];
+
+		ref[i] = 0.5 * x * (1 + erf(x / sqrt(2.0)));
+	}
+	return check_gemm(name, C, ref, M, N, K, ms);
+}
+
+static int
+run_tma_gemm(const char *path, const char *name, int M, int N, int K)
+{
+	return run_tma_gemm_bias(path, name, M, N, K, false);
+}
+
+/* e4m3 bytes of magnitude 1/4 to 15/4 (exponents 5 to 8) and random sign,
+ * and their values. */
+static uint8_t *
+random_e4m3(size_t n)
+{
+	uint8_t *h = hmalloc(n);
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned r = (unsigned)((urand() + 1) * 32768);
+
+		h[i] = (uint8_t)((r & 0x80) | ((5 + ((r >> 3) & 3)) << 3) | (r & 7));
+	}
+	return h;
+}
+
+static double
+from_e4m3(uint8_t x)
+{
+	int e = (x >> 3) & 15, m = x & 7;
+	double v = e ? ldexp(1 + m / 8.0, e - 7) : ldexp(m / 8.0, -6);
+
+	return x & 0x80 ? -v : v;
+}
+
+/* C = A @ B^T -> bf16 over e4m3 A (M x K) and BT (N x K): gemm_fp8. */
+static int
+run_fp8_gemm(const char *path, const char *name, int M, int N, int K)
+{
+	uint8_t *A = random_e4m3((size_t)M * K), *BT = random_e4m3((size_t)N * K);
+	tlxrt_ptr da = dalloc((size_t)M * K, 1), db = dalloc((size_t)N * K, 1),
+		  dc = dalloc((size_t)M * N, 2);
+	int64_t sa[2] = { M, K }, sb[2] = { N, K }, sc[2] = { M, N };
+	double *ref = hmalloc((size_t)M * N * sizeof *ref);
+	tlxrt_module *m;
+	tlxrt_kernel *k = kernel(path, name, &m);
+	tlxrt_arg a[6];
+	uint16_t *C;
+	float ms;
+	int i, j, q;
+
+	upload(da, A, (size_t)M * K);
+	upload(db, BT, (size_t)N * K);
+	a[0] = tlxrt_arg_tensor(da, TLXRT_F8E4M3, 2, sa, NULL);
+	a[1] = tlxrt_arg_tensor(db, TLXRT_F8E4M3, 2, sb, NULL);
+	a[2] = tlxrt_arg_tensor(dc, TLXRT_BF16, 2, sc, NULL);
+	a[3] = tlxrt_arg_i32(M);
+	a[4] = tlxrt_arg_i32(N);
+	a[5] = tlxrt_arg_i32(K);
 	ms = launch(k, a, 6);
 	C = download(dc, (size_t)M * N, 2);
-	return check_gemm(name, C, gemm_ref(A, B, M, N, K), M, N, K, ms);
+	for (i = 0; i < M; i++)
+		for (j = 0; j < N; j++) {
+			double s = 0;
+
+			for (q = 0; q < K; q++)
+				s += from_e4m3(A[(size_t)i * K + q]) *
+				     from_e4m3(BT[(size_t)j * K + q]);
+			ref[(size_t)i * N + j] = s;
+		}
+	return check_gemm(name, C, ref, M, N, K, ms);
 }
 
 static int
@@ -507,6 +597,12 @@ main(int argc, char **argv)
 				arg(argv, argc, 5));
 	else if (!strcmp(what, "gemm") && argc >= 7)
 		rc = run_tma_gemm(path, argv[3], arg(argv, argc, 4),
+				  arg(argv, argc, 5), arg(argv, argc, 6));
+	else if (!strcmp(what, "gemm_bias") && argc >= 7)
+		rc = run_tma_gemm_bias(path, argv[3], arg(argv, argc, 4),
+				       arg(argv, argc, 5), arg(argv, argc, 6), true);
+	else if (!strcmp(what, "gemm_fp8") && argc >= 7)
+		rc = run_fp8_gemm(path, argv[3], arg(argv, argc, 4),
 				  arg(argv, argc, 5), arg(argv, argc, 6));
 	else {
 		fprintf(stderr, "examples_test: unknown kernel '%s'\n", what);

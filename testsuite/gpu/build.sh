@@ -91,12 +91,26 @@ for c in "128 256 64 3" "128 256 32 6" "128 128 64 4" "128 128 64 5"; do
 	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 \
 		"$top/examples/gemm_ws.tlx" -o "$out/cubin/ws-$1x$2x$3-s$4.cubin"
 done
+# examples/gemm_epilogue.tlx (gemm_ws + bias + GELU) in gemm_ws's
+# configurations, for bench/gemm_epilogue.py's side-by-side comparison
+for c in "128 256 64 3" "128 128 64 4"; do
+	set -- $c
+	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 \
+		"$top/examples/gemm_epilogue.tlx" -o "$out/cubin/ep-$1x$2x$3-s$4.cubin"
+done
+# examples/gemm_fp8.tlx (e4m3, warp-specialized) in bench/gemm_fp8.py's
+# configurations (BM BN BK STAGES)
+for c in "128 256 128 3" "128 128 128 4" "128 256 64 6"; do
+	set -- $c
+	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 \
+		"$top/examples/gemm_fp8.tlx" -o "$out/cubin/fp8-$1x$2x$3-s$4.cubin"
+done
 # kernels written from the docs that found codegen bugs (testsuite/gpu/kernels)
 for k in "$top"/testsuite/gpu/kernels/*.tlx; do
 	"$tlxc" $t "$k" -o "$out/cubin/$(basename "$k" .tlx).cubin"
 done
 cp "$top/testsuite/gpu/run.sh" "$top/testsuite/gpu/sanitize.sh" \
-   "$top/testsuite/gpu/check_transpose.py" "$top/bench/run.py" "$top/bench/ab.py" "$top/bench/gemm.py" "$top/bench/tri_matmul.py" \
+   "$top/testsuite/gpu/check_transpose.py" "$top/bench/run.py" "$top/bench/ab.py" "$top/bench/gemm.py" "$top/bench/gemm_fp8.py" "$top/bench/gemm_epilogue.py" "$top/bench/tri_matmul.py" \
    "$top/bench/compile_time.py" "$out/"
 mkdir -p "$out/examples"
 cp "$top"/examples/*.tlx "$out/examples/"

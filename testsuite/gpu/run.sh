@@ -58,6 +58,18 @@ for c in cubin/ws-*.cubin; do
 		t gemm $c gemm_ws $s
 	done
 done
+# the fused epilogue (bias + GELU)
+for c in cubin/ep-*.cubin; do
+	for s in "256 512 256" "200 296 104" "1000 1000 1000"; do
+		t gemm_bias $c gemm_epilogue $s
+	done
+done
+# the fp8 GEMM's configurations (K a multiple of 16: TMA row strides)
+for c in cubin/fp8-*.cubin; do
+	for s in "256 512 384" "200 296 144" "1000 1000 1008" "2048 512 4096"; do
+		t gemm_fp8 $c gemm_fp8 $s
+	done
+done
 # The generic entries (kernel.c, "Specialized entries") on shapes the
 # fast ones would take, and which entry a launch ran.
 g() {

@@ -1,0 +1,52 @@
+# bench/gemm_epilogue.py: examples/gemm_epilogue.tlx (C = GELU(A @ B +
+# bias), the epilogue fused into the warp-specialized GEMM) against the
+# same GEMM without it (examples/gemm_ws.tlx, the same configurations) and
+# against torch (cuBLAS's matmul, then the bias and GELU), in one run.
+# Runs on the GPU machine from the folder testsuite/gpu/build.sh fills
+# (cubin/ws-*.cubin, cubin/ep-*.cubin).
+#
+#   python3 gemm_epilogue.py [OUT_JSON]
+import glob, json, os, subprocess, sys, time
+
+import torch
+from triton.testing import do_bench
+
+here = os.path.dirname(os.path.abspath(__file__))
+SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 1024, 4096), (2048, 2048, 2048)]
+
+
+def ours(mode, cubin, kernel, M, N, K):
+    p = subprocess.run([os.path.join(here, "bench_kernels"), mode, cubin, kernel,
+                        str(M), str(N), str(K)], capture_output=True, text=True)
+    if p.returncode != 0:
+        print("bench_kernels failed:", cubin, p.stderr.strip()[:300], flush=True)
+        return None
+    return json.loads(p.stdout.strip().splitlines()[-1])["TFLOPs"]
+
+
+res = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+       "date": time.strftime("%Y-%m-%d"), "rows": []}
+for M, N, K in SHAPES:
+    a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
+    bias = torch.randn(N, device="cuda", dtype=torch.float32)
+    fl = 2 * M * N * K / 1e9
+    tor = fl / do_bench(lambda: torch.nn.functional.gelu(a @ b + bias),
+                        warmup=25, rep=200, return_mode="median")
+    del a, b, bias
+    torch.cuda.empty_cache()
+    r = {"shape": f"{M}x{N}x{K}", "torch_gemm_bias_gelu": tor}
+    # the same configurations side by side: ws-X and ep-X
+    for ep in sorted(glob.glob(os.path.join(here, "cubin", "ep-*.cubin"))):
+        cfg = os.path.basename(ep)[3:-6]
+        ws = os.path.join(here, "cubin", "ws-" + cfg + ".cubin")
+        e = ours("gemm_bias", ep, "gemm_epilogue", M, N, K)
+        p = ours("gemm", ws, "gemm_ws", M, N, K) if os.path.exists(ws) else None
+        r[cfg] = {"epilogue": e, "plain": p, "epilogue/plain": e / p if e and p else None}
+    best = max((v["epilogue"] or 0 for k, v in r.items() if isinstance(v, dict)), default=0)
+    r["best_epilogue/torch"] = best / tor if best else None
+    res["rows"].append(r)
+    print(json.dumps(r), flush=True)
+if len(sys.argv) > 1:
+    with open(sys.argv[1], "w") as f:
+        json.dump(res, f, indent=1)
