@@ -33,7 +33,7 @@ def ours(kernel, path, *args):
         print("bench_kernels failed:", kernel, path, p.stderr.strip()[:300], flush=True)
         return None
     r = json.loads(p.stdout.strip().splitlines()[-1])
-    return r["TFLOPs"] if kernel == "matmul" else r["TBps"]
+    return r["TFLOPs"] if kernel in ("matmul", "gemm", "gemm_bias", "gemm_fp8") else r["TBps"]
 
 
 def baselines():
@@ -75,6 +75,16 @@ CASES = [
     ("matmul 4096^3", "matmul", "matmul.cubin", (4096, 4096, 4096), "matmul 4096"),
     ("matmul 8192^3", "matmul", "matmul.cubin", (8192, 8192, 8192), "matmul 8192"),
     ("matmul BK64 8192^3", "matmul", "matmul-BK64-S3-W4.cubin", (8192, 8192, 8192),
+     "matmul 8192"),
+    ("gemm_tma 4096^3", "gemm", "tma-128x256x64-s4-w8.cubin", ("gemm_tma", 4096, 4096, 4096),
+     "matmul 4096"),
+    ("gemm_ws 4096^3", "gemm", "ws-128x256x64-s3.cubin", ("gemm_ws", 4096, 4096, 4096),
+     "matmul 4096"),
+    ("gemm_ws 8192^3", "gemm", "ws-128x256x64-s3.cubin", ("gemm_ws", 8192, 8192, 8192),
+     "matmul 8192"),
+    ("gemm_epilogue 4096^3", "gemm_bias", "ep-128x256x64-s3.cubin",
+     ("gemm_epilogue", 4096, 4096, 4096), "matmul 4096"),
+    ("gemm_fp8 8192^3", "gemm_fp8", "fp8-128x256x128-s3.cubin", ("gemm_fp8", 8192, 8192, 8192),
      "matmul 8192"),
 ]
 

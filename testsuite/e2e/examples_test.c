@@ -406,18 +406,24 @@ gemm_ref(const uint16_t *A, const uint16_t *B, int M, int N, int K)
 	return C;
 }
 
+/* f32 accumulation of K products (atol), then one bf16 rounding. */
 static int
-check_gemm(const char *what, uint16_t *c, double *ref, int M, int N, int K,
-	   float ms)
+check_gemm_tol(const char *what, uint16_t *c, double *ref, int M, int N,
+	       double atol, float ms)
 {
 	Err e = { 0 };
 	size_t i;
 
-	/* f32 accumulation of K products, then one bf16 rounding */
 	for (i = 0; i < (size_t)M * N; i++)
-		compare(&e, i, from_bf16(c[i]), ref[i], 1e-3 * sqrt((double)K),
-			1.0 / 128);
+		compare(&e, i, from_bf16(c[i]), ref[i], atol, 1.0 / 128);
 	return report(what, &e, ms);
+}
+
+static int
+check_gemm(const char *what, uint16_t *c, double *ref, int M, int N, int K,
+	   float ms)
+{
+	return check_gemm_tol(what, c, ref, M, N, 1e-3 * sqrt((double)K), ms);
 }
 
 static int
@@ -562,7 +568,11 @@ run_fp8_gemm(const char *path, const char *name, int M, int N, int K)
 				     from_e4m3(BT[(size_t)j * K + q]);
 			ref[(size_t)i * N + j] = s;
 		}
-	return check_gemm(name, C, ref, M, N, K, ms);
+	/* Hopper's tensor cores add 8-bit products into a sum of about 14
+	 * mantissa bits, not f32 (the simulator's is exact): errors grow
+	 * with K, up to 0.5 at K = 1008 on the H200.  A k32 step lost or
+	 * doubled is off by tens. */
+	return check_gemm_tol(name, C, ref, M, N, K / 512.0 + 0.05, ms);
 }
 
 static int
