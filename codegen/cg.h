@@ -79,6 +79,10 @@ LLVMValueRef cg_const(Cg *cg, Type *t, const Attr *a);
 void cg_error(Cg *cg, SrcLoc loc, const char *fmt, ...) TLX_PRINTF(3, 4);
 void cg_unsupported(Cg *cg, Op *op, const char *what);
 double cg_now_ms(void);  /* a monotonic clock, for TLX_CG_TIME */
+/* Device printf (vprintf) of fmt with its arguments; Balloca places the
+ * argument buffer. */
+LLVMValueRef cg_printf(Cg *cg, LLVMBuilderRef Balloca, const char *fmt,
+		       LLVMValueRef *args, int nargs);
 
 /* ---- cubin.c: PTX -> cubin ---------------------------------------------- */
 
@@ -174,6 +178,8 @@ struct CgFn {
 	LLVMValueRef tid, lane, warp;  /* in a task: relative to its first warp */
 	int task_bar;           /* in a task: its named barrier (0: none, one
 				   warp); -1 outside tasks */
+	const char *task;       /* in a task: its name and replica, for
+				   reports */
 	CgSmem *plan;
 	uint32_t scope_next;
 	Vec(uint32_t) scopes;   /* open region scopes, innermost last */

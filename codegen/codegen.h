@@ -27,6 +27,8 @@ extern const char *const cg_fc_names[5];
  * "Specialized entries"): those with dots (the default), all that have
  * fast paths, or none (one entry whose accesses check for themselves). */
 
+enum { CG_BARRIER_TIMEOUT_MS = 2000 };
+
 typedef struct CgOpts {
 	CgEmit emit;
 	int sm;             /* 80, 90 (sm_90a) or 100 (sm_100a) */
@@ -34,6 +36,8 @@ typedef struct CgOpts {
 	bool lineinfo;      /* -lineinfo: line tables in the PTX and SASS */
 	bool debug;         /* -g: the same line tables (no variables yet) */
 	bool fast_math;     /* approximate math (ex2.approx, div.full...) */
+	bool debug_barriers;  /* mbarrier waits trap with a report after
+				 CG_BARRIER_TIMEOUT_MS instead of hanging */
 	bool use_ptxas;     /* cubin through ptxas even when nvJitLink is there */
 	const char *ptxas;  /* ptxas to run (NULL: configure's, then PATH) */
 	bool verbose;       /* report ptxas' resource usage as notes */

@@ -258,6 +258,37 @@ cg_asm(Cg *cg, LLVMTypeRef rty, const char *text, const char *cons,
 	return call;
 }
 
+LLVMValueRef
+cg_printf(Cg *cg, LLVMBuilderRef Balloca, const char *fmt, LLVMValueRef *args,
+	  int nargs)
+{
+	LLVMTypeRef *ft = arena_alloc(&cg->arena, (size_t)(nargs + 1) * sizeof *ft);
+	LLVMTypeRef st, pt[2] = { cg->t_ptr, cg->t_ptr };
+	LLVMTypeRef vt = LLVMFunctionType(cg->t_i32, pt, 2, 0);
+	LLVMValueRef vp = LLVMGetNamedFunction(cg->M, "vprintf"), f, g, buf;
+	LLVMValueRef call[2];
+	size_t n = strlen(fmt) + 1;
+	int i;
+
+	if (!vp)
+		vp = LLVMAddFunction(cg->M, "vprintf", vt);
+	f = LLVMConstStringInContext2(cg->C, fmt, n - 1, 0);
+	g = LLVMAddGlobalInAddressSpace(cg->M, LLVMTypeOf(f), "tlx.fmt", 1);
+	LLVMSetInitializer(g, f);
+	LLVMSetGlobalConstant(g, 1);
+	LLVMSetLinkage(g, LLVMPrivateLinkage);
+	for (i = 0; i < nargs; i++)
+		ft[i] = LLVMTypeOf(args[i]);
+	st = LLVMStructTypeInContext(cg->C, ft, (unsigned)nargs, 0);
+	buf = LLVMBuildAlloca(Balloca, st, "printf.args");
+	for (i = 0; i < nargs; i++)
+		LLVMBuildStore(cg->B, args[i],
+			       LLVMBuildStructGEP2(cg->B, st, buf, (unsigned)i, ""));
+	call[0] = LLVMBuildAddrSpaceCast(cg->B, g, cg->t_ptr, "");
+	call[1] = buf;
+	return LLVMBuildCall2(cg->B, vt, vp, call, 2, "");
+}
+
 double
 cg_now_ms(void)
 {

@@ -358,6 +358,77 @@ mbar_at(CgFn *fn, Op *op)
 	return true;
 }
 
+/* The name and index of the barrier an mbar value is (for reports). */
+static const char *
+bar_name(CgFn *fn, Value bar, LLVMValueRef *index)
+{
+	Op *d = ir_val(fn->f, bar)->def;
+	const char *name = NULL;
+
+	*index = cg_i32(fn->cg, 0);
+	if (d && d->kind == OP_MBAR_AT) {
+		*index = LLVMBuildIntCast2(fn->cg->B, cg_scalar(fn, d->opnds[1]),
+					   fn->cg->t_i32, 1, "");
+		d = ir_val(fn->f, d->opnds[0])->def;
+	}
+	if (d)
+		name = ir_val(fn->f, d->res[0])->name;
+	return name ? name : "barrier";
+}
+
+/* --debug-barriers: the wait gives up after CG_BARRIER_TIMEOUT_MS (the
+ * global nanosecond timer), prints where it was (from the program's or
+ * the task's first thread) and traps. */
+static void
+timed_wait(CgFn *fn, Op *op, LLVMValueRef addr, LLVMValueRef parity)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	LLVMBasicBlockRef loop = cg_new_block(fn, "wait.try"),
+		late = cg_new_block(fn, "wait.late"),
+		fail = cg_new_block(fn, "wait.timeout"),
+		report = cg_new_block(fn, "wait.report"),
+		stop = cg_new_block(fn, "wait.trap"),
+		done = cg_new_block(fn, "wait.done");
+	LLVMValueRef args[2] = { addr, parity }, t0, ok, pr[10];
+	const char *file = fn->f->mod->source ? fn->f->mod->source : "<input>";
+	char *fmt;
+
+	t0 = cg_intr(cg, "llvm.nvvm.read.ptx.sreg.globaltimer", NULL, 0, NULL, 0);
+	LLVMBuildBr(B, loop);
+	LLVMPositionBuilderAtEnd(B, loop);
+	ok = cg_asm(cg, cg->t_i32, "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity."
+		    "shared::cta.b64 p, [$1], $2;\n\tselp.u32 $0, 1, 0, p;\n}",
+		    "=r,r,r", args, 2, true, false);
+	LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntNE, ok, cg_i32(cg, 0), ""),
+			done, late);
+	LLVMPositionBuilderAtEnd(B, late);
+	LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntUGT, LLVMBuildSub(B,
+		cg_intr(cg, "llvm.nvvm.read.ptx.sreg.globaltimer", NULL, 0, NULL, 0),
+		t0, ""), cg_i64(cg, (int64_t)CG_BARRIER_TIMEOUT_MS * 1000000), ""),
+		fail, loop);
+	LLVMPositionBuilderAtEnd(B, fail);
+	LLVMBuildCondBr(B, cg_thread0(fn), report, stop);
+	LLVMPositionBuilderAtEnd(B, report);
+	fmt = arena_printf(fn->a, "tlx: %s:%d:%d: kernel '%s', program (%%d, %%d, %%d)%s%s: "
+			   "mbar_wait on barrier '%s'[%%d] for the phase of parity "
+			   "%%d has waited %d ms: a deadlock (--debug-barriers)\n",
+			   file, op->loc.line, op->loc.col, fn->f->name,
+			   fn->task ? ", " : "", fn->task ? fn->task : "",
+			   bar_name(fn, op->opnds[0], &pr[3]),
+			   (int)CG_BARRIER_TIMEOUT_MS);
+	pr[0] = cg_intr(cg, "llvm.nvvm.read.ptx.sreg.ctaid.x", NULL, 0, NULL, 0);
+	pr[1] = cg_intr(cg, "llvm.nvvm.read.ptx.sreg.ctaid.y", NULL, 0, NULL, 0);
+	pr[2] = cg_intr(cg, "llvm.nvvm.read.ptx.sreg.ctaid.z", NULL, 0, NULL, 0);
+	pr[4] = parity;
+	cg_printf(cg, fn->Balloca, fmt, pr, 5);
+	LLVMBuildBr(B, stop);
+	LLVMPositionBuilderAtEnd(B, stop);
+	cg_intr(cg, "llvm.trap", NULL, 0, NULL, 0);
+	LLVMBuildUnreachable(B);
+	LLVMPositionBuilderAtEnd(B, done);
+}
+
 static bool
 mbar_wait(CgFn *fn, Op *op)
 {
@@ -373,7 +444,10 @@ mbar_wait(CgFn *fn, Op *op)
 	args[1] = LLVMBuildAnd(cg->B, LLVMBuildIntCast2(cg->B,
 			       cg_scalar(fn, op->opnds[1]), cg->t_i32, 0, ""),
 			       cg_i32(cg, 1), "");
-	cg_asm(cg, cg->t_void, text, "r,r", args, 2, true, false);
+	if (cg->o->debug_barriers && target_has(cg->t, TF_MBAR_TRY_WAIT))
+		timed_wait(fn, op, args[0], args[1]);
+	else
+		cg_asm(cg, cg->t_void, text, "r,r", args, 2, true, false);
 	return true;
 }
 

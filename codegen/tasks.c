@@ -35,6 +35,7 @@ cg_thread0(CgFn *fn)
 typedef struct TaskCtx {
 	LLVMValueRef tid, warp;
 	int nwarps, nthreads, task_bar;
+	const char *task;
 	CoordCache *coords;
 	GuardCache *guards;
 	LLVMBuilderRef Bentry;
@@ -76,7 +77,8 @@ task_body(CgFn *fn, Op *t, int64_t first, int64_t warps)
 {
 	Cg *cg = fn->cg;
 	TaskCtx saved = { fn->tid, fn->warp, fn->nwarps, fn->nthreads,
-			  fn->task_bar, fn->coords, fn->guards, fn->Bentry };
+			  fn->task_bar, fn->task, fn->coords, fn->guards,
+			  fn->Bentry };
 	LLVMBasicBlockRef body = cg_new_block(fn, "task.body");
 	LLVMValueRef br;
 	bool stores = false;
@@ -86,6 +88,10 @@ task_body(CgFn *fn, Op *t, int64_t first, int64_t warps)
 	fn->nwarps = (int)warps;
 	fn->nthreads = (int)warps * 32;
 	fn->task_bar = warps > 1 ? (int)attr_int(&t->attrs, "barrier", 0) : 0;
+	fn->task = arena_printf(fn->a, "task '%s' (replica %lld)",
+				attr_str(&t->attrs, "name") ? attr_str(&t->attrs, "name")
+							    : "task",
+				(long long)attr_int(&t->attrs, "replica", 0));
 	fn->coords = NULL;
 	fn->guards = NULL;
 	br = LLVMBuildBr(cg->B, body);
@@ -104,6 +110,7 @@ task_body(CgFn *fn, Op *t, int64_t first, int64_t warps)
 	fn->nwarps = saved.nwarps;
 	fn->nthreads = saved.nthreads;
 	fn->task_bar = saved.task_bar;
+	fn->task = saved.task;
 	fn->coords = saved.coords;
 	fn->guards = saved.guards;
 	fn->Bentry = saved.Bentry;

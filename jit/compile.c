@@ -18,6 +18,7 @@ codegen(Job *j, Module *m)
 {
 	CgOpts o = { .sm = j->sm, .olevel = j->olevel, .lineinfo = j->lineinfo,
 		     .debug = j->debug, .fast_math = j->fast_math,
+		     .debug_barriers = j->debug_barriers,
 		     .use_ptxas = j->use_ptxas || j->ptxas, .ptxas = j->ptxas,
 		     .ptx_ok = j->ptx_ok, .fast_compile = j->fast_compile };
 	CgResult r;

@@ -31,6 +31,7 @@ typedef struct Job {
 	PipelineOpts popts;
 	bool lineinfo, debug;
 	bool fast_math;            /* approximate math in codegen */
+	bool debug_barriers;       /* waits time out with a report */
 	int specialize;            /* PASS_SPEC_*: fast entries */
 	int fast_compile;          /* CG_FC_*: ptxas -Ofast-compile */
 	const char *ptxas;         /* assemble with this ptxas, not nvJitLink */

@@ -20,8 +20,9 @@
  * pure ops (F_REMAT: constants, ranges, index math) is recomputed at the
  * start of each task that uses it, so that every tile of a task is
  * laid out over the task's warps; any other tile from outside is an
- * error.  In a kernel whose warps are not a power of two, no tile may be
- * computed outside tasks.
+ * error.  Layouts span a power of two of warps: a task of 3 warps
+ * computes no tiles, and in a kernel whose tasks take, say, 12 warps, no
+ * tile is computed outside them.
  *
  * Register budgets (`regs`, given for all tasks or none) are checked to
  * fit the 65,536 registers of an SM with the padding; the kernel starts
@@ -207,10 +208,11 @@ find_tasks(Op *op, void *ud)
 		vec_push(l->a, &l->v, op);
 }
 
-/* A tile op outside tasks in a kernel of w->total warps (not a power
- * of two) cannot be laid out. */
+/* Tiles are laid out over a power of two of warps: in code run by n
+ * warps (n not one; outside tasks: all of the kernel's), a tile other
+ * than cheap ones that tasks recompute cannot be computed. */
 static void
-check_outside(Aw *w, Block *b)
+check_tiles(Aw *w, Block *b, int64_t n, const char *who, const char *fix)
 {
 	Op *op;
 	uint32_t i;
@@ -220,15 +222,13 @@ check_outside(Aw *w, Block *b)
 			continue;
 		for (i = 0; i < op->nres; i++)
 			if (is_tile(w->f, op->res[i]) && !recomputable(w->f, op->res[i])) {
-				ir_error(w->pc->diag, w->f, op, "the tasks of this "
-					 "kernel take %lld warps, not a power of "
-					 "two: compute this tile inside a task",
-					 (long long)w->total);
+				ir_error(w->pc->diag, w->f, op, "%s %lld warps, not "
+					 "a power of two: %s", who, (long long)n, fix);
 				w->pc->failed = true;
 				return;
 			}
 		for (i = 0; i < op->nregions; i++)
-			check_outside(w, op->regions[i]);
+			check_tiles(w, op->regions[i], n, who, fix);
 	}
 }
 
@@ -257,10 +257,19 @@ pass_allocate_warps(PassCtx *pc, Func *f)
 				continue;
 			capture_uses(&c, t->regions[0]);
 		}
+	for (i = 0; i < l.v.n && !pc->failed; i++)
+		for (t = l.v.v[i]->regions[0]->first; t && !pc->failed; t = t->next) {
+			int64_t n = attr_int(&t->attrs, "warps", 1);
+
+			if (t->kind == OP_TASK && (n & (n - 1)))
+				check_tiles(&w, t->regions[0], n, "this task has",
+					    "tiles need 1, 2, 4, 8, 16 or 32 warps");
+		}
 	if (pc->failed)
 		return false;
 	if (w.total & (w.total - 1))
-		check_outside(&w, f->body);
+		check_tiles(&w, f->body, w.total, "the tasks of this kernel take",
+			    "compute this tile inside a task");
 	attr_set_int(ctx, &f->attrs, "task_warps", attr_int(&f->attrs, "warps", 4));
 	attr_set_int(ctx, &f->attrs, "warps", w.total);
 	if (w.budgets)

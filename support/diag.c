@@ -63,6 +63,24 @@ diag_render(const Diag *d, const DiagMsg *m, Buf *out)
 	buf_putc(out, '\n');
 }
 
+/* Was m (an error or a warning) reported already, at the same place? */
+static bool
+repeated(const Diag *d, const DiagMsg *m)
+{
+	uint32_t i;
+
+	for (i = 0; i < d->msgs.n; i++) {
+		const DiagMsg *o = &d->msgs.v[i];
+
+		if (o->kind == m->kind && o->has_loc == m->has_loc &&
+		    o->range.first_line == m->range.first_line &&
+		    o->range.first_column == m->range.first_column &&
+		    strcmp(o->msg, m->msg) == 0)
+			return true;
+	}
+	return false;
+}
+
 void
 diag_report(Diag *d, DiagKind k, SrcRange r, bool has_loc, const char *fmt,
 	    va_list ap)
@@ -85,6 +103,10 @@ diag_report(Diag *d, DiagKind k, SrcRange r, bool has_loc, const char *fmt,
 	m.range = r;
 	m.has_loc = has_loc && r.first_line > 0;
 	m.msg = arena_vprintf(d->arena, fmt, ap);
+	/* one construct checked several times (a task's replicas, a
+	 * device function's instances) reports each problem once */
+	if (k == DIAG_NOTE ? d->dropping : (d->dropping = repeated(d, &m)))
+		return;
 	vec_push(d->arena, &d->msgs, m);
 	if (k == DIAG_ERROR)
 		d->nerrors++;

@@ -191,6 +191,8 @@ typedef struct Diag {
 	int max_errors;     /* stop reporting (and set `stopped`) past this */
 	bool stopped;
 	bool werror;
+	bool dropping;      /* the last error or warning repeated an earlier
+			       one: its notes go too */
 	Vec(DiagMsg) msgs;  /* everything reported, in order */
 } Diag;
 

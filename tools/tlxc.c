@@ -49,6 +49,7 @@ typedef struct Options {
 	bool debug_info;     /* -g (recorded for code generation) */
 	bool lineinfo;       /* -lineinfo (likewise) */
 	bool fast_math;      /* --fast-math (code generation) */
+	bool debug_barriers; /* --debug-barriers */
 	int specialize;      /* --specialize=WHEN: PASS_SPEC_* */
 	const char *ptxas;   /* --ptxas=PATH: assemble with it, not nvJitLink */
 	int assembler;       /* --assembler: ASM_* */
@@ -82,6 +83,9 @@ static const char usage_text[] =
 "  --target=SM           sm_80, sm_90a or sm_100a (default: sm_90a)\n"
 "  -g, -lineinfo         keep source line information in the output\n"
 "  --fast-math           approximate exp, log, sin, cos, tanh, sqrt, division\n"
+"  --debug-barriers      a wait on an mbarrier that lasts 2 s prints the\n"
+"                        barrier, its phase, the task, the program and the\n"
+"                        source line, then traps, instead of hanging\n"
 "  --specialize=WHEN     which kernels get a second entry, NAME$fast, that\n"
 "                        assumes what their fast paths need (aligned\n"
 "                        pointers, sizes and strides that are multiples of\n"
@@ -304,6 +308,7 @@ set_flag(Options *o, const char *arg)
 		{ "-g", &o->debug_info },
 		{ "-lineinfo", &o->lineinfo },
 		{ "--fast-math", &o->fast_math },
+		{ "--debug-barriers", &o->debug_barriers },
 	};
 	size_t i;
 
@@ -524,6 +529,7 @@ run(const Options *o, Job *j, Buf *text)
 	j->lineinfo = o->lineinfo;
 	j->debug = o->debug_info;
 	j->fast_math = o->fast_math;
+	j->debug_barriers = o->debug_barriers;
 	j->specialize = o->specialize;
 	/* ptxas by default: in a process of its own it costs its start-up,
 	 * 10 ms, while nvJitLink initializes the CUDA driver where one is

@@ -105,6 +105,10 @@ for c in "128 256 128 3" "128 128 128 4" "128 256 64 6"; do
 	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 \
 		"$top/examples/gemm_fp8.tlx" -o "$out/cubin/fp8-$1x$2x$3-s$4.cubin"
 done
+# a deliberately wrong pipe protocol, built with --debug-barriers (run.sh
+# expects its report and a trap, not a hang)
+"$tlxc" $t --debug-barriers "$top/testsuite/gpu/deadlock/no_release.tlx" \
+	-o "$out/cubin/no_release.cubin"
 # kernels written from the docs that found codegen bugs (testsuite/gpu/kernels)
 for k in "$top"/testsuite/gpu/kernels/*.tlx; do
 	"$tlxc" $t "$k" -o "$out/cubin/$(basename "$k" .tlx).cubin"

@@ -110,5 +110,15 @@ tr() {
 	if [ $ok = 1 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 }
 for n in 1000 1024 33; do tr transpose_smem $n; tr transpose_pad $n; tr transpose_tasks $n; done
+# --debug-barriers: the wait of a producer whose consumer never releases
+# gives up after 2 s with its report and traps, instead of hanging the GPU
+out=$(timeout 60 ./rtrun -d cuda -g 1 cubin/no_release.cubin no_release \
+	buf:f32:1024:zero i32:5 2>&1)
+if [ $? -ne 124 ] && printf '%s\n' "$out" | grep -q "tlx: .*no_release.tlx:10:25: kernel 'no_release', program (0, 0, 0), task 'produce' (replica 0): mbar_wait on barrier 'p.empty'\[0\] for the phase of parity 0 has waited 2000 ms: a deadlock"; then
+	pass=$((pass + 1))
+else
+	echo "FAIL: --debug-barriers: $out"
+	fail=$((fail + 1))
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
