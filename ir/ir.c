@@ -412,21 +412,61 @@ ir_func_remove(Module *m, Func *f)
 	}
 }
 
-void
-ir_error(Diag *d, Func *f, Op *op, const char *fmt, ...)
+static void
+report_noloc(Diag *d, DiagKind k, const char *fmt, ...) TLX_PRINTF(3, 4);
+
+static void
+report_noloc(Diag *d, DiagKind k, const char *fmt, ...)
 {
-	SrcLoc l = op ? (op->tloc.line > 0 ? op->tloc : op->loc)
-		      : (f->tloc.line > 0 ? f->tloc : f->loc);
 	va_list ap;
 
 	va_start(ap, fmt);
+	diag_report(d, k, (SrcRange){ 0 }, false, fmt, ap);
+	va_end(ap);
+}
+
+static void
+report(Diag *d, DiagKind k, Func *f, Op *op, const char *fmt, va_list ap)
+{
+	SrcLoc l = op ? (op->tloc.line > 0 ? op->tloc : op->loc)
+		      : (f->tloc.line > 0 ? f->tloc : f->loc);
+
 	if (l.line > 0) {
-		diag_report(d, DIAG_ERROR, range_at(l), true, fmt, ap);
+		diag_report(d, k, range_at(l), true, fmt, ap);
 	} else {
 		char *msg = arena_vprintf(d->arena, fmt, ap);
 
-		diag_error_noloc(d, "in '@%s': %s", f->name, msg);
+		report_noloc(d, k, "in '@%s': %s", f->name, msg);
 	}
+}
+
+void
+ir_error(Diag *d, Func *f, Op *op, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	report(d, DIAG_ERROR, f, op, fmt, ap);
+	va_end(ap);
+}
+
+void
+ir_warning(Diag *d, Func *f, Op *op, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	report(d, DIAG_WARNING, f, op, fmt, ap);
+	va_end(ap);
+}
+
+void
+ir_note(Diag *d, Func *f, Op *op, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	report(d, DIAG_NOTE, f, op, fmt, ap);
 	va_end(ap);
 }
 

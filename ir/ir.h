@@ -475,6 +475,10 @@ void ir_func_remove(Module *m, Func *f);
  * source location, else without one, naming the function. */
 void ir_error(Diag *d, Func *f, Op *op, const char *fmt, ...)
 	TLX_PRINTF(4, 5);
+void ir_warning(Diag *d, Func *f, Op *op, const char *fmt, ...)
+	TLX_PRINTF(4, 5);
+void ir_note(Diag *d, Func *f, Op *op, const char *fmt, ...)
+	TLX_PRINTF(4, 5);
 
 /* Walks ops in pre-order (an op before the ops in its regions).
  * The callback may not remove the op it is given. */

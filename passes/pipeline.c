@@ -79,10 +79,10 @@ pass_default_pipeline(int olevel)
 const char *
 pass_lower_pipeline(int olevel)
 {
-	return olevel > 0 ? "allocate-warps,lower-pipes,pipeline-loads,assign-layouts,"
-			    "plan-smem,insert-syncs,specialize-entries"
-			  : "allocate-warps,lower-pipes,assign-layouts,plan-smem,"
-			    "insert-syncs,specialize-entries";
+	return olevel > 0 ? "check-barriers,allocate-warps,lower-pipes,pipeline-loads,"
+			    "assign-layouts,plan-smem,insert-syncs,specialize-entries"
+			  : "check-barriers,allocate-warps,lower-pipes,assign-layouts,"
+			    "plan-smem,insert-syncs,specialize-entries";
 }
 
 static const PassInfo *

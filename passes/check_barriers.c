@@ -1,0 +1,195 @@
+/*
+ * check_barriers.c: static checks of mbarrier protocols -- pass
+ * "check-barriers".
+ *
+ * What the compiler can know of a kernel's own barriers (`barrier
+ * B[n](arrive: A)`; pipes are lowered later with counts that are right by
+ * construction): which agents -- the code outside tasks, each task --
+ * arrive on each barrier array and which wait on it.  Each agent is taken
+ * to arrive once per phase, with its arrive's `count`.
+ *   - a barrier waited on that nothing arrives on (here, or from another
+ *     program of the cluster): the wait never returns -- an error;
+ *   - arrivals per phase that differ from the barrier's count: fewer and
+ *     its phases never complete, more and they complete before every
+ *     agent has arrived -- a warning (an agent may arrive more than once
+ *     per phase on purpose);
+ *   - a task waiting on a barrier that only it arrives on while other
+ *     agents wait on it too (a producer waiting on its own `full`
+ *     barrier instead of `empty`) -- a warning.
+ * Requires: tile-level IR.  Changes nothing.  Counters: barriers.
+ */
+#include "passes/passes.h"
+
+enum { MAX_AGENTS = 64 };
+
+typedef struct Use {
+	Op *alloc;        /* the barrier array */
+	int agent;        /* 0: outside tasks; i: the i-th task */
+	Op *op;
+	bool wait;        /* else an arrive */
+	int64_t count;
+} Use;
+
+typedef struct Cb {
+	PassCtx *pc;
+	Func *f;
+	Vec(Use) uses;
+	Op *task[MAX_AGENTS];
+	int ntasks;
+} Cb;
+
+static Op *
+alloc_of(Func *f, Value bar)
+{
+	Op *d = ir_val(f, bar)->def;
+
+	if (d && d->kind == OP_MBAR_AT)
+		d = ir_val(f, d->opnds[0])->def;
+	return d && d->kind == OP_MBAR_ALLOC ? d : NULL;
+}
+
+static void
+collect(Cb *c, Block *b, int agent)
+{
+	Op *op, *a;
+	uint32_t i;
+
+	for (op = b->first; op; op = op->next) {
+		if ((op->kind == OP_MBAR_WAIT || op->kind == OP_MBAR_ARRIVE) &&
+		    (a = alloc_of(c->f, op->opnds[0]))) {
+			Use u = { a, agent, op, op->kind == OP_MBAR_WAIT,
+				  attr_int(&op->attrs, "count", 1) };
+
+			vec_push(c->pc->scratch, &c->uses, u);
+		}
+		if (op->kind == OP_TASK) {
+			if (c->ntasks + 1 >= MAX_AGENTS)
+				continue;
+			c->task[++c->ntasks] = op;
+			collect(c, op->regions[0], c->ntasks);
+			continue;
+		}
+		for (i = 0; i < op->nregions; i++)
+			collect(c, op->regions[i], agent);
+	}
+}
+
+static const char *
+bar_name(Cb *c, Op *alloc)
+{
+	const char *n = ir_val(c->f, alloc->res[0])->name;
+
+	return n ? n : "barrier";
+}
+
+static const char *
+agent_name(Cb *c, int agent)
+{
+	const char *n;
+
+	if (!agent)
+		return "the code outside tasks";
+	n = attr_str(&c->task[agent]->attrs, "name");
+	return arena_printf(c->pc->scratch, "task '%s'%s", n ? n : "?",
+			    attr_int(&c->task[agent]->attrs, "replica", 0) ||
+			    (c->task[agent]->next &&
+			     c->task[agent]->next->kind == OP_TASK &&
+			     attr_int(&c->task[agent]->next->attrs, "replica", 0))
+			    ? arena_printf(c->pc->scratch, " (replica %lld)",
+					   (long long)attr_int(&c->task[agent]->attrs,
+							       "replica", 0))
+			    : "");
+}
+
+static void
+check(Cb *c, Op *alloc)
+{
+	int64_t want = attr_int(&alloc->attrs, "arrive", 1), per[MAX_AGENTS] = { 0 };
+	bool waits[MAX_AGENTS] = { false };
+	int64_t total = 0;
+	int arrivers = 0, waiters = 0, only = -1, a;
+	Op *first_wait = NULL, *first_arrive = NULL;
+	uint32_t i;
+
+	for (i = 0; i < c->uses.n; i++) {
+		Use *u = &c->uses.v[i];
+
+		if (u->alloc != alloc)
+			continue;
+		if (u->wait) {
+			waiters += !waits[u->agent];
+			waits[u->agent] = true;
+			if (!first_wait)
+				first_wait = u->op;
+		} else if (!per[u->agent]) {
+			per[u->agent] = u->count;  /* once per phase */
+			if (!first_arrive)
+				first_arrive = u->op;
+		}
+	}
+	for (a = 0; a <= c->ntasks; a++)
+		if (per[a]) {
+			total += per[a];
+			arrivers++;
+			only = a;
+		}
+	if (!first_wait)
+		return;
+	if (!arrivers) {
+		ir_error(c->pc->diag, c->f, first_wait, "nothing arrives on "
+			 "barrier '%s': this wait never returns; arrive on it "
+			 "(arrive(%s[i])) where its phase is done",
+			 bar_name(c, alloc), bar_name(c, alloc));
+		c->pc->failed = true;
+		return;
+	}
+	if (total != want) {
+		ir_warning(c->pc->diag, c->f, first_arrive,
+			     "barrier '%s' completes a phase at %lld arrivals, but "
+			     "%d agent%s arrive%s on it, %lld in all (each once "
+			     "per phase): %s", bar_name(c, alloc), (long long)want,
+			     arrivers, arrivers == 1 ? "" : "s",
+			     arrivers == 1 ? "s" : "", (long long)total,
+			     total < want ? "its phases never complete"
+					  : "a phase completes before every agent "
+					    "has arrived");
+		ir_note(c->pc->diag, c->f, alloc, "'%s' is declared "
+			  "here with arrive: %lld", bar_name(c, alloc),
+			  (long long)want);
+	}
+	if (arrivers == 1 && only > 0 && waits[only] && waiters > 1) {
+		for (i = 0; i < c->uses.n; i++)
+			if (c->uses.v[i].alloc == alloc && c->uses.v[i].wait &&
+			    c->uses.v[i].agent == only)
+				break;
+		ir_warning(c->pc->diag, c->f, c->uses.v[i].op,
+			     "%s waits on barrier '%s', on which only it "
+			     "arrives, as other tasks do: a producer waits on "
+			     "the barrier it fills (the one its consumers "
+			     "release?)", agent_name(c, only), bar_name(c, alloc));
+	}
+}
+
+static void
+each_alloc(Op *op, void *ud)
+{
+	Cb *c = ud;
+
+	if (op->kind == OP_MBAR_ALLOC) {
+		check(c, op);
+		pass_stat(c->pc, "barriers", 1);
+	}
+}
+
+bool
+pass_check_barriers(PassCtx *pc, Func *f)
+{
+	Cb c = { .pc = pc, .f = f };
+
+	if (f->kind != FN_KERNEL || ir_func_laid_out(f))
+		return false;
+	collect(&c, f->body, 0);
+	if (c.uses.n)
+		ir_walk(f, each_alloc, &c);
+	return false;
+}
