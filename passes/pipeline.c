@@ -79,10 +79,11 @@ pass_default_pipeline(int olevel)
 const char *
 pass_lower_pipeline(int olevel)
 {
-	return olevel > 0 ? "check-barriers,allocate-warps,lower-pipes,pipeline-loads,"
-			    "assign-layouts,plan-smem,insert-syncs,specialize-entries"
-			  : "check-barriers,allocate-warps,lower-pipes,assign-layouts,"
-			    "plan-smem,insert-syncs,specialize-entries";
+	return olevel > 0 ? "lower-schedules,check-barriers,allocate-warps,lower-pipes,"
+			    "pipeline-loads,assign-layouts,plan-smem,insert-syncs,"
+			    "specialize-entries"
+			  : "lower-schedules,check-barriers,allocate-warps,lower-pipes,"
+			    "assign-layouts,plan-smem,insert-syncs,specialize-entries";
 }
 
 static const PassInfo *

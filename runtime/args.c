@@ -303,6 +303,24 @@ check_shape(tlxrt_kernel *k, uint32_t grid[3], uint32_t cluster[3],
 	return TLXRT_OK;
 }
 
+/* A kernel over a static schedule strides its programs over the tiles:
+ * no more programs than run at once (each SM holds as many as its shared
+ * memory and 2048 threads allow, at most 32), in one dimension. */
+static void
+persistent_grid(tlxrt_kernel *k, uint32_t grid[3])
+{
+	const tlxrt_device_props *p = &k->mod->dev->props;
+	uint64_t total = (uint64_t)grid[0] * grid[1] * grid[2], per = 32;
+	int threads = 32 * k->total_warps;
+
+	if (k->smem > 0)
+		per = MIN(per, (uint64_t)p->max_smem_per_block / (uint64_t)k->smem);
+	per = MIN(per, (uint64_t)(2048 / MAX(threads, 32)));
+	per = MAX(per, 1);
+	grid[0] = (uint32_t)MIN(total, per * (uint64_t)MAX(p->sm_count, 1));
+	grid[1] = grid[2] = 1;
+}
+
 int
 rt_args_check(tlxrt_kernel *k, const tlxrt_launch_config *cfg,
 	      const tlxrt_arg *args, int nargs, RtArg *out, uint32_t grid[3],
@@ -347,6 +365,8 @@ rt_args_check(tlxrt_kernel *k, const tlxrt_launch_config *cfg,
 		if ((rc = eval_grid(k, out, grid)) != TLXRT_OK)
 			return rc;
 		src = " from the grid function";
+		if (k->persistent)
+			persistent_grid(k, grid);
 	}
 	if (!cluster[0] && !cluster[1] && !cluster[2])
 		for (d = 0; d < 3; d++)

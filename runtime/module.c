@@ -140,6 +140,7 @@ build_kernel(tlxrt_module *m, Func *f, tlxrt_kernel *k)
 	k->smem = plan.total;
 	ir_walk(f, count_warps, &w);
 	k->total_warps = MAX(k->warps, w.max);
+	k->persistent = attr_int(&f->attrs, "persistent", 0) != 0;
 	return TLXRT_OK;
 }
 

@@ -66,6 +66,8 @@ struct tlxrt_kernel {
 	tlxrt_const_info *consts;
 	int nconsts;
 	int warps, total_warps;
+	bool persistent;  /* a static schedule: at most the programs that
+			     run at once (rt_args_check) */
 	int cluster[3];
 	int64_t smem;
 	void *impl;      /* backend: the CUfunction */

@@ -224,6 +224,11 @@ tlxrt_device_set_option(tlxrt_device *dev, int opt, int64_t value)
 			break;
 		o->check_fences = value != 0;
 		return TLXRT_OK;
+	case TLXRT_SIM_SM_COUNT:
+		if (value < 1 || value > 1024)
+			break;
+		dev->props.sm_count = (int)value;
+		return TLXRT_OK;
 	default:
 		return rt_error(dev, TLXRT_INVALID_ARG, "unknown option %d", opt);
 	}

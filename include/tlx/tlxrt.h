@@ -194,6 +194,10 @@ enum {
 	 * memory written by smem_store with no fence_async_shared in
 	 * between.  Default 0.  Env: TLXRT_SIM_CHECK_FENCES. */
 	TLXRT_SIM_CHECK_FENCES = 6,
+	/* The multiprocessors the simulated device reports (props.sm_count:
+	 * how many programs a kernel over a static schedule launches).
+	 * Default 132.  Env: TLXRT_SIM_SM_COUNT. */
+	TLXRT_SIM_SM_COUNT = 7,
 };
 
 /*

@@ -91,6 +91,13 @@ for c in "128 256 64 3" "128 256 32 6" "128 128 64 4" "128 128 64 5"; do
 	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 \
 		"$top/examples/gemm_ws.tlx" -o "$out/cubin/ws-$1x$2x$3-s$4.cubin"
 done
+# examples/gemm_static.tlx (gemm_ws over a persistent grid) in gemm_ws's
+# configurations
+for c in "128 256 64 3" "128 256 64 4" "128 128 64 4"; do
+	set -- $c
+	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 \
+		"$top/examples/gemm_static.tlx" -o "$out/cubin/static-$1x$2x$3-s$4.cubin"
+done
 # examples/gemm_epilogue.tlx (gemm_ws + bias + GELU) in gemm_ws's
 # configurations, for bench/gemm_epilogue.py's side-by-side comparison
 for c in "128 256 64 3" "128 128 64 4"; do

@@ -58,6 +58,12 @@ for c in cubin/ws-*.cubin; do
 		t gemm $c gemm_ws $s
 	done
 done
+# the persistent GEMM (static schedule)
+for c in cubin/static-*.cubin; do
+	for s in "256 512 256" "200 296 104" "1000 1000 1000" "4096 4096 512"; do
+		t gemm $c gemm_static $s
+	done
+done
 # the fused epilogue (bias + GELU)
 for c in cubin/ep-*.cubin; do
 	for s in "256 512 256" "200 296 104" "1000 1000 1000"; do
