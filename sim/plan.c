@@ -20,7 +20,9 @@
  * before the ops of its regions); a buffer lives from its op to its last
  * use through any view (smem_index, smem_slice, smem_trans, mbar_at),
  * stretched over the whole of every loop (for, while) that uses it or
- * contains it; an op's scratch lives at that op only.
+ * contains it; an op's scratch lives at that op only.  What the ops of a
+ * `tasks` use, scratch included, lives through all of it: tasks run at
+ * once.
  */
 #include <string.h>
 
@@ -55,6 +57,7 @@ typedef struct Range {
 	int64_t off, size, align;
 	uint32_t first, last;
 	bool scratch;
+	bool point;  /* scratch live at its op only (not in tasks) */
 } Range;
 
 typedef struct Walk {
@@ -82,7 +85,7 @@ static int32_t
 add_range(Walk *w, Op *op, const char *name, int64_t off, int64_t size,
 	  int64_t align, bool scratch)
 {
-	Range r = { op, name, off, size, align, w->pos, w->pos, scratch };
+	Range r = { op, name, off, size, align, w->pos, w->pos, scratch, scratch };
 
 	vec_push(&w->L->arena, &w->r, r);
 	return (int32_t)w->r.n - 1;
@@ -126,13 +129,26 @@ walk_op(Walk *w, Op *op)
 	start = w->pos;
 	for (i = 0; i < op->nregions; i++)
 		walk_block(w, op->regions[i]);
+	if (op->kind == OP_TASKS) {
+		/* tasks run at once: what any uses lives through all */
+		for (i = 0; i < w->r.n; i++) {
+			Range *e = &w->r.v[i];
+
+			if (e->last >= start && e->last <= w->pos) {
+				e->first = MIN(e->first, start);
+				e->last = w->pos;
+				e->point = false;
+			}
+		}
+		return;
+	}
 	if (op->kind != OP_FOR && op->kind != OP_WHILE)
 		return;
 	/* a loop: buffers used or made in it live through all of it */
 	for (i = 0; i < w->r.n; i++) {
 		Range *e = &w->r.v[i];
 
-		if (!e->scratch && e->last >= start && e->last <= w->pos) {
+		if (!e->point && e->last >= start && e->last <= w->pos) {
 			e->first = MIN(e->first, start);
 			e->last = w->pos;
 		}
@@ -224,19 +240,19 @@ sim_plan_check(SimLaunch *L)
 		Range *b = &w.r.v[j];
 
 		for (i = 0; i < j; i++) {
-			Range *a = &w.r.v[i], *s = a->scratch ? a : b;
-			Range *o = a->scratch ? b : a;
+			Range *a = &w.r.v[i], *s = a->point ? a : b;
+			Range *o = a->point ? b : a;
 
-			if (!overlap(a, b) || (a->scratch && b->scratch))
+			if (!overlap(a, b) || (a->point && b->point))
 				continue;
-			if (s->scratch && (s->first < o->first || s->first > o->last))
+			if (s->point && (s->first < o->first || s->first > o->last))
 				continue;
-			if (!s->scratch && (a->last < b->first || b->last < a->first))
+			if (!s->point && (a->last < b->first || b->last < a->first))
 				continue;
 			describe(L, b, d1, sizeof d1);
 			describe(L, a, d2, sizeof d2);
 			sim_fault(L, b->op, "shared-memory plan: %s overlaps %s "
-				  "while %s", d1, d2, s->scratch
+				  "while %s", d1, d2, s->point
 					  ? "the buffer is live" : "both are live");
 		}
 	}
