@@ -178,6 +178,9 @@ struct CgFn {
 	LLVMValueRef tid, lane, warp;  /* in a task: relative to its first warp */
 	int task_bar;           /* in a task: its named barrier (0: none, one
 				   warp); -1 outside tasks */
+	LLVMValueRef task_bar_id;  /* that barrier's id when it depends on the
+				      instance (a task with replicas) */
+	LLVMValueRef task_ri;   /* that instance's index (task_replica) */
 	const char *task;       /* in a task: its name and replica, for
 				   reports */
 	CgSmem *plan;

@@ -416,6 +416,9 @@ lower_op(CgFn *fn, Op *op)
 		return cg_control_op(fn, op);
 	case OP_TASKS:
 		return cg_tasks_op(fn, op);
+	case OP_TASK_REPLICA:
+		fn->vals[op->res[0]].v = fn->task_ri ? fn->task_ri : cg_i32(fn->cg, 0);
+		return true;
 	case OP_SMEM_ALLOC: case OP_SMEM_INDEX: case OP_SMEM_SLICE:
 	case OP_SMEM_TRANS: case OP_SMEM_LOAD: case OP_SMEM_STORE:
 	case OP_MBAR_ALLOC: case OP_MBAR_AT: case OP_MBAR_WAIT:

@@ -240,7 +240,8 @@ cg_sync_flush(CgFn *fn)
 void
 cg_barrier(CgFn *fn)
 {
-	LLVMValueRef a[2] = { cg_i32(fn->cg, fn->task_bar > 0 ? fn->task_bar : 0),
+	LLVMValueRef a[2] = { fn->task_bar_id ? fn->task_bar_id
+			      : cg_i32(fn->cg, fn->task_bar > 0 ? fn->task_bar : 0),
 			      cg_i32(fn->cg, fn->nthreads) };
 
 	if (fn->task_bar == 0)  /* a task of one warp */

@@ -5,8 +5,10 @@
  * the padding of its warpgroup), its named barrier and the kernel its
  * maxnreg.  A `tasks` op becomes a branch per task on the warp index:
  *
- *   if (warp - first) <u span {
+ *   if (warp - first) <u span * replicas {
  *       setmaxnreg.inc/dec regs        (every warp of the span)
+ *       instance = (warp - first) / span, its first warp, its barrier
+ *                                      (a task of replicas: one body)
  *       if (warp - first) <u warps {   (the padding warps skip the body)
  *           the body, with tid, warp, warps and barriers the task's own
  *           the task's TMA stores drained by its issuing thread
@@ -33,7 +35,7 @@ cg_thread0(CgFn *fn)
 
 /* What lowering a task changes in fn, restored after it. */
 typedef struct TaskCtx {
-	LLVMValueRef tid, warp;
+	LLVMValueRef tid, warp, task_bar_id, task_ri;
 	int nwarps, nthreads, task_bar;
 	const char *task;
 	CoordCache *coords;
@@ -71,23 +73,29 @@ setmaxnreg(CgFn *fn, int64_t regs)
 		NULL, 0, &n, 1);
 }
 
-/* Lowers the body of task t (its warps hold the builder). */
+/* Lowers the body of task t, whose instance `ri` (NULL: the only one)
+ * starts at warp `first` (its warps hold the builder). */
 static void
-task_body(CgFn *fn, Op *t, int64_t first, int64_t warps)
+task_body(CgFn *fn, Op *t, LLVMValueRef first, LLVMValueRef ri, int64_t warps)
 {
 	Cg *cg = fn->cg;
-	TaskCtx saved = { fn->tid, fn->warp, fn->nwarps, fn->nthreads,
-			  fn->task_bar, fn->task, fn->coords, fn->guards,
-			  fn->Bentry };
+	TaskCtx saved = { fn->tid, fn->warp, fn->task_bar_id, fn->task_ri,
+			  fn->nwarps, fn->nthreads, fn->task_bar, fn->task,
+			  fn->coords, fn->guards, fn->Bentry };
 	LLVMBasicBlockRef body = cg_new_block(fn, "task.body");
 	LLVMValueRef br;
 	bool stores = false;
 
-	fn->tid = LLVMBuildSub(cg->B, fn->tid, cg_i32(cg, first * 32), "task.tid");
-	fn->warp = LLVMBuildSub(cg->B, fn->warp, cg_i32(cg, first), "task.warp");
+	fn->tid = LLVMBuildSub(cg->B, fn->tid, LLVMBuildMul(cg->B, first,
+			       cg_i32(cg, 32), ""), "task.tid");
+	fn->warp = LLVMBuildSub(cg->B, fn->warp, first, "task.warp");
 	fn->nwarps = (int)warps;
 	fn->nthreads = (int)warps * 32;
 	fn->task_bar = warps > 1 ? (int)attr_int(&t->attrs, "barrier", 0) : 0;
+	fn->task_ri = ri;
+	fn->task_bar_id = ri && fn->task_bar > 0
+		? LLVMBuildAdd(cg->B, ri, cg_i32(cg, fn->task_bar), "task.bar")
+		: NULL;
 	fn->task = arena_printf(fn->a, "task '%s' (replica %lld)",
 				attr_str(&t->attrs, "name") ? attr_str(&t->attrs, "name")
 							    : "task",
@@ -107,6 +115,8 @@ task_body(CgFn *fn, Op *t, int64_t first, int64_t warps)
 	LLVMDisposeBuilder(fn->Bentry);
 	fn->tid = saved.tid;
 	fn->warp = saved.warp;
+	fn->task_bar_id = saved.task_bar_id;
+	fn->task_ri = saved.task_ri;
 	fn->nwarps = saved.nwarps;
 	fn->nthreads = saved.nthreads;
 	fn->task_bar = saved.task_bar;
@@ -131,8 +141,9 @@ cg_tasks_op(CgFn *fn, Op *op)
 		return false;
 	}
 	for (t = op->regions[0]->first; t && !fn->failed; t = t->next) {
-		int64_t first, span, warps;
+		int64_t first, span, warps, n;
 		LLVMBasicBlockRef in, next, body;
+		LLVMValueRef ri = NULL, base, rel;
 
 		if (t->kind != OP_TASK)
 			continue;
@@ -144,17 +155,28 @@ cg_tasks_op(CgFn *fn, Op *op)
 		first = attr_int(&t->attrs, "first_warp", 0);
 		warps = attr_int(&t->attrs, "warps", 1);
 		span = attr_int(&t->attrs, "span", warps);
+		n = attr_int(&t->attrs, "replicas", 1);
 		in = cg_new_block(fn, "task");
 		next = cg_new_block(fn, "task.next");
-		LLVMBuildCondBr(cg->B, warp_in(fn, first, span), in, next);
+		LLVMBuildCondBr(cg->B, warp_in(fn, first, span * n), in, next);
 		LLVMPositionBuilderAtEnd(cg->B, in);
 		setmaxnreg(fn, attr_int(&t->attrs, "regs", 0));
+		/* the instance: which span of the task's warps this one is */
+		base = cg_i32(cg, first);
+		rel = LLVMBuildSub(cg->B, fn->warp, base, "");
+		if (n > 1) {
+			ri = LLVMBuildUDiv(cg->B, rel, cg_i32(cg, span), "task.ri");
+			base = LLVMBuildAdd(cg->B, base, LLVMBuildMul(cg->B, ri,
+					    cg_i32(cg, span), ""), "");
+			rel = LLVMBuildSub(cg->B, fn->warp, base, "");
+		}
 		if (warps < span) {
 			body = cg_new_block(fn, "task.warps");
-			LLVMBuildCondBr(cg->B, warp_in(fn, first, warps), body, out);
+			LLVMBuildCondBr(cg->B, LLVMBuildICmp(cg->B, LLVMIntULT, rel,
+					cg_i32(cg, warps), ""), body, out);
 			LLVMPositionBuilderAtEnd(cg->B, body);
 		}
-		task_body(fn, t, first, warps);
+		task_body(fn, t, base, ri, warps);
 		if (ret)
 			LLVMBuildRetVoid(cg->B);
 		else

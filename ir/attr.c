@@ -39,6 +39,23 @@ attr_str(AttrList *l, const char *name)
 }
 
 void
+attr_remove(IrCtx *c, AttrList *l, const char *name)
+{
+	Attr *v;
+	uint32_t i, n = 0;
+
+	if (!attr_find(l, name))
+		return;
+	/* a fresh array: copied ops may share the old one */
+	v = arena_alloc(c->arena, l->n * sizeof *v);
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->v[i].name, name) != 0)
+			v[n++] = l->v[i];
+	l->v = v;
+	l->n = l->cap = n;
+}
+
+void
 attr_set(IrCtx *c, AttrList *l, Attr a)
 {
 	Attr *old;

@@ -507,3 +507,60 @@ ir_access_mask(Op *op)
 		return 0;
 	}
 }
+
+/* Replaces uses of task_replica in b (and its regions) by v. */
+static void
+replace_replica(Func *f, Block *b, Value v)
+{
+	Op *op, *next;
+	uint32_t i;
+
+	for (op = b->first; op; op = next) {
+		next = op->next;
+		for (i = 0; i < op->nregions; i++)
+			replace_replica(f, op->regions[i], v);
+		if (op->kind == OP_TASK_REPLICA) {
+			ir_replace_uses(f, op->res[0], v);
+			ir_remove(op);
+		}
+	}
+}
+
+void
+ir_unmerge_task(Func *f, Op *task)
+{
+	IrCtx *c = f->mod->ctx;
+	int64_t n = attr_int(&task->attrs, "replicas", 1), k;
+	int64_t span = attr_int(&task->attrs, "span",
+				attr_int(&task->attrs, "warps", 1));
+	Type *i32 = ty_scalar(c, TY_I32);
+	Op *at = task, *t;
+
+	for (k = n - 1; k >= 0; k--) {
+		Value *map = NULL;
+		uint32_t mapn = 0;
+		Block *b;
+		Op *cst;
+
+		t = k ? ir_clone_op(f, f, task, &map, &mapn) : task;
+		if (k)
+			ir_insert_after(at, t);
+		b = t->regions[0];
+		cst = ir_op_new(f, OP_CONST, 0, NULL, 1, &i32, 0);
+		attr_set_int(c, &cst->attrs, "value", k);
+		cst->loc = t->loc;
+		if (b->first)
+			ir_insert_before(b->first, cst);
+		else
+			ir_append(b, cst);
+		replace_replica(f, b, cst->res[0]);
+		attr_remove(c, &t->attrs, "replicas");
+		attr_set_int(c, &t->attrs, "replica", k);
+		if (attr_has(&t->attrs, "first_warp"))
+			attr_set_int(c, &t->attrs, "first_warp",
+				     attr_int(&task->attrs, "first_warp", 0) + k * span);
+		if (attr_has(&t->attrs, "barrier"))
+			attr_set_int(c, &t->attrs, "barrier",
+				     attr_int(&task->attrs, "barrier", 1) + k);
+	}
+}

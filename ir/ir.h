@@ -411,6 +411,7 @@ bool is_pow2(int64_t v);
 
 Attr *attr_find(AttrList *l, const char *name);
 bool attr_has(AttrList *l, const char *name);
+void attr_remove(IrCtx *c, AttrList *l, const char *name);
 int64_t attr_int(AttrList *l, const char *name, int64_t dflt);
 const char *attr_str(AttrList *l, const char *name);  /* STR or SYM; NULL */
 void attr_set(IrCtx *c, AttrList *l, Attr a);  /* replaces same name */
@@ -465,6 +466,9 @@ void ir_block_erase_arg(Block *b, uint32_t i);
  * cp_async's source) and its mask; 0 for other ops, or without a mask. */
 Value ir_access_ptr(Op *op);
 Value ir_access_mask(Op *op);
+/* A task of `replicas = n` (merge-replicas) as n task ops again, each
+ * with its replica index as a constant, its warps and its barrier. */
+void ir_unmerge_task(Func *f, Op *task);
 /* Is f in the laid-out stage (one of its tiles has a layout)? */
 bool ir_func_laid_out(Func *f);
 /* Unlinks a function from its module (its memory stays in the arena). */

@@ -243,6 +243,7 @@ static const AttrRule attr_rules[] = {
 	{ OP_TASK, "warps", ATTR_INT, false, 1, 32, NULL },
 	{ OP_TASK, "regs", ATTR_INT, false, 0, 512, NULL },
 	{ OP_TASK, "replica", ATTR_INT, false, 0, 1023, NULL },
+	{ OP_TASK, "replicas", ATTR_INT, false, 2, 32, NULL },
 	{ OP_TASK, "first_warp", ATTR_INT, false, 0, 31, NULL },
 	{ OP_TASK, "span", ATTR_INT, false, 1, 32, NULL },
 	{ OP_TASK, "barrier", ATTR_INT, false, 1, 15, NULL },
@@ -992,6 +993,24 @@ check_task(Verifier *v, Op *op)
 	check_plain_region(v, op, op->regions[0]);
 }
 
+/* task_replica: an i32 inside a task with replicas. */
+static void
+check_task_replica(Verifier *v, Op *op)
+{
+	Block *b;
+
+	want_type(v, op, "result", ir_type(v->f, op->res[0]),
+		  ty_scalar(v->f->mod->ctx, TY_I32));
+	for (b = op->parent; b && b->parent; b = b->parent->parent)
+		if (b->parent->kind == OP_TASK) {
+			if (!attr_has(&b->parent->attrs, "replicas"))
+				err(v, op, "'task_replica' in a task without "
+				    "'replicas'");
+			return;
+		}
+	err(v, op, "'task_replica' outside a task");
+}
+
 /* ---- shared memory, barriers, TMA, pipes ---- */
 
 static bool
@@ -1211,6 +1230,7 @@ check_other(Verifier *v, Op *op)
 		break;
 	case OP_TASKS: check_tasks(v, op); break;
 	case OP_TASK: check_task(v, op); break;
+	case OP_TASK_REPLICA: check_task_replica(v, op); break;
 	case OP_SMEM_ALLOC: want_smem(v, op, "result", RT(op, 0)); break;
 	case OP_SMEM_INDEX: case OP_SMEM_SLICE: case OP_SMEM_TRANS:
 		check_smem_view(v, op);

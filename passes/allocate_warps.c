@@ -10,8 +10,11 @@
  *   span         the warps it holds: its warps, rounded up to a
  *                warpgroup in a kernel with register budgets (the
  *                padding warps set their budget and do nothing else);
+ *                a task of `replicas = n` (merge-replicas) holds n
+ *                spans, one per instance;
  *   barrier      the named barrier (1 to 15) its warps synchronize on,
- *                for tasks of more than one warp (0 is the CTA's).
+ *                for tasks of more than one warp (0 is the CTA's); an
+ *                instance k of a merged task has barrier + k.
  * The kernel's `warps` becomes the warps it launches: the end of the
  * widest `tasks` op, or its own warps if more (`task_warps` keeps what
  * it was: the default of a task's).
@@ -146,7 +149,7 @@ place(Aw *w, Op *tasks)
 {
 	Func *f = w->f;
 	IrCtx *ctx = f->mod->ctx;
-	int64_t next = 0, regs = 0, bar = 1;
+	int64_t next = 0, regs = 0, bar = 1, n;
 	Op *t;
 
 	for (t = tasks->regions[0]->first; t; t = t->next)
@@ -158,22 +161,24 @@ place(Aw *w, Op *tasks)
 		if (t->kind != OP_TASK)
 			continue;
 		warps = attr_int(&t->attrs, "warps", 1);
+		n = attr_int(&t->attrs, "replicas", 1);
 		span = w->budgets || warps >= 4 ? round4(warps) : warps;
 		first = span >= 4 ? round4(next) : next;
 		attr_set_int(ctx, &t->attrs, "first_warp", first);
 		attr_set_int(ctx, &t->attrs, "span", span);
 		if (warps > 1) {
-			if (bar >= NAMED_BARRIERS) {
+			if (bar + n > NAMED_BARRIERS) {
 				ir_error(w->pc->diag, f, t, "more than %d tasks "
 					 "of several warps: each needs a named "
 					 "barrier of its own", NAMED_BARRIERS - 1);
 				w->pc->failed = true;
 				return;
 			}
-			attr_set_int(ctx, &t->attrs, "barrier", bar++);
+			attr_set_int(ctx, &t->attrs, "barrier", bar);
+			bar += n;
 		}
-		regs += attr_int(&t->attrs, "regs", 0) * 32 * span;
-		next = first + span;
+		regs += attr_int(&t->attrs, "regs", 0) * 32 * span * n;
+		next = first + span * n;
 	}
 	if (next > 32) {
 		ir_error(w->pc->diag, f, tasks, "the tasks take %lld warps "

@@ -122,7 +122,9 @@ check(Cb *c, Op *alloc)
 			if (!first_wait)
 				first_wait = u->op;
 		} else if (!per[u->agent]) {
-			per[u->agent] = u->count;  /* once per phase */
+			/* once per phase, by every instance of a merged task */
+			per[u->agent] = u->count * (u->agent ? attr_int(
+				&c->task[u->agent]->attrs, "replicas", 1) : 1);
 			if (!first_arrive)
 				first_arrive = u->op;
 		}

@@ -146,7 +146,8 @@ count_task(Op *op, void *ud)
 	if (op->kind != OP_TASK)
 		return;
 	ir_walk_block(op->regions[0], find_op, &x);
-	c->n += x.found;
+	if (x.found)  /* every instance of a merged task releases */
+		c->n += attr_int(&op->attrs, "replicas", 1);
 }
 
 static int64_t

@@ -70,10 +70,10 @@ const char *
 pass_default_pipeline(int olevel)
 {
 	if (olevel <= 0)
-		return "inline";
+		return "inline,merge-replicas";
 	if (olevel == 1)
-		return "inline,canon,dce";
-	return "inline,canon,cse,licm,canon,cse,dce";
+		return "inline,merge-replicas,canon,dce";
+	return "inline,merge-replicas,canon,cse,licm,canon,cse,dce";
 }
 
 const char *

@@ -13,8 +13,10 @@
  * generation and the simulator read these; nothing plans again (code
  * generation reports a plan over the target's shared memory, beside the
  * other limits it checks).
- * Kernels with ops code generation does not lower yet (warp-specialized
- * tasks, whose buffers live concurrently) keep the simulator's own plan.
+ * Kernels with ops code generation does not lower yet (dynamic and clc
+ * schedules, cluster ops) keep the simulator's own plan.  A task whose
+ * replicas share one body is split again first when one of its ops
+ * needs scratch (each instance would need a copy of its own).
  * Requires: laid-out IR.  Changes nothing but attributes.
  * Counters: buffers, scratch, bytes.
  */
@@ -30,6 +32,52 @@ find_unlowered(Op *op, void *ud)
 {
 	if (op_has(op, F_UNLOWERED))
 		*(bool *)ud = true;
+}
+
+typedef struct Split {
+	PassCtx *pc;
+	const Target *t;
+	Func *f;
+	Vec(Op *) tasks;
+	bool scratch;
+} Split;
+
+static void
+find_scratch(Op *op, void *ud)
+{
+	Split *s = ud;
+
+	if (ir_op_scratch(s->t, s->f, op) > 0)
+		s->scratch = true;
+}
+
+static void
+find_merged(Op *op, void *ud)
+{
+	Split *s = ud;
+
+	if (op->kind == OP_TASK && attr_has(&op->attrs, "replicas")) {
+		s->scratch = false;
+		ir_walk_block(op->regions[0], find_scratch, s);
+		if (s->scratch)
+			vec_push(s->pc->scratch, &s->tasks, op);
+	}
+}
+
+/* A task whose replicas share one body (merge-replicas) is split again
+ * when one of its ops needs scratch: the instances run at once and would
+ * need a copy each at an offset known only at run time. */
+static void
+split_merged(PassCtx *pc, const Target *t, Func *f)
+{
+	Split s = { pc, t, f, { 0 }, false };
+	uint32_t i;
+
+	ir_walk(f, find_merged, &s);
+	for (i = 0; i < s.tasks.n; i++) {
+		ir_unmerge_task(f, s.tasks.v[i]);
+		pass_stat(pc, "tasks-split", 1);
+	}
 }
 
 static void
@@ -146,6 +194,7 @@ pass_plan_smem(PassCtx *pc, Func *f)
 	ir_walk(f, find_unlowered, &unlowered);
 	if (unlowered)
 		return false;
+	split_merged(pc, t, f);
 	enc.f = f;
 	enc.async = arena_alloc(pc->scratch, f->vals.n * sizeof *enc.async);
 	memset(enc.async, 0, f->vals.n * sizeof *enc.async);

@@ -41,7 +41,8 @@ count_warps(Op *op, void *ud)
 		if (t->kind == OP_TASK)
 			sum = (int)attr_int(&t->attrs, "first_warp", sum) +
 			      (int)attr_int(&t->attrs, "span",
-					    attr_int(&t->attrs, "warps", 1));
+					    attr_int(&t->attrs, "warps", 1)) *
+			      (int)attr_int(&t->attrs, "replicas", 1);
 	w->max = MAX(w->max, sum);
 }
 
@@ -77,6 +78,35 @@ param_of(tlxrt_module *m, Func *f, uint32_t i, RtParam *p)
 	return TLXRT_OK;
 }
 
+typedef struct Merged {
+	Arena *a;
+	Vec(Op *) v;
+} Merged;
+
+static void
+find_merged(Op *op, void *ud)
+{
+	Merged *m = ud;
+
+	if (op->kind == OP_TASK && attr_has(&op->attrs, "replicas"))
+		vec_push(m->a, &m->v, op);
+}
+
+/* A task whose replicas share one body (merge-replicas) runs as one task
+ * op per instance, each with its index a constant: every instance has
+ * values of its own in the program's activation (the simulator), and
+ * its own warps in the metadata. */
+static void
+unmerge(tlxrt_module *m, Func *f)
+{
+	Merged ts = { &m->arena, { 0 } };
+	uint32_t i;
+
+	ir_walk(f, find_merged, &ts);
+	for (i = 0; i < ts.v.n; i++)
+		ir_unmerge_task(f, ts.v.v[i]);
+}
+
 static int
 build_kernel(tlxrt_module *m, Func *f, tlxrt_kernel *k)
 {
@@ -87,6 +117,7 @@ build_kernel(tlxrt_module *m, Func *f, tlxrt_kernel *k)
 	const char *g;
 	uint32_t i;
 
+	unmerge(m, f);
 	k->mod = m;
 	k->fn = f;
 	k->nparams = (int)f->body->nargs;
