@@ -252,6 +252,31 @@ count_one(Op *op, void *ud)
 		uses[op->opnds[i]]++;
 }
 
+typedef struct FindOps {
+	OpKind k;
+	Arena *a;
+	Vec(Op *) v;
+} FindOps;
+
+static void
+find_one(Op *op, void *ud)
+{
+	FindOps *x = ud;
+
+	if (op->kind == x->k)
+		vec_push(x->a, &x->v, op);
+}
+
+Op **
+ir_find_ops(Func *f, OpKind k, Arena *a, uint32_t *n)
+{
+	FindOps x = { k, a, { 0 } };
+
+	ir_walk(f, find_one, &x);
+	*n = x.v.n;
+	return x.v.v;
+}
+
 uint32_t *
 ir_count_uses(Func *f, Arena *scratch)
 {

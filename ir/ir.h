@@ -489,6 +489,8 @@ void ir_note(Diag *d, Func *f, Op *op, const char *fmt, ...)
 typedef void (*OpVisit)(Op *op, void *ud);
 void ir_walk_block(Block *b, OpVisit fn, void *ud);
 void ir_walk(Func *f, OpVisit fn, void *ud);
+/* The ops of kind k in f, in walk order (*n of them; allocated in a). */
+Op **ir_find_ops(Func *f, OpKind k, Arena *a, uint32_t *n);
 /* Number of uses of every value, indexed by value id (scratch arena). */
 uint32_t *ir_count_uses(Func *f, Arena *scratch);
 /* Deep copy of an op (its regions too) into `dst`, mapping operands

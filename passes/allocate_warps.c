@@ -199,20 +199,6 @@ place(Aw *w, Op *tasks)
 	w->total = MAX(w->total, next);
 }
 
-typedef struct TaskList {
-	Arena *a;
-	Vec(Op *) v;
-} TaskList;
-
-static void
-find_tasks(Op *op, void *ud)
-{
-	TaskList *l = ud;
-
-	if (op->kind == OP_TASKS)
-		vec_push(l->a, &l->v, op);
-}
-
 /* Tiles are laid out over a power of two of warps: in code run by n
  * warps (n not one; outside tasks: all of the kernel's), a tile other
  * than cheap ones that tasks recompute cannot be computed. */
@@ -241,29 +227,30 @@ bool
 pass_allocate_warps(PassCtx *pc, Func *f)
 {
 	Aw w = { .pc = pc, .f = f };
-	TaskList l = { pc->scratch, { 0 } };
+	Op **ts;
+	uint32_t nts;
 	IrCtx *ctx = f->mod->ctx;
 	uint32_t i;
 	Op *t;
 
 	if (f->kind != FN_KERNEL || ir_func_laid_out(f))
 		return false;
-	ir_walk(f, find_tasks, &l);
-	if (!l.v.n || attr_has(&f->attrs, "task_warps"))
+	ts = ir_find_ops(f, OP_TASKS, pc->scratch, &nts);
+	if (!nts || attr_has(&f->attrs, "task_warps"))
 		return false;  /* none, or placed already */
 	w.total = attr_int(&f->attrs, "warps", 4);
-	for (i = 0; i < l.v.n && !pc->failed; i++)
-		place(&w, l.v.v[i]);
-	for (i = 0; i < l.v.n && !pc->failed; i++)
-		for (t = l.v.v[i]->regions[0]->first; t && !pc->failed; t = t->next) {
+	for (i = 0; i < nts && !pc->failed; i++)
+		place(&w, ts[i]);
+	for (i = 0; i < nts && !pc->failed; i++)
+		for (t = ts[i]->regions[0]->first; t && !pc->failed; t = t->next) {
 			Cap c = { &w, t, NULL, 0, NULL };
 
 			if (t->kind != OP_TASK || !(c.at = t->regions[0]->first))
 				continue;
 			capture_uses(&c, t->regions[0]);
 		}
-	for (i = 0; i < l.v.n && !pc->failed; i++)
-		for (t = l.v.v[i]->regions[0]->first; t && !pc->failed; t = t->next) {
+	for (i = 0; i < nts && !pc->failed; i++)
+		for (t = ts[i]->regions[0]->first; t && !pc->failed; t = t->next) {
 			int64_t n = attr_int(&t->attrs, "warps", 1);
 
 			if (t->kind == OP_TASK && (n & (n - 1)))
@@ -280,7 +267,7 @@ pass_allocate_warps(PassCtx *pc, Func *f)
 	if (w.budgets)
 		attr_set_int(ctx, &f->attrs, "maxnreg",
 			     MIN(255, 65536 / (32 * w.total)) / 8 * 8);
-	pass_stat(pc, "tasks", l.v.n);
+	pass_stat(pc, "tasks", nts);
 	pass_stat(pc, "captured", w.captured);
 	return true;
 }

@@ -20,11 +20,13 @@
  *                         copy lands in the async proxy, ordered by the
  *                         wait on its mbarrier, not by a CTA barrier);
  *   tma_store             reads its source (one thread, every warp's
- *                         writes: a barrier before it);
+ *                         writes: a barrier before it) until a
+ *                         tma_store_wait covers it, as dot_async;
  *   dot_async             reads its shared operands until a dot_wait
  *                         covers it (dot_wait {pending = n}: all but the
  *                         n latest), past any barrier in between: the
- *                         reads are asynchronous;
+ *                         reads are asynchronous (a barrier after the
+ *                         wait orders them before other threads' writes);
  *   cp_async_wait         a barrier after the wait; mbar_arrive a barrier
  *                         before its arrival; sync_threads and
  *                         sync_warps one.
@@ -56,7 +58,8 @@ typedef struct Acc {
 	Value idx;            /* the index of the view's first smem_index */
 	Value view;           /* for the same-threads test (0: none) */
 	const Layout *ly;
-	uint32_t seq;         /* a dot_async's read: its issue (async list) */
+	uint32_t seq;         /* an async read: its issue (async list) */
+	bool store;           /* ... of a tma_store (else of a dot_async) */
 	bool carried;         /* from another iteration: its indices differ */
 } Acc;
 
@@ -276,7 +279,7 @@ append(Sy *s, AccVec *v)
 /* dot_wait {pending = n}: the reads of all but the n latest dot_asyncs
  * are done; they are pending like any other access until a barrier. */
 static void
-covered(Sy *s, int64_t n)
+covered(Sy *s, int64_t n, bool store)
 {
 	uint32_t i, k, lo = UINT32_MAX;
 
@@ -285,14 +288,16 @@ covered(Sy *s, int64_t n)
 		uint32_t top = 0;
 
 		for (i = 0; i < s->async.n; i++)
-			if (s->async.v[i].seq < lo && s->async.v[i].seq > top)
+			if (s->async.v[i].store == store &&
+			    s->async.v[i].seq < lo && s->async.v[i].seq > top)
 				top = s->async.v[i].seq;
 		if (!top)
 			break;
 		lo = top;
 	}
 	for (i = k = 0; i < s->async.n; i++) {
-		if (lo != UINT32_MAX && s->async.v[i].seq >= lo)
+		if (s->async.v[i].store != store ||
+		    (lo != UINT32_MAX && s->async.v[i].seq >= lo))
 			s->async.v[k++] = s->async.v[i];
 		else
 			add(s, &s->pend, s->async.v[i]);
@@ -308,8 +313,9 @@ step(Sy *s, Op *op)
 	bool need = false;
 	uint32_t i, k;
 
-	if (op->kind == OP_DOT_WAIT) {
-		covered(s, attr_int(&op->attrs, "pending", 0));
+	if (op->kind == OP_DOT_WAIT || op->kind == OP_TMA_STORE_WAIT) {
+		covered(s, attr_int(&op->attrs, "pending", 0),
+			op->kind == OP_TMA_STORE_WAIT);
 		return;
 	}
 
@@ -326,11 +332,14 @@ step(Sy *s, Op *op)
 	}
 	if (need)
 		sync_before(s, op);
-	if (op->kind == OP_DOT_ASYNC) {
-		/* read until a dot_wait covers it, past barriers */
+	if (op->kind == OP_DOT_ASYNC || op->kind == OP_TMA_STORE) {
+		/* read until a dot_wait (tma_store_wait) covers it, past
+		 * barriers: the barrier that orders the read before a write
+		 * of other threads comes after the wait */
 		s->seq++;
 		for (i = 0; i < pre.n; i++) {
 			pre.v[i].seq = s->seq;
+			pre.v[i].store = op->kind == OP_TMA_STORE;
 			add(s, &s->async, pre.v[i]);
 		}
 		return;

@@ -74,27 +74,6 @@ typedef struct Sched {
 	Value lin, np;
 } Sched;
 
-typedef struct Walk {
-	Ls *l;
-	Vec(Sched) scheds;
-	Vec(Op *) loops;
-} Walk;
-
-static void
-find(Op *op, void *ud)
-{
-	Walk *w = ud;
-
-	if (op->kind == OP_SCHED_CREATE) {
-		const char *k = attr_str(&op->attrs, "kind");
-
-		if (k && !strcmp(k, "static"))
-			vec_push(w->l->pc->scratch, &w->scheds, ((Sched){ op, 0, 0 }));
-	} else if (op->kind == OP_SCHED_FOR) {
-		vec_push(w->l->pc->scratch, &w->loops, op);
-	}
-}
-
 /* sched_for over a static schedule s: a for over the program's tiles. */
 static void
 to_for(Ls *l, Op *sf, Sched *s)
@@ -129,28 +108,35 @@ bool
 pass_lower_schedules(PassCtx *pc, Func *f)
 {
 	Ls l = { .pc = pc, .f = f };
-	Walk w = { .l = &l };
-	uint32_t i, k;
+	Vec(Sched) scheds = { 0 };
+	uint32_t i, k, nc, nl;
+	Op **creates, **loops;
 
 	if (f->kind != FN_KERNEL || ir_func_laid_out(f))
 		return false;
-	ir_walk(f, find, &w);
-	if (!w.scheds.n)
-		return false;
-	l.i32 = ty_scalar(f->mod->ctx, TY_I32);
-	for (i = 0; i < w.scheds.n; i++)
-		linear(&l, w.scheds.v[i].create, &w.scheds.v[i].lin,
-		       &w.scheds.v[i].np);
-	for (k = 0; k < w.loops.n; k++) {
-		Op *def = ir_val(f, w.loops.v[k]->opnds[0])->def;
+	creates = ir_find_ops(f, OP_SCHED_CREATE, pc->scratch, &nc);
+	for (i = 0; i < nc; i++) {
+		const char *kind = attr_str(&creates[i]->attrs, "kind");
 
-		for (i = 0; i < w.scheds.n; i++)
-			if (w.scheds.v[i].create == def)
-				to_for(&l, w.loops.v[k], &w.scheds.v[i]);
+		if (kind && !strcmp(kind, "static"))
+			vec_push(pc->scratch, &scheds, ((Sched){ creates[i], 0, 0 }));
 	}
-	for (i = 0; i < w.scheds.n; i++)
-		ir_remove(w.scheds.v[i].create);
+	if (!scheds.n)
+		return false;
+	loops = ir_find_ops(f, OP_SCHED_FOR, pc->scratch, &nl);
+	l.i32 = ty_scalar(f->mod->ctx, TY_I32);
+	for (i = 0; i < scheds.n; i++)
+		linear(&l, scheds.v[i].create, &scheds.v[i].lin, &scheds.v[i].np);
+	for (k = 0; k < nl; k++) {
+		Op *def = ir_val(f, loops[k]->opnds[0])->def;
+
+		for (i = 0; i < scheds.n; i++)
+			if (scheds.v[i].create == def)
+				to_for(&l, loops[k], &scheds.v[i]);
+	}
+	for (i = 0; i < scheds.n; i++)
+		ir_remove(scheds.v[i].create);
 	attr_set_int(f->mod->ctx, &f->attrs, "persistent", 1);
-	pass_stat(pc, "schedules", w.scheds.n);
+	pass_stat(pc, "schedules", scheds.n);
 	return true;
 }

@@ -39,7 +39,6 @@ typedef struct Mr {
 	Vec(Diff) diffs;
 	int k;            /* the replica being compared */
 	bool changed;
-	Vec(Op *) tasks;
 } Mr;
 
 static bool
@@ -321,29 +320,21 @@ merge_tasks(Mr *m, Op *tasks)
 	}
 }
 
-static void
-find_tasks(Op *op, void *ud)
-{
-	Mr *m = ud;
-
-	if (op->kind == OP_TASKS)
-		vec_push(m->pc->scratch, &m->tasks, op);
-}
-
 bool
 pass_merge_replicas(PassCtx *pc, Func *f)
 {
 	Mr m = { .pc = pc, .f = f };
-	uint32_t i;
+	uint32_t i, n;
+	Op **tasks;
 
 	if (f->kind != FN_KERNEL)
 		return false;
-	ir_walk(f, find_tasks, &m);
-	if (!m.tasks.n)
+	tasks = ir_find_ops(f, OP_TASKS, pc->scratch, &n);
+	if (!n)
 		return false;
 	m.mapn = f->vals.n;
 	m.map = arena_alloc(pc->scratch, m.mapn * sizeof *m.map);
-	for (i = 0; i < m.tasks.n; i++)
-		merge_tasks(&m, m.tasks.v[i]);
+	for (i = 0; i < n; i++)
+		merge_tasks(&m, tasks[i]);
 	return m.changed;
 }

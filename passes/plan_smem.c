@@ -34,34 +34,19 @@ find_unlowered(Op *op, void *ud)
 		*(bool *)ud = true;
 }
 
-typedef struct Split {
-	PassCtx *pc;
+typedef struct Scratch {
 	const Target *t;
 	Func *f;
-	Vec(Op *) tasks;
-	bool scratch;
-} Split;
+	bool any;
+} Scratch;
 
 static void
 find_scratch(Op *op, void *ud)
 {
-	Split *s = ud;
+	Scratch *s = ud;
 
 	if (ir_op_scratch(s->t, s->f, op) > 0)
-		s->scratch = true;
-}
-
-static void
-find_merged(Op *op, void *ud)
-{
-	Split *s = ud;
-
-	if (op->kind == OP_TASK && attr_has(&op->attrs, "replicas")) {
-		s->scratch = false;
-		ir_walk_block(op->regions[0], find_scratch, s);
-		if (s->scratch)
-			vec_push(s->pc->scratch, &s->tasks, op);
-	}
+		s->any = true;
 }
 
 /* A task whose replicas share one body (merge-replicas) is split again
@@ -70,13 +55,19 @@ find_merged(Op *op, void *ud)
 static void
 split_merged(PassCtx *pc, const Target *t, Func *f)
 {
-	Split s = { pc, t, f, { 0 }, false };
-	uint32_t i;
+	uint32_t i, n;
+	Op **ts = ir_find_ops(f, OP_TASK, pc->scratch, &n);
 
-	ir_walk(f, find_merged, &s);
-	for (i = 0; i < s.tasks.n; i++) {
-		ir_unmerge_task(f, s.tasks.v[i]);
-		pass_stat(pc, "tasks-split", 1);
+	for (i = 0; i < n; i++) {
+		Scratch s = { t, f, false };
+
+		if (!attr_has(&ts[i]->attrs, "replicas"))
+			continue;
+		ir_walk_block(ts[i]->regions[0], find_scratch, &s);
+		if (s.any) {
+			ir_unmerge_task(f, ts[i]);
+			pass_stat(pc, "tasks-split", 1);
+		}
 	}
 }
 

@@ -78,20 +78,6 @@ param_of(tlxrt_module *m, Func *f, uint32_t i, RtParam *p)
 	return TLXRT_OK;
 }
 
-typedef struct Merged {
-	Arena *a;
-	Vec(Op *) v;
-} Merged;
-
-static void
-find_merged(Op *op, void *ud)
-{
-	Merged *m = ud;
-
-	if (op->kind == OP_TASK && attr_has(&op->attrs, "replicas"))
-		vec_push(m->a, &m->v, op);
-}
-
 /* A task whose replicas share one body (merge-replicas) runs as one task
  * op per instance, each with its index a constant: every instance has
  * values of its own in the program's activation (the simulator), and
@@ -99,12 +85,12 @@ find_merged(Op *op, void *ud)
 static void
 unmerge(tlxrt_module *m, Func *f)
 {
-	Merged ts = { &m->arena, { 0 } };
-	uint32_t i;
+	uint32_t i, n;
+	Op **ts = ir_find_ops(f, OP_TASK, &m->arena, &n);
 
-	ir_walk(f, find_merged, &ts);
-	for (i = 0; i < ts.v.n; i++)
-		ir_unmerge_task(f, ts.v.v[i]);
+	for (i = 0; i < n; i++)
+		if (attr_has(&ts[i]->attrs, "replicas"))
+			ir_unmerge_task(f, ts[i]);
 }
 
 static int
