@@ -22,8 +22,8 @@
 
 #include "sim.h"
 
-static void
-bar_desc(SimBar *b, Buf *out)
+void
+sim_bar_desc(SimBar *b, Buf *out)
 {
 	if (b->role)
 		buf_printf(out, "the %s barrier of pipe '%s' slot %u", b->role,
@@ -59,7 +59,7 @@ sim_describe_wait(SimCo *co, Buf *b)
 				   co->wait_parity, bar->role);
 		else {
 			buf_printf(b, "%s on ", w);
-			bar_desc(bar, b);
+			sim_bar_desc(bar, b);
 			buf_printf(b, " for the phase of parity %u (",
 				   co->wait_parity);
 		}
@@ -82,7 +82,7 @@ maybe_complete(SimBar *b)
 	if (b->pending == 0 && b->tx == 0) {
 		b->phase++;
 		b->pending = b->expected;
-		if (b->rel)
+		if (b->cta->shadow)
 			sim_race_phase_done(b);
 	}
 }
@@ -94,7 +94,7 @@ arrive(SimLaunch *L, SimBar *b, int64_t count, Op *op)
 		Buf d = { 0 };
 		char desc[200];
 
-		bar_desc(b, &d);
+		sim_bar_desc(b, &d);
 		snprintf(desc, sizeof desc, "%s", d.s ? d.s : "");
 		buf_free(&d);
 		sim_fault(L, op, "%s: %lld arrival%s on %s in phase %u, which "
@@ -464,6 +464,8 @@ tma_load(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 	a->bar_index = bar->index;
 	a->bar = mask == (1u << co->cta->rank) ? bar : NULL;
 	box_copy(L, &b, op, a->data, false);
+	if (L->race && a->bar)
+		sim_race_async(L, co, act, a, bar);
 	for (r = 0; r < co->cta->cl->n; r++)
 		if (mask & (1u << r)) {
 			sim_smem_check_async_write(L, &co->cta->cl->ctas[r], op,
@@ -482,11 +484,13 @@ tma_store(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 		sim_fault(L, op, "malformed IR: tma_store takes a descriptor, "
 			  "coordinates and a view");
 	a = async_new(L, co, op, AS_TMA_STORE, (size_t)(b.n * b.es));
+	a->view = b.view;
+	if (L->race)
+		sim_race_async(L, co, act, a, NULL);
 	sim_smem_read(L, co->cta, op, &b.view, a->data, true, "tma_store");
 	a->group = ++co->st_issued;
 	a->tensor = *b.t;
 	memcpy(a->coord, b.c, sizeof b.c);
-	a->view = b.view;
 	sim_smem_mark(L, co->cta->sh_pr, &b.view, 1);
 }
 
@@ -524,7 +528,7 @@ land_tma_load(SimLaunch *L, SimAsync *a)
 		sim_smem_mark(L, cta->sh_pw, &a->view, -1);
 		sim_smem_write(L, cta, a->op, &a->view, a->data, false,
 			       "tma_load");
-		if (cta->shadow)
+		if (cta->shadow && !(a->peer && cta == a->cta))
 			sim_race_landed(cta, &a->view);
 		bar = a->bar ? a->bar
 			     : sim_bar_in(L, cta, a->bar_op, a->bar_index,
@@ -565,6 +569,9 @@ cp_async(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 	es = v.esize;
 	p = (uint64_t *)(void *)sim_data(&act->vals[op->opnds[1]], pt);
 	a = async_new(L, co, op, AS_CP_ASYNC, (size_t)(n * es));
+	a->view = v;
+	if (L->race)
+		sim_race_async(L, co, act, a, NULL);
 	for (i = 0; i < n; i++)
 		if (!m || (m[i] & 1))
 			memcpy(a->data + i * es,
@@ -573,7 +580,6 @@ cp_async(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 			       (size_t)es);
 	sim_smem_check_async_write(L, co->cta, op, &v, "cp_async");
 	a->group = co->cp_committed + 1;
-	a->view = v;
 	co->cp_open++;
 	sim_smem_mark(L, co->cta->sh_pw, &v, 1);
 }
@@ -605,10 +611,20 @@ dot_async(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 	SimView va = { 0 }, vb = { 0 };
 	Type *ta, *tb, *tc = sim_ty(act, op->opnds[2]);
 	Type *tr = sim_ty(act, op->res[0]);
+	bool sa = sim_ty(act, op->opnds[0])->kind == TY_SMEM;
+	bool sb = sim_ty(act, op->opnds[1])->kind == TY_SMEM;
 	uint8_t *a, *b, *r;
 	SimVal *res;
-	SimAsync *as;
+	SimAsync *as = NULL;
 
+	if (sa || sb) {  /* its reads, recorded before they are checked */
+		as = async_new(L, co, op, AS_DOT, 1);
+		as->view = sim_view_of(act, op->opnds[sa ? 0 : 1]);
+		if (sa && sb)
+			as->view2 = sim_view_of(act, op->opnds[1]);
+		if (L->race)
+			sim_race_async(L, co, act, as, NULL);
+	}
 	a = mma_operand(L, co, act, op, 0, 4, &va, &ta);
 	b = mma_operand(L, co, act, op, 1, 5, &vb, &tb);
 	if (tc != tr || tr->kind != TY_TILE || tr->rank != 2 ||
@@ -625,12 +641,9 @@ dot_async(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 	sim_matmul(L, ta->elem->kind, a, b, r, ta->shape[0], tb->shape[1],
 		   ta->shape[1]);
 	res->group = ++co->dot_issued;
-	if (!va.esize && !vb.esize)
+	if (!as)
 		return;
-	as = async_new(L, co, op, AS_DOT, 1);
 	as->group = res->group;
-	as->view = va.esize ? va : vb;
-	as->view2 = va.esize ? vb : (SimView){ 0 };
 	sim_smem_mark(L, co->cta->sh_pr, &as->view, 1);
 	if (as->view2.esize)
 		sim_smem_mark(L, co->cta->sh_pr, &as->view2, 1);
@@ -666,6 +679,8 @@ dot_wait(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 void
 sim_async_land(SimLaunch *L, SimAsync *a)
 {
+	if (a->peer)
+		sim_race_async_done(L, a);
 	switch (a->kind) {
 	case AS_TMA_LOAD:
 		land_tma_load(L, a);
@@ -677,6 +692,8 @@ sim_async_land(SimLaunch *L, SimAsync *a)
 		sim_smem_mark(L, a->cta->sh_pw, &a->view, -1);
 		sim_smem_write(L, a->cta, a->op, &a->view, a->data, false,
 			       "cp_async");
+		if (a->cta->shadow && !a->peer)
+			sim_race_landed(a->cta, &a->view);
 		break;
 	default:  /* AS_DOT */
 		sim_smem_mark(L, a->cta->sh_pr, &a->view, -1);

@@ -561,6 +561,8 @@ exec(SimLaunch *L, SimCo *co, SimFrame *f, Op *op)
 	SimAct *act = f->act;
 
 	check_ready(L, co, act, op);
+	if (L->race)
+		sim_race_pre(L, co, act, op);
 	switch (op->kind) {
 	case OP_CONST: sim_op_const(L, act, op); break;
 	case OP_RANGE: sim_op_range(L, act, op); break;

@@ -19,6 +19,31 @@
  * the last write; else the access races, and the report names both ops,
  * both warps and the buffer.
  *
+ * Asynchronous operations access shared memory from their issue until
+ * they complete, as peers of the agent that issued them (agents 33..63,
+ * SimCta.peers, given out as a CTA first needs them; Triton ConSan's TMA
+ * and tensor-core threads): one peer per issuing agent for its
+ * dot_asyncs (reads of their shared operands), its TMA stores (reads of
+ * the source) and its cp.asyncs (writes), one per issuing agent and
+ * barrier for its TMA loads (writes).  Each op is the peer's next clock;
+ * its access is checked at issue against what the issuing agent's clock
+ * orders (the reads it retired, the phases it acquired) and recorded as
+ * the peer's.  It completes, and becomes ordered before what follows:
+ *   dot_async, tma_store, cp_async   at the wait that retires its group
+ *     (dot_wait, tma_store_wait, cp_async_wait: groups retire in order),
+ *     in the issuing agent, whose later arrivals release it to others;
+ *   tma_load   with the phase its bytes complete: the phase releases the
+ *     peer's clock up to its oldest load still in flight (one issued too
+ *     early, for a later phase, is not complete), so only a wait that
+ *     acquires that phase (or learns of it) orders the bytes.
+ * A peer's earlier access is never ordered by program order.  So a slot
+ * released (mbar_arrive) before the dot_wait that retires its reads, a
+ * read of a slot whose full barrier was not waited on (or not for the
+ * phase of its bytes), a refill issued before the reads retired, are
+ * races whatever the schedule, reported at the later access.  These
+ * checks run before the simulator's own (memops.c's timing: an async op
+ * still in flight at that moment), which stay as the tile level's.
+ *
  * Which warps access what follows from the layouts (ir.h "layouts"):
  * smem_store writes each element from the warp of its first copy (the
  * copy whose replicated register, lane and warp bits are 0), smem_load
@@ -26,11 +51,15 @@
  * `scratch` writes its copy from the source's first copies, passes a
  * barrier, and reads it into the result's holders; reduce, dot and
  * atomic with `scratch` write all of it from every warp, pass a barrier
- * and read it from every warp; cp_async writes at issue from the first
- * copies of its pointers; a dot reads the views of the smem_loads only
- * dots use whole, from every warp; mbarriers are initialized by the first
- * warp, then a barrier, and each op on them afterwards is an atomic
- * access (a read: it orders nothing, and races only with plain writes).
+ * and read it from every warp; cp_async writes (as its peer) from the
+ * first copies of its pointers; a dot reads the views of the smem_loads
+ * only dots use whole, from every warp; dot_async reads its shared
+ * operands from every warp of its agent, a TMA copy its view from the
+ * agent's first warp (the issuing thread); mbarriers are initialized by
+ * the first warp, then a barrier, and each op on them afterwards is an
+ * atomic access (a read: it orders nothing, and races only with plain
+ * writes).  A TMA load multicast to other CTAs, or one past the last
+ * peer, is not followed: its bytes forget their accesses when it lands.
  *
  * Shadow work is proportional to the bytes an op touches, and tile-level
  * kernels allocate and check nothing.
@@ -222,21 +251,33 @@ held(const SimLy *y, uint32_t f, const SimCo *co)
 
 /* ---- the shadow --------------------------------------------------------- */
 
+/* An access: by `agent`, a task agent or a peer of `base` (the agent
+ * that issued it, whose clock `vc` is what the access is ordered after);
+ * a peer's own clock is `clk`. */
 typedef struct Who {
 	SimCta *cta;
 	Op *op;
-	uint32_t agent, warps, opag;
+	Func *fn;  /* op's */
+	uint32_t agent, base, warps, opag, clk;
 	const uint32_t *vc;
 } Who;
 
 static Who
 who(SimLaunch *L, SimCo *co, Op *op)
 {
-	Who w = { co->cta, op, co->agent, span(co->warp0, co->nwarps), 0,
+	Who w = { co->cta, op, co->fr[co->nfr - 1].act->fn, co->agent,
+		  co->agent, span(co->warp0, co->nwarps), 0, 0,
 		  co->cta->vc[co->agent] };
 
 	w.opag = op_ent(L, op)->index << AG_BITS | co->agent;
 	return w;
+}
+
+/* The clock an access by w is recorded with. */
+static uint32_t
+now(const Who *w)
+{
+	return w->agent < SIM_TASK_AGENTS ? w->vc[w->agent] : w->clk;
 }
 
 static bool
@@ -251,7 +292,58 @@ ordered(const SimAcc *a, const Who *w)
 	uint32_t ag = a->opag & AG_MASK;
 
 	return a->clk < w->vc[ag] ||
-	       (ag == w->agent && one_warp(a->warps | w->warps));
+	       (ag == w->base && one_warp(a->warps | w->warps));
+}
+
+static SimPeer *
+peer(SimCta *cta, uint32_t ag)
+{
+	return &cta->peers[ag - SIM_TASK_AGENTS];
+}
+
+/* The task agent behind an access's agent. */
+static uint32_t
+base_of(SimCta *cta, uint32_t ag)
+{
+	return ag < SIM_TASK_AGENTS ? ag : peer(cta, ag)->issuer;
+}
+
+/* " of task 'x'", " of the main code", or "" when ag is `self`. */
+static const char *
+of_agent(SimCta *cta, uint32_t ag, uint32_t self, char *out, size_t n)
+{
+	out[0] = 0;
+	if (ag != self && cta->agent_task[ag])
+		snprintf(out, n, " of task '%s'", cta->agent_task[ag]);
+	else if (ag != self)
+		snprintf(out, n, " of the main code");
+	return out;
+}
+
+/* What orders a peer's access before later ones. */
+static void
+peer_sync(SimPeer *p, char *out, size_t n)
+{
+	Buf b = { 0 };
+
+	switch (p->kind) {
+	case SIM_PEER_TMA:
+		buf_puts(&b, "wait on ");
+		sim_bar_desc(p->bar, &b);
+		buf_puts(&b, " for its bytes");
+		break;
+	case SIM_PEER_MMA:
+		buf_puts(&b, "dot_wait retiring it");
+		break;
+	case SIM_PEER_STORE:
+		buf_puts(&b, "tma_store_wait retiring it");
+		break;
+	default:
+		buf_puts(&b, "cp_async_wait retiring it");
+		break;
+	}
+	snprintf(out, n, "%s", b.s ? b.s : "");
+	buf_free(&b);
 }
 
 static uint32_t
@@ -260,38 +352,74 @@ low(uint32_t m)
 	return (uint32_t)__builtin_ctz(m);
 }
 
+/* The buffer holding `off` that op reaches through one of its views
+ * (buffers that are not live at once may share bytes), else the first
+ * planned there. */
+static const char *
+buffer_at(SimLaunch *L, Func *f, Op *op, int64_t off)
+{
+	const SimSmemBuf *b;
+	uint32_t i, j;
+
+	for (i = 0; i < op->nopnds; i++) {
+		Op *d = ir_val(f, op->opnds[i])->def;
+
+		while (d && d->nopnds && (d->kind == OP_SMEM_INDEX ||
+					  d->kind == OP_SMEM_SLICE ||
+					  d->kind == OP_SMEM_TRANS))
+			d = ir_val(f, d->opnds[0])->def;
+		for (j = 0; d && d->kind == OP_SMEM_ALLOC && j < L->plan.n; j++) {
+			b = &L->plan.v[j];
+			if (b->op == d && !b->scratch && off >= b->off &&
+			    off < b->off + b->size)
+				return b->name;
+		}
+	}
+	return sim_smem_name(L, off);
+}
+
+/* Reports: an access of a task agent happened before (past tense, "with
+ * no barrier in between"); a peer's is still going on, and names what
+ * would have ordered it. */
 TLX_NORETURN static void
 race(SimLaunch *L, const Who *w, int64_t off, bool write, const SimAcc *prev,
      bool prev_write)
 {
 	uint32_t ag = prev->opag & AG_MASK, x = low(prev->warps), y, m;
+	uint32_t pb = base_of(w->cta, ag);
 	Op *pop = L->race->ops.v[prev->opag >> AG_BITS];
-	const char *task = w->cta->agent_task[ag];
-	char at[200], of[120] = "";
+	char at[200], of[120], sync[200];
 
 	y = low(w->warps);
-	for (m = w->warps; m && ag == w->agent; m &= m - 1)
+	for (m = w->warps; m && ag == w->base; m &= m - 1)
 		if (prev->warps & ~(1u << low(m))) {
 			y = low(m);
 			x = low(prev->warps & ~(1u << y));
 			break;
 		}
-	if (ag != w->agent && task)
-		snprintf(of, sizeof of, " of task '%s'", task);
-	else if (ag != w->agent)
-		snprintf(of, sizeof of, " of the main code");
+	of_agent(w->cta, pb, w->base, of, sizeof of);
+	sim_op_where(L, pop, at, sizeof at);
+	if (ag < SIM_TASK_AGENTS)
+		sim_fault(L, w->op, "%s in warp %u %s shared memory of buffer "
+			  "'%s' (offset %lld) that warp %u%s %s in %s, with no "
+			  "barrier in between: a race", op_name(w->op->kind), y,
+			  write ? "writes" : "reads",
+			  buffer_at(L, w->fn, w->op, off),
+			  (long long)off, x, of, prev_write ? "wrote" : "read",
+			  at);
+	peer_sync(peer(w->cta, ag), sync, sizeof sync);
 	sim_fault(L, w->op, "%s in warp %u %s shared memory of buffer '%s' "
-		  "(offset %lld) that warp %u%s %s in %s, with no barrier in "
-		  "between: a race", op_name(w->op->kind), y,
-		  write ? "writes" : "reads", sim_smem_name(L, off),
-		  (long long)off, x, of, prev_write ? "wrote" : "read",
-		  sim_op_where(L, pop, at, sizeof at));
+		  "(offset %lld) that warp %u%s %s asynchronously in %s, with "
+		  "no %s in between: a race", op_name(w->op->kind), y,
+		  write ? "writes" : "reads", buffer_at(L, w->fn, w->op, off),
+		  (long long)off, x, of, prev_write ? "writes" : "reads", at,
+		  sync);
 }
 
 static void
 note_read(SimShadow *s, const Who *w)
 {
-	SimAcc a = { w->vc[w->agent], w->warps, w->opag };
+	SimAcc a = { now(w), w->warps, w->opag };
 	int i;
 
 	for (i = 0; i < 2; i++) {
@@ -342,7 +470,7 @@ touch(SimLaunch *L, const Who *w, int64_t off, int64_t n, bool write)
 		if (!write) {
 			note_read(s, w);
 		} else {
-			s->w = (SimAcc){ w->vc[w->agent], w->warps, w->opag };
+			s->w = (SimAcc){ now(w), w->warps, w->opag };
 			memset(s->r, 0, sizeof s->r);
 		}
 		after = *s;
@@ -403,7 +531,7 @@ sim_race_fork(SimLaunch *L, SimCo *parent)
 
 		if (c->parent != parent || c->fork != parent->forks)
 			continue;
-		if (c->agent >= SIM_AGENTS || c->warp0 + c->nwarps > 32)
+		if (c->agent >= SIM_TASK_AGENTS || c->warp0 + c->nwarps > 32)
 			sim_fault(L, parent->fr[parent->nfr - 1].op, "the tasks "
 				  "need %u warps; a program has at most 32",
 				  c->warp0 + c->nwarps);
@@ -421,7 +549,7 @@ sim_race_join(SimLaunch *L, SimCo *parent)
 	uint32_t a;
 
 	(void)L;
-	for (a = 1; a < SIM_AGENTS; a++) {
+	for (a = 1; a < SIM_TASK_AGENTS; a++) {
 		cta->vc[a][a]++;
 		join_into(cta->vc[parent->agent], cta->vc[a]);
 	}
@@ -447,11 +575,31 @@ sim_race_release(SimLaunch *L, SimBar *b)
 	join_into(b->rel, co->cta->vc[co->agent]);
 }
 
+/* A phase completes: the waits that pass on it acquire what its arrivals
+ * released, and the TMA loads onto it that have landed -- a peer's clock
+ * up to its oldest load still in flight (a load onto this barrier issued
+ * too early, for a later phase, is not complete). */
 void
 sim_race_phase_done(SimBar *b)
 {
+	SimCta *cta = b->cta;
+	SimAsync *a;
+	uint32_t p, upto;
+
+	if (!b->rel)
+		b->rel = clocks(cta);
+	for (p = 0; p < cta->npeers; p++) {
+		if (cta->peers[p].kind != SIM_PEER_TMA || cta->peers[p].bar != b)
+			continue;
+		upto = cta->peers[p].clk;
+		for (a = cta->L->inflight; a; a = a->next)
+			if (a->cta == cta && a->peer == SIM_TASK_AGENTS + p)
+				upto = MIN(upto, a->clk);
+		b->rel[SIM_TASK_AGENTS + p] = MAX(b->rel[SIM_TASK_AGENTS + p],
+						  upto);
+	}
 	if (!b->acq)
-		b->acq = clocks(b->cta);
+		b->acq = clocks(cta);
 	memcpy(b->acq, b->rel, SIM_AGENTS * sizeof *b->acq);
 }
 
@@ -626,13 +774,13 @@ runs_add(SimLaunch *L, Runs *r, int64_t off, int64_t n, uint32_t warps)
 }
 
 /* Each element of the view (row-major) by the warps its layout gives:
- * writes from first copies, reads into every holder. */
+ * writes from first copies, reads into every holder; as w's agent. */
 static void
-view_access(SimLaunch *L, SimCo *co, Op *op, const SimView *v, Type *t,
-	    bool write)
+view_access_as(SimLaunch *L, SimCo *co, const Who *w, const SimView *v,
+	       Type *t, bool write)
 {
-	SimLy *y = ly_of(L, co, op, t);
-	Runs r = { who(L, co, op), 0, 0, write };
+	SimLy *y = ly_of(L, co, w->op, t);
+	Runs r = { *w, 0, 0, write };
 	size_t n, i;
 	int64_t *o = sim_view_offsets(L, v, &n);
 
@@ -641,6 +789,15 @@ view_access(SimLaunch *L, SimCo *co, Op *op, const SimView *v, Type *t,
 			 write ? 1u << (co->warp0 + y->owner[i])
 			       : held(y, (uint32_t)i, co));
 	runs_flush(L, &r);
+}
+
+static void
+view_access(SimLaunch *L, SimCo *co, Op *op, const SimView *v, Type *t,
+	    bool write)
+{
+	Who w = who(L, co, op);
+
+	view_access_as(L, co, &w, v, t, write);
 }
 
 /* The whole view from every warp of co (a dot's operand). */
@@ -766,30 +923,45 @@ mbar_op(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 	}
 }
 
+/* The tile t that smem_load or smem_store moves through its view, when
+ * they match (else the op reports malformed IR when it runs). */
+static Type *
+moved(SimAct *act, Op *op)
+{
+	Type *vt, *t;
+
+	if (op->nopnds < 1 + (op->kind == OP_SMEM_STORE) ||
+	    (op->kind == OP_SMEM_LOAD && op->nres != 1))
+		return NULL;
+	vt = sim_ty(act, op->opnds[0]);
+	t = sim_ty(act, op->kind == OP_SMEM_LOAD ? op->res[0] : op->opnds[1]);
+	if (vt->kind != TY_SMEM || t->kind != TY_TILE ||
+	    ty_numel(t) != ty_numel(vt) || t->elem != vt->elem)
+		return NULL;
+	return t;
+}
+
 void
-sim_race_op(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
+sim_race_pre(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 {
 	SimView v;
 	Type *t;
 
-	switch (op->kind) {
-	case OP_SMEM_LOAD:
-		v = act->vals[op->opnds[0]].u.view;
-		t = sim_ty(act, op->res[0]);
-		check_vec(L, op, &v, t);
-		if (act->fn != L->kern || !L->race->dot_only[op->res[0]])
-			view_access(L, co, op, &v, t, false);
+	if ((op->kind != OP_SMEM_LOAD && op->kind != OP_SMEM_STORE) ||
+	    !(t = moved(act, op)))
 		return;
-	case OP_SMEM_STORE:
-		v = act->vals[op->opnds[0]].u.view;
-		t = sim_ty(act, op->opnds[1]);
-		check_vec(L, op, &v, t);
+	v = act->vals[op->opnds[0]].u.view;
+	check_vec(L, op, &v, t);
+	if (op->kind == OP_SMEM_STORE)
 		view_access(L, co, op, &v, t, true);
-		return;
-	case OP_CP_ASYNC:
-		view_access(L, co, op, &act->vals[op->opnds[0]].u.view,
-			    sim_ty(act, op->opnds[1]), true);
-		return;
+	else if (act->fn != L->kern || !L->race->dot_only[op->res[0]])
+		view_access(L, co, op, &v, t, false);
+}
+
+void
+sim_race_op(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
+{
+	switch (op->kind) {
 	case OP_CP_ASYNC_WAIT:
 		own_barrier(co);
 		return;
@@ -817,4 +989,89 @@ sim_race_op(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 	default:
 		return;
 	}
+}
+
+/* ---- asynchronous operations ---------------------------------------- */
+
+/* The peer agent of co's agent for ops of `kind` (TMA loads: onto bar),
+ * or 0 when every peer is taken (its ops are then not followed). */
+static uint32_t
+peer_of(SimCta *cta, int kind, uint32_t issuer, SimBar *bar)
+{
+	uint32_t p;
+
+	for (p = 0; p < cta->npeers; p++)
+		if (cta->peers[p].kind == kind &&
+		    cta->peers[p].issuer == issuer && cta->peers[p].bar == bar)
+			return SIM_TASK_AGENTS + p;
+	if (cta->npeers == SIM_AGENTS - SIM_TASK_AGENTS)
+		return 0;
+	cta->peers[p] = (SimPeer){ (uint8_t)kind, (uint8_t)issuer, bar, 0 };
+	cta->npeers++;
+	return SIM_TASK_AGENTS + p;
+}
+
+static void
+view_runs(SimLaunch *L, const Who *w, const SimView *v, bool write)
+{
+	size_t n, i;
+	SimRun *r = sim_view_runs(L, v, &n);
+
+	for (i = 0; i < n; i++)
+		touch(L, w, r[i].off, r[i].len, write);
+}
+
+void
+sim_race_async(SimLaunch *L, SimCo *co, SimAct *act, SimAsync *a,
+	       SimBar *bar)
+{
+	static const int kinds[] = { [AS_TMA_LOAD] = SIM_PEER_TMA,
+				     [AS_TMA_STORE] = SIM_PEER_STORE,
+				     [AS_CP_ASYNC] = SIM_PEER_CP,
+				     [AS_DOT] = SIM_PEER_MMA };
+	SimCta *cta = co->cta;
+	uint32_t p = peer_of(cta, kinds[a->kind], co->agent,
+			     a->kind == AS_TMA_LOAD ? bar : NULL);
+	Who w;
+
+	if (!p)
+		return;
+	w = who(L, co, a->op);
+	w.agent = p;
+	w.clk = a->clk = peer(cta, p)->clk++;
+	w.opag = (w.opag & ~(uint32_t)AG_MASK) | p;
+	a->peer = p;
+	switch (a->kind) {
+	case AS_TMA_LOAD:
+		w.warps = 1u << co->warp0;
+		view_runs(L, &w, &a->view, true);
+		break;
+	case AS_TMA_STORE:
+		w.warps = 1u << co->warp0;
+		view_runs(L, &w, &a->view, false);
+		break;
+	case AS_CP_ASYNC:
+		view_access_as(L, co, &w, &a->view, sim_ty(act, a->op->opnds[1]),
+			       true);
+		break;
+	default:
+		view_runs(L, &w, &a->view, false);
+		if (a->view2.esize)
+			view_runs(L, &w, &a->view2, false);
+		break;
+	}
+}
+
+void
+sim_race_async_done(SimLaunch *L, SimAsync *a)
+{
+	SimPeer *p;
+	uint32_t *vc;
+
+	(void)L;
+	if (!a->peer || a->kind == AS_TMA_LOAD)
+		return;
+	p = peer(a->cta, a->peer);
+	vc = a->cta->vc[p->issuer];
+	vc[a->peer] = MAX(vc[a->peer], a->clk + 1);
 }

@@ -44,7 +44,9 @@
  *              mbar_arrive), the start and end of `tasks`, and mbarrier
  *              arrive/wait pairs advance.  Accesses follow from layouts:
  *              stores from an element's first copy, loads into every warp
- *              holding it.
+ *              holding it.  Asynchronous ops (TMA, dot_async, cp.async)
+ *              access as peer agents of their issuer until the wait that
+ *              retires them, or the barrier phase their bytes complete.
  */
 #ifndef TLX_SIM_H
 #define TLX_SIM_H
@@ -183,9 +185,19 @@ typedef struct SimPipe {
 typedef struct SimSched SimSched;
 
 /* Laid-out kernels (race.c): who last touched a byte of shared memory.
- * An agent is the main code or one task; `clk` its clock at the access,
- * `warps` the warps (0: nobody), `opag` the op's index << 6 | agent. */
-enum { SIM_AGENTS = 33 };
+ * An agent is the main code or one task (the first SIM_TASK_AGENTS), or
+ * an asynchronous peer of one (the rest: its TMA loads onto one barrier,
+ * its dot_asyncs, its TMA stores, its cp.asyncs); `clk` its clock at the
+ * access, `warps` the warps (0: nobody; a peer's: the issuing warps),
+ * `opag` the op's index << 6 | agent. */
+enum { SIM_TASK_AGENTS = 33, SIM_AGENTS = 64 };
+enum { SIM_PEER_TMA, SIM_PEER_MMA, SIM_PEER_STORE, SIM_PEER_CP };
+typedef struct SimPeer {
+	uint8_t kind;    /* SIM_PEER_* */
+	uint8_t issuer;  /* the agent whose ops these are */
+	SimBar *bar;     /* SIM_PEER_TMA: where its bytes complete */
+	uint32_t clk;    /* its next op's clock */
+} SimPeer;
 typedef struct SimAcc {
 	uint32_t clk, warps, opag;
 } SimAcc;
@@ -369,7 +381,9 @@ struct SimCta {
 	int64_t dirty_lo, dirty_hi;
 	SimShadow *shadow;    /* laid-out kernels: accesses by warps */
 	uint32_t (*vc)[SIM_AGENTS];   /* ... and each agent's vector clock */
-	const char *agent_task[SIM_AGENTS];  /* task names, for reports */
+	const char *agent_task[SIM_TASK_AGENTS];  /* task names, for reports */
+	SimPeer peers[SIM_AGENTS - SIM_TASK_AGENTS];  /* agent 33 + i */
+	uint32_t npeers;
 	SimAct *act;          /* the kernel's values */
 	SimAct *pool;         /* free activations of called functions */
 	SimAct *acts;         /* every activation, for cleanup */
@@ -433,6 +447,7 @@ struct SimAsync {
 	int64_t coord[5];
 	uint8_t *data;      /* bytes to land (view's elements, row-major) */
 	uint8_t *valid;     /* cp.async: 1 per element that is written */
+	uint32_t peer, clk; /* laid-out kernels: its access (race.c; 0: none) */
 	SimAsync *next;
 };
 
@@ -589,6 +604,7 @@ SimView sim_view_of(SimAct *act, Value v);
 
 /* async.c: barriers, TMA, cp.async, async MMA, pipes, schedules, clusters */
 bool sim_op_async(SimLaunch *L, SimCo *co, SimAct *act, Op *op);
+void sim_bar_desc(SimBar *b, Buf *out);  /* "barrier 'full'[2]" */
 void sim_bar_complete_tx(SimLaunch *L, SimBar *b, int64_t bytes, Op *op);
 SimBar *sim_bar_in(SimLaunch *L, SimCta *cta, Op *alloc, uint32_t index,
 		   Op *op);
@@ -610,8 +626,11 @@ const char *sim_op_where(SimLaunch *L, Op *op, char *out, size_t n);
  * says the model).  Every entry is called only when L->race is set. */
 void sim_race_init(SimLaunch *L);
 void sim_race_cta_init(SimLaunch *L, SimCta *cta);  /* cta_free frees */
-/* After op ran (and did not block) in co: its accesses and barriers. */
+/* After op ran (and did not block) in co: its accesses and barriers;
+ * before it runs, those of smem_load and smem_store (so their races are
+ * reported before whatever the simulator's own checks find). */
 void sim_race_op(SimLaunch *L, SimCo *co, SimAct *act, Op *op);
+void sim_race_pre(SimLaunch *L, SimCo *co, SimAct *act, Op *op);
 /* The tasks op of `parent` has started its tasks (parent->forks), or
  * they have all finished. */
 void sim_race_fork(SimLaunch *L, SimCo *parent);
@@ -623,7 +642,17 @@ void sim_race_sync(SimLaunch *L, SimCta *cta);
 void sim_race_release(SimLaunch *L, SimBar *b);
 void sim_race_phase_done(SimBar *b);
 void sim_race_acquire(SimLaunch *L, SimCo *co, SimBar *b);
-/* An async copy (TMA) landed on the view: no warp wrote those bytes. */
+/* An async copy (TMA) landed on the view: no warp wrote those bytes
+ * (the loads that race.c does not follow: multicast, too many peers). */
 void sim_race_landed(SimCta *cta, const SimView *v);
+/* An asynchronous op issued by co (a: its kind, views and op; bar: where a
+ * TMA load's bytes complete), before the simulator's own checks: its
+ * access is by a peer agent of co's, checked against what co's clock
+ * orders; a->peer and a->clk name it.  It completes when it lands
+ * (sim_race_async_done: the wait that retires it), or for TMA loads with
+ * the barrier phase its bytes complete (sim_race_phase_done). */
+void sim_race_async(SimLaunch *L, SimCo *co, SimAct *act, SimAsync *a,
+		    SimBar *bar);
+void sim_race_async_done(SimLaunch *L, SimAsync *a);
 
 #endif
