@@ -974,6 +974,20 @@ sim_sched_tile(SimLaunch *L, SimSched *s, uint32_t pos, Op *op)
 
 /* ---- dispatch ---------------------------------------------------------------- */
 
+/* fence_async_shared orders the generic writes of the warps that run it
+ * (its agent's) before later async-proxy accesses. */
+static void
+fence_async(SimCta *cta, uint32_t ag)
+{
+	int64_t b;
+
+	for (b = cta->dirty_lo[ag]; b < cta->dirty_hi[ag]; b++)
+		if (cta->sh_dirty[b] == ag + 1)
+			cta->sh_dirty[b] = 0;
+	cta->dirty_lo[ag] = cta->smem_size;
+	cta->dirty_hi[ag] = 0;
+}
+
 bool
 sim_op_async(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 {
@@ -1025,11 +1039,7 @@ sim_op_async(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 		return true;
 	}
 	case OP_FENCE_ASYNC:
-		if (cta->dirty_hi > cta->dirty_lo)
-			memset(cta->sh_dirty + cta->dirty_lo, 0,
-			       (size_t)(cta->dirty_hi - cta->dirty_lo));
-		cta->dirty_lo = cta->smem_size;
-		cta->dirty_hi = 0;
+		fence_async(cta, sim_fence_agent(co));
 		return true;
 	case OP_SYNC_THREADS:
 		return sync_all(L, co, NULL, op);

@@ -433,6 +433,7 @@ cta_init(SimLaunch *L, SimCluster *cl, SimCta *cta, uint32_t rank)
 	SimFrame f = { .kind = FR_BODY };
 	size_t n = (size_t)L->plan.total;
 	SimCo *co;
+	uint32_t i;
 
 	cta->L = L;
 	cta->cl = cl;
@@ -448,7 +449,8 @@ cta_init(SimLaunch *L, SimCluster *cl, SimCta *cta, uint32_t rank)
 	cta->sh_pw = sim_xalloc(L, n);
 	cta->sh_pr = sim_xalloc(L, n);
 	cta->sh_dirty = sim_xalloc(L, n);
-	cta->dirty_lo = (int64_t)n;
+	for (i = 0; i < SIM_TASK_AGENTS; i++)
+		cta->dirty_lo[i] = (int64_t)n;
 	cta->act = sim_act_new(L, cta, L->kern);
 	bind_args(L, cta);
 	if (L->race)
@@ -817,6 +819,7 @@ run(SimLaunch *L)
 	if (L->kern->kind == FN_KERNEL && ir_func_laid_out(L->kern)) {
 		sim_plan_check(L);
 		sim_race_init(L);
+		L->o.check_fences = true;
 	}
 	schedule(L);
 	teardown(L);

@@ -11,7 +11,10 @@
  * count async writes (TMA, cp.async) and async reads (dot_async,
  * tma_store) in flight.  Reading bytes an async copy is still writing, or
  * writing bytes an async op still reads, is a missing wait and is
- * reported with the op that is in flight.
+ * reported with the op that is in flight.  With the fence check (always
+ * in laid-out kernels) a fourth says which agent's generic writes no
+ * fence_async_shared of that agent has ordered yet before an async-proxy
+ * read (tma_store, dot_async).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -586,11 +589,14 @@ sim_smem_read(SimLaunch *L, SimCta *cta, Op *op, const SimView *v,
 				  "(offset %lld) that was never written", what,
 				  sim_smem_name(L, at), (long long)at);
 		if (async_proxy &&
-		    (at = first_bad(cta->sh_dirty, r[i].off, r[i].len, 0)) >= 0)
+		    (at = first_bad(cta->sh_dirty, r[i].off, r[i].len, 0)) >= 0) {
+			if (cta->shadow)
+				sim_race_unfenced(L, cta, op, at);
 			sim_fault(L, op, "%s reads shared memory of buffer '%s' "
 				  "(offset %lld) written by smem_store with no "
 				  "fence_async_shared in between", what,
 				  sim_smem_name(L, at), (long long)at);
+		}
 		memcpy(dst + d, cta->smem + r[i].off, (size_t)r[i].len);
 		d += r[i].len;
 	}
@@ -636,15 +642,18 @@ sim_smem_write(SimLaunch *L, SimCta *cta, Op *op, const SimView *v,
 	size_t n, i;
 	SimRun *r = sim_view_runs(L, v, &n);
 	int64_t d = 0;
+	uint32_t ag = sim_fence_agent(L->cur);
 
 	smem_bounds(L, cta, op, r, n);
 	for (i = 0; i < n; i++) {
 		check_no_reader(L, cta, op, &r[i], what);
 		memset(cta->sh_written + r[i].off, 1, (size_t)r[i].len);
 		if (generic && L->o.check_fences) {
-			memset(cta->sh_dirty + r[i].off, 1, (size_t)r[i].len);
-			cta->dirty_lo = MIN(cta->dirty_lo, r[i].off);
-			cta->dirty_hi = MAX(cta->dirty_hi, r[i].off + r[i].len);
+			memset(cta->sh_dirty + r[i].off, (int)ag + 1,
+			       (size_t)r[i].len);
+			cta->dirty_lo[ag] = MIN(cta->dirty_lo[ag], r[i].off);
+			cta->dirty_hi[ag] = MAX(cta->dirty_hi[ag],
+						r[i].off + r[i].len);
 		}
 		memcpy(cta->smem + r[i].off, src + d, (size_t)r[i].len);
 		d += r[i].len;

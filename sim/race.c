@@ -1075,3 +1075,26 @@ sim_race_async_done(SimLaunch *L, SimAsync *a)
 	vc = a->cta->vc[p->issuer];
 	vc[a->peer] = MAX(vc[a->peer], a->clk + 1);
 }
+
+void
+sim_race_unfenced(SimLaunch *L, SimCta *cta, Op *op, int64_t off)
+{
+	SimAcc *w = &cta->shadow[off].w;
+	uint32_t self = L->cur ? L->cur->agent : 0, ag, y;
+	char at[200], of[120];
+
+	if (!w->warps)
+		return;
+	ag = base_of(cta, w->opag & AG_MASK);
+	y = L->cur ? L->cur->warp0 : 0;
+	sim_fault(L, op, "%s in warp %u reads shared memory of buffer '%s' "
+		  "(offset %lld) that warp %u%s wrote in %s, with no "
+		  "fence_async_shared in between", op_name(op->kind), y,
+		  L->cur ? buffer_at(L, L->cur->fr[L->cur->nfr - 1].act->fn,
+				     op, off)
+			 : sim_smem_name(L, off),
+		  (long long)off, low(w->warps),
+		  of_agent(cta, ag, self, of, sizeof of),
+		  sim_op_where(L, L->race->ops.v[w->opag >> AG_BITS], at,
+			       sizeof at));
+}

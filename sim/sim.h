@@ -46,7 +46,9 @@
  *              stores from an element's first copy, loads into every warp
  *              holding it.  Asynchronous ops (TMA, dot_async, cp.async)
  *              access as peer agents of their issuer until the wait that
- *              retires them, or the barrier phase their bytes complete.
+ *              retires them, or the barrier phase their bytes complete;
+ *              an async-proxy read of a generic write needs the writer's
+ *              fence_async_shared (always checked at this stage).
  */
 #ifndef TLX_SIM_H
 #define TLX_SIM_H
@@ -358,6 +360,14 @@ struct SimCo {
 	uint32_t nret;
 };
 
+/* The agent whose fence_async_shared orders co's generic writes (tasks
+ * past the race checker's first 32 share the last). */
+static inline uint32_t
+sim_fence_agent(const SimCo *co)
+{
+	return co ? MIN(co->agent, SIM_TASK_AGENTS - 1) : 0;
+}
+
 typedef struct SimBarSet {
 	Op *op;
 	SimBar *bar;
@@ -377,8 +387,8 @@ struct SimCta {
 	uint8_t *sh_written;  /* 1: written */
 	uint8_t *sh_pw;       /* async writes in flight (count) */
 	uint8_t *sh_pr;       /* async reads in flight (count) */
-	uint8_t *sh_dirty;    /* generic writes since fence_async_shared */
-	int64_t dirty_lo, dirty_hi;
+	uint8_t *sh_dirty;    /* generic writes not fenced: agent + 1 */
+	int64_t dirty_lo[SIM_TASK_AGENTS], dirty_hi[SIM_TASK_AGENTS];
 	SimShadow *shadow;    /* laid-out kernels: accesses by warps */
 	uint32_t (*vc)[SIM_AGENTS];   /* ... and each agent's vector clock */
 	const char *agent_task[SIM_TASK_AGENTS];  /* task names, for reports */
@@ -654,5 +664,8 @@ void sim_race_landed(SimCta *cta, const SimView *v);
 void sim_race_async(SimLaunch *L, SimCo *co, SimAct *act, SimAsync *a,
 		    SimBar *bar);
 void sim_race_async_done(SimLaunch *L, SimAsync *a);
+/* An async-proxy read of `off` that a generic write left unfenced: faults
+ * naming the write, when the shadow knows it. */
+void sim_race_unfenced(SimLaunch *L, SimCta *cta, Op *op, int64_t off);
 
 #endif
