@@ -31,7 +31,10 @@
  * the peer's.  It completes, and becomes ordered before what follows:
  *   dot_async, tma_store, cp_async   at the wait that retires its group
  *     (dot_wait, tma_store_wait, cp_async_wait: groups retire in order),
- *     in the issuing agent, whose later arrivals release it to others;
+ *     in the issuing agent, whose later arrivals release it to others
+ *     (tma_store_wait: in the issuing thread's warp, as bulk groups are
+ *     per thread; its agent's other warps learn it at their next
+ *     barrier);
  *   tma_load   with the phase its bytes complete: the phase releases the
  *     peer's clock up to its oldest load still in flight (one issued too
  *     early, for a later phase, is not complete), so only a wait that
@@ -291,8 +294,16 @@ ordered(const SimAcc *a, const Who *w)
 {
 	uint32_t ag = a->opag & AG_MASK;
 
-	return a->clk < w->vc[ag] ||
-	       (ag == w->base && one_warp(a->warps | w->warps));
+	if (a->clk < w->vc[ag] ||
+	    (ag == w->base && one_warp(a->warps | w->warps)))
+		return true;
+	/* a TMA store that the issuing warp's tma_store_wait retired, before
+	 * that warp's own later accesses */
+	return ag >= SIM_TASK_AGENTS &&
+	       w->cta->peers[ag - SIM_TASK_AGENTS].kind == SIM_PEER_STORE &&
+	       w->cta->peers[ag - SIM_TASK_AGENTS].issuer == w->base &&
+	       one_warp(a->warps | w->warps) &&
+	       a->clk < w->cta->peers[ag - SIM_TASK_AGENTS].done;
 }
 
 static SimPeer *
@@ -320,9 +331,9 @@ of_agent(SimCta *cta, uint32_t ag, uint32_t self, char *out, size_t n)
 	return out;
 }
 
-/* What orders a peer's access before later ones. */
+/* What orders a peer's access (at clock clk) before later ones. */
 static void
-peer_sync(SimPeer *p, char *out, size_t n)
+peer_sync(SimPeer *p, uint32_t clk, char *out, size_t n)
 {
 	Buf b = { 0 };
 
@@ -336,7 +347,8 @@ peer_sync(SimPeer *p, char *out, size_t n)
 		buf_puts(&b, "dot_wait retiring it");
 		break;
 	case SIM_PEER_STORE:
-		buf_puts(&b, "tma_store_wait retiring it");
+		buf_puts(&b, clk < p->done ? "barrier after the tma_store_wait "
+			 "that retired it" : "tma_store_wait retiring it");
 		break;
 	default:
 		buf_puts(&b, "cp_async_wait retiring it");
@@ -407,7 +419,7 @@ race(SimLaunch *L, const Who *w, int64_t off, bool write, const SimAcc *prev,
 			  buffer_at(L, w->fn, w->op, off),
 			  (long long)off, x, of, prev_write ? "wrote" : "read",
 			  at);
-	peer_sync(peer(w->cta, ag), sync, sizeof sync);
+	peer_sync(peer(w->cta, ag), prev->clk, sync, sizeof sync);
 	sim_fault(L, w->op, "%s in warp %u %s shared memory of buffer '%s' "
 		  "(offset %lld) that warp %u%s %s asynchronously in %s, with "
 		  "no %s in between: a race", op_name(w->op->kind), y,
@@ -477,11 +489,28 @@ touch(SimLaunch *L, const Who *w, int64_t off, int64_t n, bool write)
 	}
 }
 
+/* A barrier of agent ag's warps: its clock advances, and what the warp
+ * that issued its TMA stores learned at tma_store_wait becomes every
+ * warp's. */
+static void
+tick(SimCta *cta, uint32_t ag)
+{
+	uint32_t p;
+
+	cta->vc[ag][ag]++;
+	for (p = 0; p < cta->npeers; p++)
+		if (cta->peers[p].kind == SIM_PEER_STORE &&
+		    cta->peers[p].issuer == ag)
+			cta->vc[ag][SIM_TASK_AGENTS + p] =
+				MAX(cta->vc[ag][SIM_TASK_AGENTS + p],
+				    cta->peers[p].done);
+}
+
 /* A barrier of co's warps (an op's own, or mbar_arrive's). */
 static void
 own_barrier(SimCo *co)
 {
-	co->cta->vc[co->agent][co->agent]++;
+	tick(co->cta, co->agent);
 }
 
 /* ---- synchronization ---------------------------------------------------- */
@@ -509,7 +538,7 @@ sim_race_sync(SimLaunch *L, SimCta *cta)
 	(void)L;
 	for (i = 0; i < cta->ncos; i++)
 		if (live(cta->cos[i]))
-			cta->vc[cta->cos[i]->agent][cta->cos[i]->agent]++;
+			tick(cta, cta->cos[i]->agent);
 	for (i = 0; i < cta->ncos; i++)
 		if (live(cta->cos[i]))
 			join_into(all, cta->vc[cta->cos[i]->agent]);
@@ -524,7 +553,7 @@ sim_race_fork(SimLaunch *L, SimCo *parent)
 	SimCta *cta = parent->cta;
 	uint32_t *pv = cta->vc[parent->agent], i;
 
-	pv[parent->agent]++;
+	tick(cta, parent->agent);
 	for (i = 0; i < cta->ncos; i++) {
 		SimCo *c = cta->cos[i];
 		uint32_t own;
@@ -550,10 +579,10 @@ sim_race_join(SimLaunch *L, SimCo *parent)
 
 	(void)L;
 	for (a = 1; a < SIM_TASK_AGENTS; a++) {
-		cta->vc[a][a]++;
+		tick(cta, a);
 		join_into(cta->vc[parent->agent], cta->vc[a]);
 	}
-	cta->vc[parent->agent][parent->agent]++;
+	tick(cta, parent->agent);
 }
 
 static uint32_t *
@@ -1006,7 +1035,7 @@ peer_of(SimCta *cta, int kind, uint32_t issuer, SimBar *bar)
 			return SIM_TASK_AGENTS + p;
 	if (cta->npeers == SIM_AGENTS - SIM_TASK_AGENTS)
 		return 0;
-	cta->peers[p] = (SimPeer){ (uint8_t)kind, (uint8_t)issuer, bar, 0 };
+	cta->peers[p] = (SimPeer){ (uint8_t)kind, (uint8_t)issuer, bar, 0, 0 };
 	cta->npeers++;
 	return SIM_TASK_AGENTS + p;
 }
@@ -1072,6 +1101,10 @@ sim_race_async_done(SimLaunch *L, SimAsync *a)
 	if (!a->peer || a->kind == AS_TMA_LOAD)
 		return;
 	p = peer(a->cta, a->peer);
+	if (p->kind == SIM_PEER_STORE) {  /* the issuing thread's wait */
+		p->done = MAX(p->done, a->clk + 1);
+		return;
+	}
 	vc = a->cta->vc[p->issuer];
 	vc[a->peer] = MAX(vc[a->peer], a->clk + 1);
 }

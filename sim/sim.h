@@ -199,6 +199,9 @@ typedef struct SimPeer {
 	uint8_t issuer;  /* the agent whose ops these are */
 	SimBar *bar;     /* SIM_PEER_TMA: where its bytes complete */
 	uint32_t clk;    /* its next op's clock */
+	uint32_t done;   /* SIM_PEER_STORE: the clock that the issuing warp's
+			  * tma_store_wait reached (its agent's other warps
+			  * learn it at their next barrier) */
 } SimPeer;
 typedef struct SimAcc {
 	uint32_t clk, warps, opag;
