@@ -192,7 +192,9 @@ enum {
 	TLXRT_SIM_RESIDENT = 5,
 	/* 1: report async-proxy reads (tma_store, dot_async) of shared
 	 * memory written by smem_store with no fence_async_shared in
-	 * between.  Default 0.  Env: TLXRT_SIM_CHECK_FENCES. */
+	 * between, in tile-level kernels too (laid-out kernels, what a
+	 * cubin holds, are always checked).  Default 0.
+	 * Env: TLXRT_SIM_CHECK_FENCES. */
 	TLXRT_SIM_CHECK_FENCES = 6,
 	/* The multiprocessors the simulated device reports (props.sm_count:
 	 * how many programs a kernel over a static schedule launches).
