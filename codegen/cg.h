@@ -192,6 +192,7 @@ struct CgFn {
 	LLVMValueRef smem;      /* its shared memory (static or dynamic) */
 	const char *name;       /* the entry's symbol */
 	int mode;               /* CG_BOTH, CG_FAST or CG_GENERIC */
+	int entry;              /* CG_ENTRY_*: which entry is being lowered */
 	uint64_t ver_deps;      /* the assumptions the fast copy checked */
 	Vec(CgHoist) hoists;    /* schedule.c's moves */
 	bool sync_pending;      /* a sync_threads sunk into the next op */

@@ -419,6 +419,10 @@ lower_op(CgFn *fn, Op *op)
 	case OP_TASK_REPLICA:
 		fn->vals[op->res[0]].v = fn->task_ri ? fn->task_ri : cg_i32(fn->cg, 0);
 		return true;
+	case OP_ENTRY_FAST:  /* a constant of each entry */
+		fn->vals[op->res[0]].v = LLVMConstInt(fn->cg->t_i1,
+						      fn->entry == CG_ENTRY_FAST, 0);
+		return true;
 	case OP_SMEM_ALLOC: case OP_SMEM_INDEX: case OP_SMEM_SLICE:
 	case OP_SMEM_TRANS: case OP_SMEM_LOAD: case OP_SMEM_STORE:
 	case OP_MBAR_ALLOC: case OP_MBAR_AT: case OP_MBAR_WAIT:
@@ -1248,6 +1252,7 @@ cg_lower_kernel(Cg *cg, const CgPrep *p, int entry)
 	cg_debug_func(cg, f, fn.fn);
 	if (entry == CG_ENTRY_FAST)
 		fn.ver_deps = p->fast;
+	fn.entry = entry;
 	make_entry(&fn);
 	cg_scope_push(&fn);
 	lower_body(&fn, entry);

@@ -1231,6 +1231,10 @@ check_other(Verifier *v, Op *op)
 	case OP_TASKS: check_tasks(v, op); break;
 	case OP_TASK: check_task(v, op); break;
 	case OP_TASK_REPLICA: check_task_replica(v, op); break;
+	case OP_ENTRY_FAST:
+		want_type(v, op, "result", ir_type(v->f, op->res[0]),
+			  ty_scalar(v->f->mod->ctx, TY_I1));
+		break;
 	case OP_SMEM_ALLOC: want_smem(v, op, "result", RT(op, 0)); break;
 	case OP_SMEM_INDEX: case OP_SMEM_SLICE: case OP_SMEM_TRANS:
 		check_smem_view(v, op);

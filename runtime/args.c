@@ -143,66 +143,140 @@ check_pointer(tlxrt_device *dev, int i, RtParam *p, const tlxrt_arg *a,
 	return TLXRT_OK;
 }
 
+/* What makes t no tensor map for parameter p (what
+ * cuTensorMapEncodeTiled would refuse), in `why`; false when fine. */
+static bool
+tensor_problem(RtParam *p, const tlxrt_tensor *t, Buf *why)
+{
+	int d, es = tlxrt_type_size(p->type);
+
+	if (t->type != p->type) {
+		buf_printf(why, "expected a tensor of %s, got a tensor of %s",
+			   tlxrt_type_name(p->type), tlxrt_type_name(t->type));
+		return true;
+	}
+	if (t->rank < 1 || t->rank > 5) {
+		buf_printf(why, "tensor rank %d is not 1 to 5", t->rank);
+		return true;
+	}
+	if (t->rank != p->rank) {
+		buf_printf(why, "expected a rank-%d tensor, got rank %d", p->rank,
+			   t->rank);
+		return true;
+	}
+	if (!t->ptr) {
+		buf_puts(why, "null tensor base");
+		return true;
+	}
+	if (t->ptr % 16) {
+		buf_printf(why, "tensor base 0x%llx is not 16-byte aligned",
+			   (unsigned long long)t->ptr);
+		return true;
+	}
+	for (d = 0; d < t->rank; d++)
+		if (t->shape[d] < 1 || t->shape[d] > (1ll << 32)) {
+			buf_printf(why, "dimension %d has size %lld (must be 1 "
+				   "to 2^32)", d, (long long)t->shape[d]);
+			return true;
+		}
+	if (t->strides[t->rank - 1] != 1) {
+		buf_printf(why, "the innermost stride is %lld elements (must "
+			   "be 1)", (long long)t->strides[t->rank - 1]);
+		return true;
+	}
+	for (d = 0; d < t->rank - 1; d++) {
+		int64_t s = t->strides[d];
+
+		if (s < 1 || s > (1ll << 40) / es) {
+			buf_printf(why, "the stride of dimension %d is %lld "
+				   "elements (must be 1 to 2^40 bytes)", d,
+				   (long long)s);
+			return true;
+		}
+		if ((s * es) % 16) {
+			buf_printf(why, "the stride of dimension %d is %lld "
+				   "bytes, not a multiple of 16", d,
+				   (long long)(s * es));
+			return true;
+		}
+	}
+	if (p->box[0]) {
+		for (d = 0; d < p->rank; d++)
+			if (p->hwbox[d] > 256) {
+				buf_printf(why, "box dimension %d is %lld (at "
+					   "most 256)", d, (long long)p->hwbox[d]);
+				return true;
+			}
+		if ((p->hwbox[p->rank - 1] * es) % 16) {
+			buf_printf(why, "the box's inner dimension is %lld bytes, "
+				   "not a multiple of 16",
+				   (long long)(p->hwbox[p->rank - 1] * es));
+			return true;
+		}
+	}
+	return false;
+}
+
 static int
 check_tensor(tlxrt_device *dev, int i, RtParam *p, const tlxrt_arg *a,
 	     RtArg *out)
 {
-	const tlxrt_tensor *t = &a->v.tensor;
-	int d, es = tlxrt_type_size(p->type);
+	Buf why = { 0 };
+	int rc;
 
 	if (a->kind != TLXRT_ARG_TENSOR)
 		return wrong_kind(dev, i, p, a);
-	if (t->type != p->type)
-		return arg_error(dev, i, p, "expected a tensor of %s, got a "
-				 "tensor of %s", tlxrt_type_name(p->type),
-				 tlxrt_type_name(t->type));
-	if (t->rank < 1 || t->rank > 5)
-		return arg_error(dev, i, p, "tensor rank %d is not 1 to 5",
-				 t->rank);
-	if (t->rank != p->rank)
-		return arg_error(dev, i, p, "expected a rank-%d tensor, got "
-				 "rank %d", p->rank, t->rank);
-	if (!t->ptr)
-		return arg_error(dev, i, p, "null tensor base");
-	if (t->ptr % 16)
-		return arg_error(dev, i, p, "tensor base 0x%llx is not 16-byte "
-				 "aligned", (unsigned long long)t->ptr);
-	for (d = 0; d < t->rank; d++)
-		if (t->shape[d] < 1 || t->shape[d] > (1ll << 32))
-			return arg_error(dev, i, p, "dimension %d has size "
-					 "%lld (must be 1 to 2^32)", d,
-					 (long long)t->shape[d]);
-	if (t->strides[t->rank - 1] != 1)
-		return arg_error(dev, i, p, "the innermost stride is %lld "
-				 "elements (must be 1)",
-				 (long long)t->strides[t->rank - 1]);
-	for (d = 0; d < t->rank - 1; d++) {
-		int64_t s = t->strides[d];
-
-		if (s < 1 || s > (1ll << 40) / es)
-			return arg_error(dev, i, p, "the stride of dimension %d "
-					 "is %lld elements (must be 1 to 2^40 "
-					 "bytes)", d, (long long)s);
-		if ((s * es) % 16)
-			return arg_error(dev, i, p, "the stride of dimension %d "
-					 "is %lld bytes, not a multiple of 16",
-					 d, (long long)(s * es));
-	}
-	if (p->box[0]) {
-		for (d = 0; d < p->rank; d++)
-			if (p->hwbox[d] > 256)
-				return arg_error(dev, i, p, "box dimension %d "
-						 "is %lld (at most 256)", d,
-						 (long long)p->hwbox[d]);
-		if ((p->hwbox[p->rank - 1] * es) % 16)
-			return arg_error(dev, i, p, "the box's inner dimension "
-					 "is %lld bytes, not a multiple of 16",
-					 (long long)(p->hwbox[p->rank - 1] * es));
+	if (tensor_problem(p, &a->v.tensor, &why)) {
+		rc = arg_error(dev, i, p, "%s", why.s);
+		buf_free(&why);
+		return rc;
 	}
 	out->kind = TLXRT_PARAM_TENSOR;
 	out->ty = (TypeKind)p->type;
-	out->tensor = *t;
+	out->tensor = a->v.tensor;
 	return TLXRT_OK;
+}
+
+/* A host integer argument's value. */
+static int64_t
+int_value(const RtArg *a)
+{
+	switch (a->ty) {
+	case TY_I8: return (int8_t)a->bits;
+	case TY_I16: return (int16_t)a->bits;
+	case TY_I32: return (int32_t)a->bits;
+	default: return (int64_t)a->bits;
+	}
+}
+
+/* The tensors derived from the host's arguments (a pointer, dims and
+ * strides: pipeline-loads' TMA path over plain pointers).  One that makes
+ * no tensor map is marked invalid: the launch then runs the generic
+ * entry, which does not read it. */
+static void
+derive_tensors(tlxrt_kernel *k, RtArg *out)
+{
+	int i, d;
+
+	for (i = k->nparams; i < k->nall; i++) {
+		RtParam *p = &k->params[i];
+		tlxrt_tensor *t = &out[i].tensor;
+		Buf why = { 0 };
+
+		memset(&out[i], 0, sizeof out[i]);
+		out[i].kind = TLXRT_PARAM_TENSOR;
+		out[i].ty = (TypeKind)p->type;
+		t->ptr = out[p->derived[0]].bits;
+		t->type = p->type;
+		t->rank = p->rank;
+		for (d = 0; d < p->rank; d++) {
+			t->shape[d] = int_value(&out[p->derived[1 + d]]);
+			t->strides[d] = d + 1 < p->rank
+				? int_value(&out[p->derived[1 + p->rank + d]]) : 1;
+		}
+		out[i].invalid = tensor_problem(p, t, &why);
+		buf_free(&why);
+	}
 }
 
 void
@@ -210,7 +284,7 @@ rt_args_to_sim(tlxrt_kernel *k, const RtArg *args, SimArg *out)
 {
 	int i, d;
 
-	for (i = 0; i < k->nparams; i++) {
+	for (i = 0; i < k->nall; i++) {
 		memset(&out[i], 0, sizeof out[i]);
 		out[i].bits = args[i].bits;
 		if (args[i].kind != TLXRT_PARAM_TENSOR)
@@ -242,7 +316,7 @@ eval_grid(tlxrt_kernel *k, const RtArg *args, uint32_t grid[3])
 		return rt_error(dev, TLXRT_INVALID_ARG, "grid function '%s' does "
 				"not take the kernel's parameters",
 				k->grid->name);
-	if (!(sa = calloc((size_t)k->nparams + 1, sizeof *sa)))
+	if (!(sa = calloc((size_t)k->nall + 1, sizeof *sa)))
 		return rt_error(dev, TLXRT_NOMEM, "out of memory");
 	rt_args_to_sim(k, args, sa);
 	sim_mem_init(&mem, 0);
@@ -357,6 +431,7 @@ rt_args_check(tlxrt_kernel *k, const tlxrt_launch_config *cfg,
 		if (rc != TLXRT_OK)
 			return rc;
 	}
+	derive_tensors(k, out);
 	for (d = 0; d < 3; d++) {
 		grid[d] = cfg ? cfg->grid[d] : 0;
 		cluster[d] = cfg ? cfg->cluster[d] : 0;

@@ -599,7 +599,7 @@ cuda_launch(tlxrt_kernel *k, const uint32_t grid[3], const uint32_t cluster[3],
 	    tlxrt_stream *s, const RtArg *args)
 {
 	tlxrt_device *dev = k->mod->dev;
-	int n = k->nparams ? k->nparams : 1, i, rc;
+	int n = k->nall ? k->nall : 1, i, rc;
 	CuTensorMap *maps = aligned_alloc(128, (size_t)n * sizeof *maps);
 	uint64_t *vals = calloc((size_t)n, sizeof *vals);
 	void **ptrs = calloc((size_t)n, sizeof *ptrs);
@@ -615,9 +615,13 @@ cuda_launch(tlxrt_kernel *k, const uint32_t grid[3], const uint32_t cluster[3],
 	}
 	if ((rc = bind(dev)))
 		goto out;
-	for (i = 0; i < k->nparams; i++) {
+	for (i = 0; i < k->nall; i++) {
 		if (args[i].kind == TLXRT_PARAM_TENSOR) {
-			if ((rc = encode(k, i, &args[i], &maps[i])))
+			/* a derived tensor that makes no map: the generic
+			 * entry runs, which does not read it */
+			if (args[i].invalid)
+				memset(&maps[i], 0, sizeof maps[i]);
+			else if ((rc = encode(k, i, &args[i], &maps[i])))
 				goto out;
 			ptrs[i] = &maps[i];
 		} else {
@@ -625,7 +629,8 @@ cuda_launch(tlxrt_kernel *k, const uint32_t grid[3], const uint32_t cluster[3],
 			ptrs[i] = &vals[i];
 		}
 	}
-	if (k->impl_fast && rt_fast_ok(&k->meta, args, k->nparams)) {
+	if (k->impl_fast && rt_fast_ok(&k->meta, args, k->nparams) &&
+	    rt_derived_ok(k, args)) {
 		fn = k->impl_fast;
 		set = &k->smem_set_fast;
 	}

@@ -142,3 +142,14 @@ rt_fast_ok(const RtMeta *m, const RtArg *args, int nargs)
 	}
 	return true;
 }
+
+bool
+rt_derived_ok(const tlxrt_kernel *k, const RtArg *args)
+{
+	int i;
+
+	for (i = k->nparams; i < k->nall; i++)
+		if (args[i].invalid)
+			return false;
+	return true;
+}

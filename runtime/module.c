@@ -93,6 +93,39 @@ unmerge(tlxrt_module *m, Func *f)
 			ir_unmerge_task(f, ts[i]);
 }
 
+/* Parameter i, a tensor the runtime derives: where from (derive.I: the
+ * pointer's parameter, each dim's, each stride's but the innermost),
+ * all of them host arguments of the right kinds. */
+static int
+derivation(tlxrt_module *m, Func *f, int i, tlxrt_kernel *k)
+{
+	RtParam *p = &k->params[i];
+	char name[32];
+	const Attr *a;
+	uint32_t j;
+
+	snprintf(name, sizeof name, "derive.%d", i);
+	a = attr_find(&f->attrs, name);
+	if (p->kind != TLXRT_PARAM_TENSOR || !a || a->kind != ATTR_INTS ||
+	    a->ints.n != (uint32_t)(2 * p->rank) || p->rank > 5)
+		return rt_error(m->dev, TLXRT_INVALID_ARG, "kernel '%s': parameter "
+				"%d is derived without a valid '%s'", f->name,
+				i + 1, name);
+	for (j = 0; j < a->ints.n; j++) {
+		int64_t q = a->ints.v[j];
+
+		if (q < 0 || q >= k->nparams ||
+		    k->params[q].kind != (j ? TLXRT_PARAM_SCALAR
+					    : TLXRT_PARAM_POINTER))
+			return rt_error(m->dev, TLXRT_INVALID_ARG, "kernel '%s': "
+					"'%s' names parameter %lld, not a host "
+					"%s", f->name, name, (long long)q + 1,
+					j ? "integer" : "pointer");
+		p->derived[j] = (int)q;
+	}
+	return TLXRT_OK;
+}
+
 static int
 build_kernel(tlxrt_module *m, Func *f, tlxrt_kernel *k)
 {
@@ -102,15 +135,26 @@ build_kernel(tlxrt_module *m, Func *f, tlxrt_kernel *k)
 	Attr *a;
 	const char *g;
 	uint32_t i;
+	int rc;
 
 	unmerge(m, f);
 	k->mod = m;
 	k->fn = f;
-	k->nparams = (int)f->body->nargs;
+	k->nall = (int)f->body->nargs;
+	k->nparams = k->nall - (int)attr_int(&f->attrs, "derived", 0);
+	if (k->nparams < 0)
+		return rt_error(dev, TLXRT_INVALID_ARG, "kernel '%s' derives more "
+				"parameters than it has", f->name);
 	k->params = arena_alloc(&m->arena,
 				(f->body->nargs + 1) * sizeof *k->params);
-	for (i = 0; i < f->body->nargs; i++)
+	for (i = 0; i < f->body->nargs; i++) {
 		param_of(m, f, i, &k->params[i]);
+		if ((int)i >= k->nparams &&
+		    (rc = derivation(m, f, (int)i, k)) != TLXRT_OK)
+			return rc;
+		else if ((int)i < k->nparams)
+			k->params[i].derived[0] = -1;
+	}
 	k->warps = (int)attr_int(&f->attrs, "warps", 4);
 	if (k->warps < 1 || k->warps > 32)
 		return rt_error(dev, TLXRT_INVALID_ARG, "kernel '%s' has %d "

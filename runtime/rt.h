@@ -48,6 +48,10 @@ typedef struct RtParam {
 	 * bytes (the buffers' tiled encoding) strips `swizzle` bytes wide */
 	int64_t hwbox[5];
 	int swizzle;
+	/* a tensor the runtime derives from other arguments (the kernel's
+	 * `derive.I`): the pointer's parameter, then each dim's, then each
+	 * stride's but the innermost (1); derived[0] < 0: passed by the host */
+	int derived[10];
 } RtParam;
 
 /* A kernel's line of __tlx_meta (meta.c). */
@@ -62,7 +66,8 @@ struct tlxrt_kernel {
 	Func *fn;
 	Func *grid;      /* the grid function, or NULL */
 	RtParam *params;
-	int nparams;
+	int nparams;     /* the host's arguments */
+	int nall;        /* ... and the tensors derived from them */
 	tlxrt_const_info *consts;
 	int nconsts;
 	int warps, total_warps;
@@ -103,6 +108,8 @@ struct tlxrt_event {
 /* A checked argument in the parameter's own type. */
 typedef struct RtArg {
 	int kind;        /* TLXRT_PARAM_* */
+	bool invalid;    /* a derived tensor the arguments make no tensor map
+			    of: its entry is never the one launched */
 	TypeKind ty;     /* scalar kind or element */
 	uint64_t bits;   /* scalars (in their width) and pointers */
 	tlxrt_tensor tensor;
@@ -176,6 +183,9 @@ int rt_image_elf_ir(const uint8_t *elf, size_t n, char **ir, size_t *len,
 int rt_meta_find(const char *text, size_t len, const char *kernel,
 		 RtMeta *out);
 bool rt_fast_ok(const RtMeta *m, const RtArg *args, int nargs);
+/* Do the derived tensors of a launch all make tensor maps?  (The fast
+ * entry reads them; the generic one does not.) */
+bool rt_derived_ok(const tlxrt_kernel *k, const RtArg *args);
 
 /* args.c: checks args against k's metadata and cfg, resolves the grid and
  * the cluster; out has k->nparams entries. */

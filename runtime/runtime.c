@@ -338,7 +338,7 @@ tlxrt_launch(tlxrt_kernel *k, const tlxrt_launch_config *cfg,
 	if (cfg && cfg->stream && cfg->stream->dev != dev)
 		return rt_error(dev, TLXRT_MISUSE, "the stream belongs to "
 				"another device");
-	ra = calloc((size_t)(k->nparams ? k->nparams : 1), sizeof *ra);
+	ra = calloc((size_t)(k->nall ? k->nall : 1), sizeof *ra);
 	if (!ra)
 		return rt_error(dev, TLXRT_NOMEM, "out of memory");
 	rc = rt_args_check(k, cfg, args, nargs, ra, grid, cluster);

@@ -206,6 +206,25 @@ sim_kernel_prepare(tlxrt_kernel *k)
 	return TLXRT_OK;
 }
 
+/* Would the CUDA backend launch the kernel's fast entry with these
+ * arguments (the IR's fast.* attributes, as __tlx_meta has them)?  The
+ * simulator's entry_fast is that; TLXRT_GENERIC=1 makes it false, as it
+ * makes the CUDA backend launch the generic entry. */
+static bool
+fast_entry(tlxrt_kernel *k, const RtArg *args)
+{
+	RtMeta m = { 0 };
+	const char *g = getenv("TLXRT_GENERIC");
+
+	m.align = (uint64_t)attr_int(&k->fn->attrs, "fast.align", 0);
+	m.div16 = (uint64_t)attr_int(&k->fn->attrs, "fast.div16", 0);
+	m.eq1 = (uint64_t)attr_int(&k->fn->attrs, "fast.eq1", 0);
+	if (!(m.align | m.div16 | m.eq1) || (g && *g && strcmp(g, "0")))
+		return false;
+	m.fast[0] = 'y';
+	return rt_fast_ok(&m, args, k->nparams) && rt_derived_ok(k, args);
+}
+
 static int
 sim_launch_kernel(tlxrt_kernel *k, const uint32_t grid[3],
 		  const uint32_t cluster[3], tlxrt_stream *s,
@@ -220,7 +239,8 @@ sim_launch_kernel(tlxrt_kernel *k, const uint32_t grid[3],
 	(void)s;
 	memcpy(cfg.grid, grid, sizeof cfg.grid);
 	memcpy(cfg.cluster, cluster, sizeof cfg.cluster);
-	if (!(sa = calloc((size_t)k->nparams + 1, sizeof *sa)))
+	cfg.fast_entry = fast_entry(k, args);
+	if (!(sa = calloc((size_t)k->nall + 1, sizeof *sa)))
 		return rt_error(dev, TLXRT_NOMEM, "out of memory");
 	rt_args_to_sim(k, args, sa);
 	rc = sim_launch(mem_of(dev), k->mod->ir, k->fn, sa, &cfg, &dev->sim,

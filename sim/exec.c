@@ -571,6 +571,10 @@ exec(SimLaunch *L, SimCo *co, SimFrame *f, Op *op)
 	case OP_CLUSTER_RANK:
 		exec_index(L, co, act, op);
 		break;
+	case OP_ENTRY_FAST:
+		sim_put_i(TY_I1, &sim_def(L, act, op->res[0])->u.bits,
+			  L->fast_entry);
+		break;
 	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_REM:
 	case OP_MIN: case OP_MAX: case OP_AND: case OP_OR: case OP_XOR:
 	case OP_SHL: case OP_SHR:

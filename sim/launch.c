@@ -846,6 +846,7 @@ setup(SimLaunch *L, SimMem *mem, Module *m, Func *fn, const SimArg *args,
 			      : 0x853c49e6748fea9bull;
 	err->n = 0;
 	L->csize = 1;
+	L->fast_entry = cfg->fast_entry;
 	for (i = 0; i < 3; i++) {
 		L->grid[i] = cfg->grid[i];
 		L->cshape[i] = cfg->cluster[i] ? cfg->cluster[i] : 1;
@@ -896,7 +897,7 @@ int
 sim_eval_grid(SimMem *mem, Module *m, Func *gridfn, const SimArg *args,
 	      uint32_t out[3], Buf *err)
 {
-	SimLaunchCfg cfg = { { 1, 1, 1 }, { 1, 1, 1 } };
+	SimLaunchCfg cfg = { { 1, 1, 1 }, { 1, 1, 1 }, false };
 	SimOpts o;
 	SimLaunch *L = calloc(1, sizeof *L);
 	int rc;

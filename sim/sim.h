@@ -260,6 +260,8 @@ void sim_opts_default(SimOpts *o);
 typedef struct SimLaunchCfg {
 	uint32_t grid[3];
 	uint32_t cluster[3];  /* 1 1 1 without clusters */
+	bool fast_entry;      /* entry_fast's value: the arguments satisfy the
+				 kernel's fast.* assumptions (libtlxrt) */
 } SimLaunchCfg;
 
 /* Runs `kernel` over the grid.  args: one per parameter.  On SIM_FAULT or
@@ -481,6 +483,7 @@ struct SimLaunch {
 	SimArg *args;        /* a copy, one per parameter */
 	SimOpts o;
 	uint32_t grid[3], cshape[3];
+	bool fast_entry;      /* entry_fast (SimLaunchCfg) */
 	uint32_t csize;      /* CTAs per cluster */
 	uint64_t nprog, nclusters;
 	uint64_t steps;
