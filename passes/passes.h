@@ -64,6 +64,20 @@ void pass_stat(PassCtx *pc, const char *what, uint64_t n);
 #include "passes/passes.def"
 #undef PASS
 
+/* ---- affine.c: pointer tiles that are boxes of a 2-D tensor ------------- */
+
+typedef struct AffineBox {
+	Value base;       /* the scalar pointer */
+	Value start[2];   /* each dim's first index (0: zero) */
+	Value stride[2];  /* each dim's stride in elements (0: one) */
+} AffineBox;
+
+/* Is ptr base + (start0 + range)[:, None] * stride0 + (start1 +
+ * range)[None, :] * stride1? */
+bool affine_box(Func *f, Value ptr, AffineBox *out);
+/* Is mask (i0 < bound0) & (i1 < bound1) over the box's indices? */
+bool affine_bounds(Func *f, Value mask, const AffineBox *b, Value bound[2]);
+
 /* ---- rewrite.c: helpers the passes share ---------------------------------- */
 
 /* A replacement map from values to values (old -> new), growing on demand.

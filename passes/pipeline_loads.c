@@ -24,7 +24,27 @@
  * round trip).  The copy of slot (i-1) % S starts after the wait's
  * barrier, when every warp is done with it.  S is up to 4 (stages_for).
  * B of an fp8 or int8 dot stays in registers (it must be transposed for
- * ldmatrix).  Requires: tile-level IR (before assign-layouts).  The
+ * ldmatrix).  On wgmma targets the dot becomes dot_async on the stages
+ * (one group in flight, dot_wait {pending = 1} before the refill).
+ *
+ * Where both loads are boxes of 2-D tensors the kernel's parameters
+ * describe (affine.c: a parameter base, outer stride, row and column
+ * bounds in the mask; an inner stride that is a parameter or one; 16-bit
+ * elements) and the target has TMA, the loop is versioned:
+ *
+ *   if entry_fast { the loop on TMA copies } else { the loop on cp.async }
+ *
+ * The TMA copy reads through tensor descriptors appended to the kernel's
+ * parameters, which the runtime derives from the host's arguments
+ * (`derived`, `derive.I` = [pointer, bound 0, bound 1, outer stride]);
+ * `tma.align`, `tma.div16`, `tma.eq1` say what the fast entry must assume
+ * for them (specialize-entries adds it).  Each stage has a full mbarrier
+ * (arrive count 1): the copies of a stage expect their bytes on it, the
+ * iteration waits for it with the parity of its round, and TMA's zero
+ * fill past the tensor's bounds is the masks' `other`.  Not with
+ * --specialize=none (no fast entry to run it).
+ *
+ * Requires: tile-level IR (before assign-layouts).  The
  * kernel's stages(N) is an error when N stages do not fit.  Counters:
  * loops-pipelined.
  */
@@ -45,6 +65,9 @@ typedef struct Pipe {
 	bool wgmma; /* the dot becomes dot_async + dot_wait (sm_90a) */
 	int slot_j; /* wgmma: the loop-carried slot of the accumulator */
 	Op *at;     /* new ops go before this one */
+	/* the TMA copy (the fast entry's): each load's box and descriptor */
+	AffineBox box[2];
+	Value desc[2];
 	uint32_t *uses;
 	uint32_t nvals;  /* values before the rewrite (chain[] and uses[]) */
 } Pipe;
@@ -359,6 +382,260 @@ rewrite(Pipe *p, bool *chain)
 	}
 }
 
+/* ---- TMA copies (the fast entry) ------------------------------------------ */
+
+/* v mapped by a chain clone, else v. */
+static Value
+mapped(Value *map, uint32_t mapn, Value v)
+{
+	return v && v < mapn && map[v] ? map[v] : v;
+}
+
+/* Is v one of the kernel's first 64 parameters (those the fast entry's
+ * assumption bits name): its index, else -1. */
+static int
+param_index(Func *f, Value v)
+{
+	ValInfo *vi = ir_val(f, v);
+
+	return !vi->def && vi->blk == f->body && vi->idx < 64 ? (int)vi->idx : -1;
+}
+
+/* Load i is a box of a 2-D tensor the runtime can describe from the
+ * kernel's parameters (affine.c): base, bounds and outer stride
+ * parameters, the inner stride a parameter (assumed 1 by the fast entry)
+ * or one, 16-bit elements. */
+static bool
+tma_box(Pipe *p, int i, Value bound[2])
+{
+	Func *f = p->f;
+	Op *ld = p->ld[i];
+	AffineBox *b = &p->box[i];
+	int d;
+
+	if (!ld || ld->nopnds < 2 || ty_bits(ty_elem(ir_type(f, ld->res[0]))) != 16)
+		return false;
+	if (!affine_box(f, ld->opnds[0], b)) return false;
+	if (!affine_bounds(f, ld->opnds[1], b, bound)) return false;
+	if (param_index(f, b->base) < 0 || !b->stride[0] ||
+	    param_index(f, b->stride[0]) < 0 ||
+	    (b->stride[1] && param_index(f, b->stride[1]) < 0))
+		return false;
+	for (d = 0; d < 2; d++)
+		if (param_index(f, bound[d]) < 0 ||
+		    ir_type(f, bound[d])->kind != TY_I32 ||
+		    (b->start[d] && ir_type(f, b->start[d])->kind != TY_I32))
+			return false;
+	return true;
+}
+
+/* A tensor descriptor parameter the runtime derives for load i: the
+ * kernel's `derived` parameters, `derive.I` saying from which, and
+ * `tma.*` what the fast entry must assume for it. */
+static Value
+tma_param(Pipe *p, int i, const Value bound[2])
+{
+	Func *f = p->f;
+	IrCtx *c = f->mod->ctx;
+	Type *lt = ir_type(f, p->ld[i]->res[0]);
+	Type *dt = ty_tma(c, lt->elem, 2, lt->shape);
+	Value v = ir_block_add_arg(f->body, dt);
+	AffineBox *b = &p->box[i];
+	int64_t src[4] = { param_index(f, b->base), param_index(f, bound[0]),
+			   param_index(f, bound[1]), param_index(f, b->stride[0]) };
+	char name[32];
+
+	ir_value_set_name(f, v, arena_printf(c->arena, "%s.tma",
+		ir_val(f, b->base)->name ? ir_val(f, b->base)->name : "tensor"));
+	snprintf(name, sizeof name, "derive.%u", ir_val(f, v)->idx);
+	attr_set_ints(c, &f->attrs, name, src, 4);
+	attr_set_int(c, &f->attrs, "derived", attr_int(&f->attrs, "derived", 0) + 1);
+	attr_set_int(c, &f->attrs, "tma.align", attr_int(&f->attrs, "tma.align", 0) |
+		     (int64_t)1 << src[0]);
+	attr_set_int(c, &f->attrs, "tma.div16", attr_int(&f->attrs, "tma.div16", 0) |
+		     (int64_t)1 << src[3]);
+	if (b->stride[1])
+		attr_set_int(c, &f->attrs, "tma.eq1", attr_int(&f->attrs, "tma.eq1", 0) |
+			     (int64_t)1 << param_index(f, b->stride[1]));
+	return v;
+}
+
+/* `if cond { ... }` before p->at; returns its then region's terminator
+ * (new ops go before it). */
+static Op *
+open_if(Pipe *p, Value cond)
+{
+	Op *ifo = ir_op_new(p->f, OP_IF, 1, &cond, 0, NULL, 2), *y[2];
+	int r;
+
+	ifo->loc = p->dot->loc;
+	ir_insert_before(p->at, ifo);
+	for (r = 0; r < 2; r++) {
+		y[r] = ir_op_new(p->f, OP_YIELD, 0, NULL, 0, NULL, 0);
+		y[r]->loc = p->dot->loc;
+		ir_append(ifo->regions[r], y[r]);
+	}
+	return y[0];
+}
+
+/* The TMA copies of both loads for iteration niv into slot `slot`, on
+ * the slot's barrier, where `valid`. */
+static void
+issue_tma(Pipe *p, bool *chain, Value niv, Value valid, Value *buf,
+	  Value full, Value slot)
+{
+	Func *f = p->f;
+	IrCtx *c = f->mod->ctx;
+	Op *at = p->at, *op;
+	uint32_t mapn = f->vals.n;
+	Value *map = arena_alloc(c->arena, mapn * sizeof *map), bar, zero = 0;
+	int i, d;
+
+	p->at = open_if(p, valid);
+	map[p->iv] = niv;
+	for (op = p->body->first; op && op != p->dot; op = op->next) {
+		Op *cl;
+
+		if (op->nres != 1 || op->res[0] >= p->nvals || !chain[op->res[0]])
+			continue;
+		cl = ir_clone_op(f, f, op, &map, &mapn);
+		ir_insert_before(p->at, cl);
+	}
+	bar = emit(p, OP_MBAR_AT, ty_mbar(c, -1), 2, full, slot, 0);
+	for (i = 0; i < 2; i++) {
+		Value ops[5];
+		Op *ld;
+
+		ops[0] = p->desc[i];
+		for (d = 0; d < 2; d++) {
+			Value st = mapped(map, mapn, p->box[i].start[d]);
+
+			if (!st && !zero)
+				zero = iconst(p, ty_scalar(c, TY_I32), 0);
+			ops[1 + d] = st ? st : zero;
+		}
+		ops[3] = stage_view(p, buf[i], slot);
+		ops[4] = bar;
+		ld = ir_op_new(f, OP_TMA_LOAD, 5, ops, 0, NULL, 0);
+		ld->loc = p->ld[i]->loc;
+		attr_set_int(c, &ld->attrs, "expect", 1);
+		ir_insert_before(p->at, ld);
+	}
+	op = ir_op_new(f, OP_MBAR_ARRIVE, 1, &bar, 0, NULL, 0);
+	op->loc = p->dot->loc;
+	ir_insert_before(p->at, op);
+	p->at = at;
+}
+
+/* The loop on TMA copies: stages filled by one thread's copies, each
+ * completing on the stage's mbarrier; the dot waits for its stage. */
+static void
+rewrite_tma(Pipe *p, bool *chain)
+{
+	Func *f = p->f;
+	IrCtx *c = f->mod->ctx;
+	Type *it = ir_type(f, p->iv), *i32 = ty_scalar(c, TY_I32);
+	Value buf[2], full, valid, niv, idx, slot, next, phase, s, ops[3];
+	Value lb = p->loop->opnds[0];
+	int S = p->stages, i;
+	Op *pro, *at;
+
+	p->at = p->loop;
+	for (i = 0; i < 2; i++) {
+		Type *lt = ir_type(f, p->ld[i]->res[0]);
+		int64_t shape[3] = { S, lt->shape[0], lt->shape[1] };
+
+		buf[i] = emit(p, OP_SMEM_ALLOC, ty_smem(c, lt->elem, 3, shape), 0, 0,
+			      0, 0);
+	}
+	full = emit(p, OP_MBAR_ALLOC, ty_mbar(c, S), 0, 0, 0, 0);
+	attr_set_int(c, &ir_val(f, full)->def->attrs, "arrive", 1);
+	/* the first S-1 stages: a loop of its own */
+	ops[0] = iconst(p, it, 0);
+	ops[1] = iconst(p, it, S - 1);
+	ops[2] = iconst(p, it, 1);
+	pro = ir_op_new(f, OP_FOR, 3, ops, 0, NULL, 1);
+	pro->loc = p->dot->loc;
+	attr_set_int(c, &pro->attrs, "nounroll", 1);
+	ir_insert_before(p->at, pro);
+	s = ir_block_add_arg(pro->regions[0], it);
+	at = p->at;
+	p->at = ir_op_new(f, OP_YIELD, 0, NULL, 0, NULL, 0);
+	p->at->loc = p->dot->loc;
+	ir_append(pro->regions[0], p->at);
+	niv = shifted_by(p, lb, s, &valid);
+	if (it != i32)
+		s = emit(p, OP_CVT, i32, 1, s, 0, 0);
+	issue_tma(p, chain, niv, valid, buf, full, s);
+	p->at = at;
+	/* in the body: wait for this stage; after the dot, refill the one
+	 * the previous iteration read */
+	p->at = p->body->first;
+	idx = emit(p, OP_DIV, it, 2, emit(p, OP_SUB, it, 2, p->iv, lb, 0),
+		   p->loop->opnds[2], 0);
+	idx = emit(p, OP_CVT, i32, 1, idx, 0, 0);
+	slot = emit(p, OP_REM, i32, 2, idx, iconst(p, i32, S), 0);
+	phase = emit(p, OP_AND, i32, 2, emit(p, OP_DIV, i32, 2, idx,
+					    iconst(p, i32, S), 0),
+		     iconst(p, i32, 1), 0);
+	{
+		Value w[2] = { emit(p, OP_MBAR_AT, ty_mbar(c, -1), 2, full, slot, 0),
+			       phase };
+		Op *wt = ir_op_new(f, OP_MBAR_WAIT, 2, w, 0, NULL, 0);
+
+		wt->loc = p->dot->loc;
+		ir_insert_before(p->at, wt);
+	}
+	next = emit(p, OP_REM, i32, 2, emit(p, OP_ADD, i32, 2, idx,
+					   iconst(p, i32, S - 1), 0),
+		    iconst(p, i32, S), 0);
+	async_dot(p, buf, slot);
+	p->at = p->dot->next;
+	niv = shifted(p, p->iv, S - 1, &valid);
+	issue_tma(p, chain, niv, valid, buf, full, next);
+	wgmma_done(p);
+}
+
+/* `if entry_fast { the loop on TMA copies } else { the loop as it is }`:
+ * the fast entry reads its tiles with TMA (its arguments are what a
+ * tensor map needs), the generic one keeps its loads.  Returns the copy
+ * of the loop for TMA; loop stays the else branch's. */
+static Op *
+version(Pipe *p)
+{
+	Func *f = p->f;
+	IrCtx *c = f->mod->ctx;
+	Op *loop = p->loop, *ifo, *cl, *y[2];
+	Type *i1 = ty_scalar(c, TY_I1);
+	Type **rt = arena_alloc(p->pc->scratch, (loop->nres + 1) * sizeof *rt);
+	Value ef, *map = NULL;
+	uint32_t mapn = 0, i;
+	Op *e;
+
+	e = ir_op_new(f, OP_ENTRY_FAST, 0, NULL, 1, &i1, 0);
+	e->loc = loop->loc;
+	ir_insert_before(loop, e);
+	ef = e->res[0];
+	for (i = 0; i < loop->nres; i++)
+		rt[i] = ir_type(f, loop->res[i]);
+	ifo = ir_op_new(f, OP_IF, 1, &ef, loop->nres, rt, 2);
+	ifo->loc = loop->loc;
+	ir_insert_before(loop, ifo);
+	for (i = 0; i < loop->nres; i++)
+		ir_replace_uses(f, loop->res[i], ifo->res[i]);
+	cl = ir_clone_op(f, f, loop, &map, &mapn);
+	ir_append(ifo->regions[0], cl);
+	ir_remove(loop);
+	ir_append(ifo->regions[1], loop);
+	y[0] = ir_op_new(f, OP_YIELD, cl->nres, cl->res, 0, NULL, 0);
+	y[1] = ir_op_new(f, OP_YIELD, loop->nres, loop->res, 0, NULL, 0);
+	for (i = 0; i < 2; i++) {
+		y[i]->loc = loop->loc;
+		ir_append(ifo->regions[i], y[i]);
+	}
+	return cl;
+}
+
 /* ---- finding loops ------------------------------------------------------- */
 
 /* The kernel's stages(N) when given (1: no pipelining; more than fit is
@@ -448,6 +725,7 @@ try_loop(PassCtx *pc, const Target *t, Func *f, Op *loop)
 {
 	Pipe p = { .pc = pc, .t = t, .f = f, .loop = loop };
 	bool *chain, trans_b;
+	Value bound[2];
 	Op *op;
 	int i, ndots = 0;
 
@@ -475,7 +753,37 @@ try_loop(PassCtx *pc, const Target *t, Func *f, Op *loop)
 	p.wgmma = wgmma_ok(&p);
 	if (!(p.stages = stages_for(&p)))
 		return false;
-	rewrite(&p, chain);
+	if (p.wgmma && target_has(t, TF_TMA) && p.ld[0] && p.ld[1] &&
+	    pc->specialize != PASS_SPEC_NONE &&
+	    tma_box(&p, 0, bound) && tma_box(&p, 1, bound)) {
+		Pipe q = { .pc = pc, .t = t, .f = f, .stages = p.stages };
+
+		q.loop = version(&p);
+		rewrite(&p, chain);
+		/* the copy for the fast entry, analysed afresh */
+		q.body = q.loop->regions[0];
+		q.iv = q.body->args[0];
+		for (op = q.body->first; op; op = op->next)
+			if (op->kind == OP_DOT)
+				q.dot = op;
+		q.nvals = f->vals.n;
+		chain = arena_alloc(pc->scratch, f->vals.n * sizeof *chain);
+		q.uses = ir_count_uses(f, pc->scratch);
+		for (i = 0; i < 2; i++)
+			q.ld[i] = pipelinable(&q, i, chain);
+		if (NEVER(!q.dot || !q.ld[0] || !q.ld[1] || !wgmma_ok(&q)))
+			return true;
+		for (i = 0; i < 2; i++) {
+			if (NEVER(!tma_box(&q, i, bound)))
+				return true;
+			q.desc[i] = tma_param(&q, i, bound);
+		}
+		q.wgmma = true;
+		rewrite_tma(&q, chain);
+		pass_stat(pc, "loops-tma", 1);
+	} else {
+		rewrite(&p, chain);
+	}
 	pass_stat(pc, "loops-pipelined", 1);
 	if (p.wgmma)
 		pass_stat(pc, "dots-async", 1);

@@ -7,7 +7,9 @@
  * entry, NAME$fast, that assumes every one of them and checks none, where
  * some access's pointer or mask facts differ under them: the launch
  * checks them once, on the host, and picks the entry (libtlxrt, from
- * __tlx_meta).  The pass records what the fast entry assumes on the
+ * __tlx_meta).  A kernel whose loops pipeline-loads versioned for TMA
+ * (`entry_fast` ops) also assumes what its tensor maps need
+ * (`tma.align`, `tma.div16`, `tma.eq1`, in the same bits).  The pass records what the fast entry assumes on the
  * kernel: `fast.align`, `fast.div16`, `fast.eq1` (bit i: parameter i is a
  * 16-byte aligned pointer, an integer divisible by 16, an integer equal
  * to 1); code generation lowers the two entries from them.  Which kernels
@@ -63,7 +65,7 @@ pass_specialize_entries(PassCtx *pc, Func *f)
 	Assume none = { 0 }, as;
 	bool has[2] = { false, false };
 	const Axis *gen, *ax;
-	uint64_t d;
+	uint64_t d, tma;
 
 	if (f->kind != FN_KERNEL || pc->specialize == PASS_SPEC_NONE ||
 	    attr_has(&f->attrs, "fast.align"))
@@ -73,8 +75,16 @@ pass_specialize_entries(PassCtx *pc, Func *f)
 		return false;
 	gen = axis_compute(f, pc->scratch, &none);
 	axis_pick_assumptions(f, gen, &as);
+	/* what pipeline-loads' TMA copies need of the fast entry */
+	tma = (uint64_t)attr_int(&f->attrs, "tma.align", 0) |
+	      (uint64_t)attr_int(&f->attrs, "tma.div16", 0) |
+	      (uint64_t)attr_int(&f->attrs, "tma.eq1", 0);
+	as.align |= (uint64_t)attr_int(&f->attrs, "tma.align", 0);
+	as.eq1 |= (uint64_t)attr_int(&f->attrs, "tma.eq1", 0);
+	as.div16 = (as.div16 | (uint64_t)attr_int(&f->attrs, "tma.div16", 0)) &
+		   ~as.eq1;
 	ax = axis_compute(f, pc->scratch, &as);
-	if (!(d = fast_assumptions(f, ax, gen, f->body)))
+	if (!(d = fast_assumptions(f, ax, gen, f->body) | tma))
 		return false;
 	attr_set_int(c, &f->attrs, "fast.align", (int64_t)(d & as.align));
 	attr_set_int(c, &f->attrs, "fast.div16", (int64_t)(d & as.div16));
