@@ -41,7 +41,9 @@ for b in 4096 8192; do
 	for rc in "16 32768" "8 30001" "3 1"; do t softmax_loop cubin/softmax_loop-B$b.cubin $rc; done
 done
 for s in "128 128 64" "100 72 40" "1 1 1" "1000 1000 1000"; do t matmul cubin/matmul64.cubin $s; done
-for s in "128 128 32" "300 200 100" "2048 2048 2048"; do t matmul cubin/matmul.cubin $s; done
+# matmul's fast entry on TMA (strides multiples of 16; ragged edges), its
+# generic entry on cp.async (odd strides, or TLXRT_GENERIC=1)
+for s in "128 128 32" "300 200 100" "2048 2048 2048" "200 144 80" "1000 1008 1024" "64 16 16"; do t matmul cubin/matmul.cubin $s; done
 for c in BK64-S3-W4 BK32-S4-W4 BK32-S3-W8 BK64-S3-W8; do for s in "300 200 100" "1024 1024 1000" "1024 512 2048"; do t matmul cubin/matmul-$c.cubin $s; done; done
 # bench/gemm.py's configurations (wgmma), ragged shapes included
 for c in cubin/gemm-*.cubin; do for s in "300 200 100" "1024 1024 1000" "2048 512 4096" "129 257 72"; do t matmul $c $s; done; done
@@ -86,6 +88,7 @@ g softmax cubin/softmax4k.cubin 32768 4096
 g layernorm cubin/layernorm32k.cubin 64 32768
 g softmax cubin/softmax32k.cubin 300 32768
 g matmul cubin/matmul.cubin 2048 2048 2048
+g matmul cubin/matmul.cubin 200 144 80
 entry() {
 	want=$1
 	shift
@@ -97,6 +100,7 @@ entry() {
 	fi
 }
 entry 'matmul\$fast' matmul cubin/matmul.cubin 2048 2048 2048
+entry 'matmul\$fast' matmul cubin/matmul.cubin 200 144 80
 entry matmul matmul cubin/matmul.cubin 300 200 100
 entry 'matmul\$fast' matmul cubin/matmul64.cubin 128 128 64
 entry 'matmul\$fast' matmul cubin/matmul-BK64-S3-W4.cubin 1024 512 2048

@@ -37,6 +37,7 @@ for tool in memcheck racecheck synccheck; do
 	s $tool ./examples_test softmax_loop cubin/softmax_loop-B4096.cubin 3 30001
 	s $tool ./examples_test matmul cubin/matmul64.cubin 100 72 40
 	s $tool ./examples_test matmul cubin/matmul.cubin 300 200 100
+	s $tool ./examples_test matmul cubin/matmul.cubin 200 144 80
 	s $tool ./examples_test matmul cubin/matmul-BK32-S3-W8.cubin 300 200 100
 	s $tool ./examples_test gemm cubin/tma-128x256x64-s3-w8.cubin gemm_tma 200 296 104
 	s $tool ./examples_test gemm cubin/tma-128x128x32-s4-w4.cubin gemm_tma 136 264 200
