@@ -199,11 +199,33 @@ place(Aw *w, Op *tasks)
 	w->total = MAX(w->total, next);
 }
 
-/* Tiles are laid out over a power of two of warps: in code run by n
- * warps (n not one; outside tasks: all of the kernel's), a tile other
- * than cheap ones that tasks recompute cannot be computed. */
+/* Counts in u, for each value, its uses outside tasks by ops other than
+ * cheap tile ops (those go when the tasks have recomputed what they use). */
 static void
-check_tiles(Aw *w, Block *b, int64_t n, const char *who, const char *fix)
+count_uses(Aw *w, Block *b, uint32_t *u)
+{
+	Op *op;
+	uint32_t i;
+
+	for (op = b->first; op; op = op->next) {
+		if (op->kind == OP_TASKS)
+			continue;
+		if (!(op->nres && is_tile(w->f, op->res[0]) &&
+		      recomputable(w->f, op->res[0])))
+			for (i = 0; i < op->nopnds; i++)
+				u[op->opnds[i]]++;
+		for (i = 0; i < op->nregions; i++)
+			count_uses(w, op->regions[i], u);
+	}
+}
+
+/* Tiles are laid out over a power of two of warps: in code run by n
+ * warps (n not one; outside tasks: all of the kernel's), no tile can be
+ * computed, but for cheap ones outside tasks that only tasks and other
+ * such tiles use (each task recomputes its own; `uses` from count_uses). */
+static void
+check_tiles(Aw *w, Block *b, int64_t n, const char *who, const char *fix,
+	    const uint32_t *uses)
 {
 	Op *op;
 	uint32_t i;
@@ -212,14 +234,16 @@ check_tiles(Aw *w, Block *b, int64_t n, const char *who, const char *fix)
 		if (op->kind == OP_TASKS)
 			continue;
 		for (i = 0; i < op->nres; i++)
-			if (is_tile(w->f, op->res[i]) && !recomputable(w->f, op->res[i])) {
+			if (is_tile(w->f, op->res[i]) &&
+			    !(uses && !uses[op->res[i]] &&
+			      recomputable(w->f, op->res[i]))) {
 				ir_error(w->pc->diag, w->f, op, "%s %lld warps, not "
 					 "a power of two: %s", who, (long long)n, fix);
 				w->pc->failed = true;
 				return;
 			}
 		for (i = 0; i < op->nregions; i++)
-			check_tiles(w, op->regions[i], n, who, fix);
+			check_tiles(w, op->regions[i], n, who, fix, uses);
 	}
 }
 
@@ -255,13 +279,19 @@ pass_allocate_warps(PassCtx *pc, Func *f)
 
 			if (t->kind == OP_TASK && (n & (n - 1)))
 				check_tiles(&w, t->regions[0], n, "this task has",
-					    "tiles need 1, 2, 4, 8, 16 or 32 warps");
+					    "tiles need 1, 2, 4, 8, 16 or 32 warps",
+					    NULL);
 		}
 	if (pc->failed)
 		return false;
-	if (w.total & (w.total - 1))
+	if (w.total & (w.total - 1)) {
+		uint32_t *u = arena_alloc(pc->scratch, f->vals.n * sizeof *u);
+
+		memset(u, 0, f->vals.n * sizeof *u);
+		count_uses(&w, f->body, u);
 		check_tiles(&w, f->body, w.total, "the tasks of this kernel take",
-			    "compute this tile inside a task");
+			    "compute this tile inside a task", u);
+	}
 	attr_set_int(ctx, &f->attrs, "task_warps", attr_int(&f->attrs, "warps", 4));
 	attr_set_int(ctx, &f->attrs, "warps", w.total);
 	if (w.budgets)
