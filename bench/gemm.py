@@ -1,12 +1,14 @@
 # bench/gemm.py: examples/matmul.tlx (unchanged source; wgmma on sm_90a)
 # and examples/gemm_tma.tlx (TMA + wgmma, no tasks) and
-# examples/gemm_ws.tlx (warp-specialized) and examples/gemm_static.tlx (the
-# same over a persistent grid) against cuBLAS
+# examples/gemm_ws.tlx (warp-specialized), examples/gemm_static.tlx (the
+# same over a persistent grid) and examples/gemm_persistent.tlx (over a
+# dynamic schedule) against cuBLAS
 # (torch.matmul), Triton's tl.dot GEMM and the mma.sync build of
 # matmul.tlx, over a sweep of shapes, all in one run.  Runs on the GPU
 # machine from the folder testsuite/gpu/build.sh fills: cubin/gemm-*.cubin
 # are matmul.tlx's configurations, cubin/tma-*.cubin gemm_tma.tlx's,
 # cubin/ws-*.cubin gemm_ws.tlx's, cubin/static-*.cubin gemm_static.tlx's,
+# cubin/dyn-*.cubin gemm_persistent.tlx's,
 # cubin/old-gemm-* (optional) the mma.sync compiler's.
 #
 #   python3 gemm.py [OUT_JSON]
@@ -34,7 +36,8 @@ def ours(cubin, M, N, K):
     base = os.path.basename(cubin)
     cmd = (["gemm", cubin, "gemm_tma"] if base.startswith("tma-") else
            ["gemm", cubin, "gemm_ws"] if base.startswith("ws-") else
-           ["gemm", cubin, "gemm_static"] if base.startswith("static-") else ["matmul", cubin])
+           ["gemm", cubin, "gemm_static"] if base.startswith("static-") else
+           ["gemm", cubin, "gemm_persistent"] if base.startswith("dyn-") else ["matmul", cubin])
     p = subprocess.run([os.path.join(here, "bench_kernels")] + cmd + [str(M), str(N), str(K)],
                        capture_output=True, text=True)
     if p.returncode != 0:
@@ -59,6 +62,7 @@ old = sorted(glob.glob(os.path.join(here, "cubin", "old-gemm-*.cubin")))
 tmas = sorted(glob.glob(os.path.join(here, "cubin", "tma-*.cubin")))
 wss = sorted(glob.glob(os.path.join(here, "cubin", "ws-*.cubin")))
 statics = sorted(glob.glob(os.path.join(here, "cubin", "static-*.cubin")))
+dyns = sorted(glob.glob(os.path.join(here, "cubin", "dyn-*.cubin")))
 for M, N, K in SHAPES:
     a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
@@ -81,11 +85,12 @@ for M, N, K in SHAPES:
     tma = best_of(tmas, M, N, K)
     ws = best_of(wss, M, N, K)
     st = best_of(statics, M, N, K)
+    dy = best_of(dyns, M, N, K)
     r = {"shape": f"{M}x{N}x{K}", "cublas": cub, "triton": tri[0], "triton_cfg": tri[1],
          "tlx": tlx[0], "tlx_cfg": tlx[1], "tlx_default": dflt, "mma_sync": mma[0], "mma_sync_cfg": mma[1],
          "tlx_tma": tma[0], "tlx_tma_cfg": tma[1], "tlx_ws": ws[0], "tlx_ws_cfg": ws[1],
-         "tlx_static": st[0], "tlx_static_cfg": st[1]}
-    for k in ("tlx", "tlx_default", "tlx_tma", "tlx_ws", "tlx_static"):
+         "tlx_static": st[0], "tlx_static_cfg": st[1], "tlx_dynamic": dy[0], "tlx_dynamic_cfg": dy[1]}
+    for k in ("tlx", "tlx_default", "tlx_tma", "tlx_ws", "tlx_static", "tlx_dynamic"):
         r[k + "/cublas"] = r[k] / cub if r[k] else None
     r["tlx/triton"] = tlx[0] / tri[0] if tlx[0] and tri[0] else None
     r["tlx/mma_sync"] = tlx[0] / mma[0] if tlx[0] and mma[0] else None
@@ -93,7 +98,8 @@ for M, N, K in SHAPES:
     res["rows"].append(r)
     print(json.dumps(r), flush=True)
 worst = {k: min((r[k] for r in res["rows"] if r[k]), default=None)
-         for k in ("tlx/cublas", "tlx_tma/cublas", "tlx_ws/cublas", "tlx_static/cublas")}
+         for k in ("tlx/cublas", "tlx_tma/cublas", "tlx_ws/cublas", "tlx_static/cublas",
+                   "tlx_dynamic/cublas")}
 print(json.dumps({"worst": worst}))
 if len(sys.argv) > 1:
     with open(sys.argv[1], "w") as f:

@@ -14,10 +14,37 @@
  *   for %lin, %n, %np, inits { ^(%t, iters): ... }
  *
  * in every agent that iterates it (each task sees the same tiles in the
- * same order), and the kernel is marked `persistent`: the runtime
- * launches no more programs than the device runs at once (libtlxrt,
- * docs/runtime.md).  `dynamic` and `clc` schedules are not lowered yet
- * (their kernels stay at the tile level, where the simulator runs them).
+ * same order).
+ *
+ * `dynamic` (and `clc` on targets without Cluster Launch Control) claims
+ * tiles from a counter in the kernel's workspace: a pointer parameter the
+ * runtime appends (`workspace` names it, `workspace.bytes` its size; a
+ * derived parameter) and zeroes before every launch, one i32 counter per
+ * schedule.  Where one agent iterates the schedule, its loop is
+ *
+ *   while (%t = -1, iters, %i = 0) {
+ *     %c = atomic add %counter, 1;  condition %c < %n, %c, iters, %i
+ *   } { ^(%t, iters, %i): ...; yield %t, iters', %i + 1 }
+ *
+ * Where K agents (tasks, replicas apart) iterate it, the first claims and
+ * broadcasts through a ring of R one-int slots in shared memory, with a
+ * `full` barrier (one arrival) and an `empty` barrier (K - 1 arrivals)
+ * per slot, slot i % R and parity (i / R) & 1 as pipes keep them:
+ *
+ *   the claimer: mbar_wait empty[s], parity ^ 1;
+ *            %c = atomic add %counter, 1; smem_store ring[s], %c;
+ *            mbar_arrive full[s]; condition %c < %n, ...
+ *   the others: mbar_wait full[s], parity; %c = smem_load ring[s];
+ *            mbar_arrive empty[s]; condition %c < %n, ...
+ *
+ * so every agent sees the same tiles in the same order and the claimer
+ * runs at most R claims ahead.  The last claim (past the tiles) ends every
+ * agent's loop.  Such a schedule is iterated once per agent, not inside a
+ * loop or an if (the ring counts on every agent's arrivals).
+ *
+ * The kernel is marked `persistent`: the runtime launches no more
+ * programs than the device runs at once (libtlxrt, docs/runtime.md).
+ * `clc` on sm_100a stays at the tile level (the simulator runs it).
  * Requires: tile-level IR.  Counters: schedules.
  */
 #include "passes/passes.h"
@@ -104,27 +131,335 @@ to_for(Ls *l, Op *sf, Sched *s)
 	ir_remove(sf);
 }
 
+/* ---- dynamic ---------------------------------------------------------------- */
+
+enum { RING = 4 };  /* claims the claimer may run ahead of the slowest agent */
+
+typedef struct Dyn {
+	Op *create;
+	Value counter;           /* ptr<i32> into the workspace */
+	Value ring, full, empty; /* K > 1 */
+	Op **loops;              /* its sched_fors, in program order */
+	uint32_t k;
+} Dyn;
+
+static Value
+emit_before(Ls *l, Op *at, OpKind k, Type *t, uint32_t n, Value a, Value b)
+{
+	Value ops[2] = { a, b };
+	Op *op = ir_op_new(l->f, k, n, ops, t ? 1 : 0, &t, 0);
+
+	op->loc = at->loc;
+	ir_insert_before(at, op);
+	return t ? op->res[0] : 0;
+}
+
+static Value
+const_before(Ls *l, Op *at, int64_t v)
+{
+	Op *op = ir_op_new(l->f, OP_CONST, 0, NULL, 1, &l->i32, 0);
+
+	attr_set_int(l->f->mod->ctx, &op->attrs, "value", v);
+	op->loc = at->loc;
+	ir_insert_before(at, op);
+	return op->res[0];
+}
+
+/* The task a sched_for runs in (NULL: outside tasks), and whether a loop
+ * or an if encloses it within that agent. */
+static Op *
+agent_of(Op *sf, bool *nested)
+{
+	Op *p;
+
+	*nested = false;
+	for (p = sf->parent ? sf->parent->parent : NULL; p;
+	     p = p->parent ? p->parent->parent : NULL) {
+		if (p->kind == OP_TASK)
+			return p;
+		if (p->kind == OP_FOR || p->kind == OP_WHILE || p->kind == OP_IF ||
+		    p->kind == OP_SCHED_FOR)
+			*nested = true;
+	}
+	return NULL;
+}
+
+static const char *
+agent_name(Ls *l, Op *task)
+{
+	const char *n = task ? attr_str(&task->attrs, "name") : NULL;
+
+	return n ? arena_printf(l->pc->scratch, "task '%s'", n) : "the kernel";
+}
+
+/* Checks that every agent iterates d's schedule at most once, at its top
+ * level when several do. */
+static bool
+dyn_check(Ls *l, Dyn *d)
+{
+	uint32_t i, j;
+	bool nested;
+
+	for (i = 0; i < d->k; i++) {
+		Op *ti = agent_of(d->loops[i], &nested);
+
+		if (nested) {
+			ir_error(l->pc->diag, l->f, d->loops[i], "%s iterates "
+				 "a %s tile schedule inside a loop or an if: "
+				 "iterate it once, outside loops and ifs (each "
+				 "claim takes tiles for good)", agent_name(l, ti),
+				 attr_str(&d->create->attrs, "kind"));
+			return false;
+		}
+		if (d->k > 1 && ti) {
+			int64_t w = attr_int(&ti->attrs, "warps", 1);
+
+			if (w & (w - 1)) {
+				ir_error(l->pc->diag, l->f, d->loops[i], "task "
+					 "'%s' has %lld warps: tasks that share "
+					 "a %s tile schedule pass its tiles "
+					 "through shared memory, which needs 1, "
+					 "2, 4, 8, 16 or 32 warps",
+					 attr_str(&ti->attrs, "name"),
+					 (long long)w,
+					 attr_str(&d->create->attrs, "kind"));
+				return false;
+			}
+		}
+		for (j = 0; j < i; j++)
+			if (agent_of(d->loops[j], &nested) == ti) {
+				ir_error(l->pc->diag, l->f, d->loops[i], "%s "
+					 "iterates this tile schedule a second "
+					 "time: each task iterates a %s "
+					 "schedule once", agent_name(l, ti),
+					 attr_str(&d->create->attrs, "kind"));
+				return false;
+			}
+	}
+	return true;
+}
+
+/* The claim of agent j's iteration i in its condition region (before
+ * `at`): the tile index, the same for every agent. */
+static Value
+claim(Ls *l, Dyn *d, uint32_t j, Op *at, Value i)
+{
+	IrCtx *c = l->f->mod->ctx;
+	Type *mb = ty_mbar(c, -1), *t1;
+	int64_t one = 1;
+	Value slot, ph, bar, view, v;
+	Op *op;
+
+	if (d->k == 1) {
+		Value ops[2] = { d->counter, const_before(l, at, 1) };
+
+		op = ir_op_new(l->f, OP_ATOMIC, 2, ops, 1, &l->i32, 0);
+		attr_set_sym(c, &op->attrs, "kind", "add");
+		op->loc = at->loc;
+		ir_insert_before(at, op);
+		return op->res[0];
+	}
+	t1 = ty_tile(c, l->i32, 1, &one);
+	slot = emit_before(l, at, OP_REM, l->i32, 2, i, const_before(l, at, RING));
+	ph = emit_before(l, at, OP_AND, l->i32, 2,
+			 emit_before(l, at, OP_DIV, l->i32, 2, i,
+				     const_before(l, at, RING)),
+			 const_before(l, at, 1));
+	view = emit_before(l, at, OP_SMEM_INDEX, ty_smem(c, l->i32, 1, &one), 2,
+			   d->ring, slot);
+	if (j == 0) {
+		Value ops[2] = { d->counter, const_before(l, at, 1) };
+
+		bar = emit_before(l, at, OP_MBAR_AT, mb, 2, d->empty, slot);
+		emit_before(l, at, OP_MBAR_WAIT, NULL, 2, bar,
+			    emit_before(l, at, OP_XOR, l->i32, 2, ph,
+					const_before(l, at, 1)));
+		op = ir_op_new(l->f, OP_ATOMIC, 2, ops, 1, &l->i32, 0);
+		attr_set_sym(c, &op->attrs, "kind", "add");
+		op->loc = at->loc;
+		ir_insert_before(at, op);
+		emit_before(l, at, OP_SMEM_STORE, NULL, 2, view,
+			    emit_before(l, at, OP_SPLAT, t1, 1, op->res[0], 0));
+		bar = emit_before(l, at, OP_MBAR_AT, mb, 2, d->full, slot);
+		emit_before(l, at, OP_MBAR_ARRIVE, NULL, 1, bar, 0);
+		return op->res[0];
+	}
+	bar = emit_before(l, at, OP_MBAR_AT, mb, 2, d->full, slot);
+	emit_before(l, at, OP_MBAR_WAIT, NULL, 2, bar, ph);
+	v = emit_before(l, at, OP_SMEM_LOAD, t1, 1, view, 0);
+	op = ir_op_new(l->f, OP_REDUCE, 1, &v, 1, &l->i32, 0);
+	attr_set_sym(c, &op->attrs, "kind", "sum");
+	attr_set_int(c, &op->attrs, "axis", 0);
+	op->loc = at->loc;
+	ir_insert_before(at, op);
+	bar = emit_before(l, at, OP_MBAR_AT, mb, 2, d->empty, slot);
+	emit_before(l, at, OP_MBAR_ARRIVE, NULL, 1, bar, 0);
+	return op->res[0];
+}
+
+/* sched_for j of d as a while over the claims. */
+static void
+to_while(Ls *l, Dyn *d, uint32_t j)
+{
+	Func *f = l->f;
+	IrCtx *c = f->mod->ctx;
+	Op *sf = d->loops[j], *wo, *cond, *y, *ny;
+	Block *body = sf->regions[0], *cb;
+	uint32_t n = sf->nopnds + 1, i;
+	Value *ops = arena_alloc(l->pc->scratch, (n + 1) * sizeof *ops);
+	Type **rt = arena_alloc(l->pc->scratch, (n + 1) * sizeof *rt);
+	Value t, it, tile, ok, iv;
+
+	/* (tile, iters..., i) */
+	ops[0] = const_before(l, sf, -1);
+	for (i = 1; i < sf->nopnds; i++)
+		ops[i] = sf->opnds[i];
+	ops[n - 1] = const_before(l, sf, 0);
+	for (i = 0; i < n; i++)
+		rt[i] = ir_type(f, ops[i]);
+	wo = ir_op_new(f, OP_WHILE, n, ops, n, rt, 2);
+	wo->loc = sf->loc;
+	wo->tloc = sf->tloc;
+	ir_insert_before(sf, wo);
+	/* the condition: claim the next tile */
+	cb = wo->regions[0];
+	for (i = 0; i < n; i++)
+		ops[i] = ir_block_add_arg(cb, rt[i]);
+	cond = ir_op_new(f, OP_CONDITION, 0, NULL, 0, NULL, 0);
+	cond->loc = sf->loc;
+	ir_append(cb, cond);
+	tile = claim(l, d, j, cond, ops[n - 1]);
+	ok = emit_before(l, cond, OP_CMP, ty_scalar(c, TY_I1), 2, tile,
+			 d->create->opnds[0]);
+	attr_set_sym(c, &ir_val(f, ok)->def->attrs, "pred", "lt");
+	ir_remove(cond);
+	{
+		Value *co = arena_alloc(l->pc->scratch, (n + 1) * sizeof *co);
+
+		co[0] = ok;
+		co[1] = tile;
+		for (i = 1; i < n; i++)
+			co[i + 1] = ops[i];
+		cond = ir_op_new(f, OP_CONDITION, n + 1, co, 0, NULL, 0);
+		cond->loc = sf->loc;
+		ir_append(cb, cond);
+	}
+	/* the body: the loop's, with the claim count carried last */
+	wo->regions[1] = body;
+	body->parent = wo;
+	iv = ir_block_add_arg(body, l->i32);
+	t = body->args[0];
+	y = body->last;
+	it = emit_before(l, y, OP_ADD, l->i32, 2, iv, const_before(l, y, 1));
+	for (i = 0; i < y->nopnds; i++)
+		ops[i + 1] = y->opnds[i];
+	ops[0] = t;
+	ops[n - 1] = it;
+	ny = ir_op_new(f, OP_YIELD, n, ops, 0, NULL, 0);
+	ny->loc = y->loc;
+	ir_insert_before(y, ny);
+	ir_remove(y);
+	for (i = 0; i < sf->nres; i++) {
+		ir_value_set_name(f, wo->res[i + 1], ir_val(f, sf->res[i])->name);
+		ir_replace_uses(f, sf->res[i], wo->res[i + 1]);
+	}
+	ir_remove(sf);
+}
+
+/* The workspace parameter (made once per kernel). */
+static Value
+workspace(Ls *l, int64_t bytes)
+{
+	Func *f = l->f;
+	IrCtx *c = f->mod->ctx;
+	Value ws;
+
+	if (attr_has(&f->attrs, "workspace")) {
+		ws = f->body->args[attr_int(&f->attrs, "workspace", 0)];
+		attr_set_int(c, &f->attrs, "workspace.bytes",
+			     attr_int(&f->attrs, "workspace.bytes", 0) + bytes);
+		return ws;
+	}
+	ws = ir_block_add_arg(f->body, ty_ptr(c, l->i32, 1));
+	ir_value_set_name(f, ws, "workspace");
+	attr_set_int(c, &f->attrs, "workspace", ir_val(f, ws)->idx);
+	attr_set_int(c, &f->attrs, "workspace.bytes", bytes);
+	attr_set_int(c, &f->attrs, "derived", attr_int(&f->attrs, "derived", 0) + 1);
+	return ws;
+}
+
+static bool
+lower_dynamic(Ls *l, Op *create, Op **loops, uint32_t nl)
+{
+	Func *f = l->f;
+	IrCtx *c = f->mod->ctx;
+	Dyn d = { .create = create };
+	Value ws, off;
+	uint32_t i;
+
+	d.loops = arena_alloc(l->pc->scratch, (nl + 1) * sizeof *d.loops);
+	for (i = 0; i < nl; i++)
+		if (loops[i]->opnds[0] == create->res[0])
+			d.loops[d.k++] = loops[i];
+	if (!dyn_check(l, &d))
+		return false;
+	/* before the create: its counter, and the ring where several agents
+	 * share the claims */
+	ws = workspace(l, 4);
+	off = const_before(l, create, attr_int(&f->attrs, "workspace.bytes", 4) / 4 - 1);
+	d.counter = emit_before(l, create, OP_PTR_ADD, ir_type(f, ws), 2, ws, off);
+	if (d.k > 1) {
+		int64_t shape[2] = { RING, 1 };
+		const char *n = ir_val(f, create->res[0])->name;
+
+		n = n ? n : "tiles";
+		d.ring = emit_before(l, create, OP_SMEM_ALLOC,
+				     ty_smem(c, l->i32, 2, shape), 0, 0, 0);
+		attr_set_str(c, &ir_val(f, d.ring)->def->attrs, "name",
+			     arena_printf(c->arena, "%s.ring", n));
+		d.full = emit_before(l, create, OP_MBAR_ALLOC, ty_mbar(c, RING), 0, 0, 0);
+		attr_set_int(c, &ir_val(f, d.full)->def->attrs, "arrive", 1);
+		ir_value_set_name(f, d.full, arena_printf(c->arena, "%s.full", n));
+		d.empty = emit_before(l, create, OP_MBAR_ALLOC, ty_mbar(c, RING), 0, 0, 0);
+		attr_set_int(c, &ir_val(f, d.empty)->def->attrs, "arrive", d.k - 1);
+		ir_value_set_name(f, d.empty, arena_printf(c->arena, "%s.empty", n));
+	}
+	for (i = 0; i < d.k; i++)
+		to_while(l, &d, i);
+	return true;
+}
+
 bool
 pass_lower_schedules(PassCtx *pc, Func *f)
 {
+	const Target *t = target_get(pc->sm);
 	Ls l = { .pc = pc, .f = f };
 	Vec(Sched) scheds = { 0 };
-	uint32_t i, k, nc, nl;
+	uint32_t i, k, nc, nl, ndyn = 0;
 	Op **creates, **loops;
 
 	if (f->kind != FN_KERNEL || ir_func_laid_out(f))
 		return false;
 	creates = ir_find_ops(f, OP_SCHED_CREATE, pc->scratch, &nc);
-	for (i = 0; i < nc; i++) {
-		const char *kind = attr_str(&creates[i]->attrs, "kind");
-
-		if (kind && !strcmp(kind, "static"))
-			vec_push(pc->scratch, &scheds, ((Sched){ creates[i], 0, 0 }));
-	}
-	if (!scheds.n)
+	if (!nc)
 		return false;
 	loops = ir_find_ops(f, OP_SCHED_FOR, pc->scratch, &nl);
 	l.i32 = ty_scalar(f->mod->ctx, TY_I32);
+	for (i = 0; i < nc; i++) {
+		const char *kind = attr_str(&creates[i]->attrs, "kind");
+
+		if (!kind || !strcmp(kind, "static")) {
+			vec_push(pc->scratch, &scheds, ((Sched){ creates[i], 0, 0 }));
+		} else if (!strcmp(kind, "dynamic") ||
+			   (!strcmp(kind, "clc") && t && !target_has(t, TF_CLC))) {
+			if (!lower_dynamic(&l, creates[i], loops, nl)) {
+				pc->failed = true;
+				return false;
+			}
+			ir_remove(creates[i]);
+			ndyn++;
+		}
+	}
 	for (i = 0; i < scheds.n; i++)
 		linear(&l, scheds.v[i].create, &scheds.v[i].lin, &scheds.v[i].np);
 	for (k = 0; k < nl; k++) {
@@ -136,7 +471,9 @@ pass_lower_schedules(PassCtx *pc, Func *f)
 	}
 	for (i = 0; i < scheds.n; i++)
 		ir_remove(scheds.v[i].create);
+	if (!scheds.n && !ndyn)
+		return false;
 	attr_set_int(f->mod->ctx, &f->attrs, "persistent", 1);
-	pass_stat(pc, "schedules", scheds.n);
+	pass_stat(pc, "schedules", scheds.n + ndyn);
 	return true;
 }

@@ -339,7 +339,8 @@ still_in_module(Module *m, Func *f, uint32_t i)
 	return false;
 }
 
-/* Runs entry r on every function; false when the pass failed. */
+/* Runs entry r on every function; false when the pass failed on any (each
+ * function still gets its own diagnostics). */
 static bool
 run_pass(Manager *mg, Run *r)
 {
@@ -350,7 +351,7 @@ run_pass(Manager *mg, Run *r)
 	double t0 = now();
 	bool ok = true;
 
-	for (i = 0; i < n && ok; i++) {
+	for (i = 0; i < n; i++) {
 		PassCtx pc = { .mod = m, .diag = mg->d, .scratch = &mg->scratch,
 			       .pass_name = r->pass->name, .sm = mg->o->sm,
 			       .specialize = mg->o->specialize,
@@ -360,7 +361,8 @@ run_pass(Manager *mg, Run *r)
 			continue;
 		r->changed |= r->pass->fn(&pc, snap[i]);
 		arena_reset(&mg->scratch);
-		ok = !pc.failed && mg->d->nerrors == errors;
+		ok &= !pc.failed && mg->d->nerrors == errors;
+		errors = mg->d->nerrors;
 	}
 	r->secs += now() - t0;
 	return ok;

@@ -264,6 +264,11 @@ derive_tensors(tlxrt_kernel *k, RtArg *out)
 		Buf why = { 0 };
 
 		memset(&out[i], 0, sizeof out[i]);
+		if (p->derived[0] == RT_WORKSPACE) {  /* tlxrt_launch's */
+			out[i].kind = TLXRT_PARAM_POINTER;
+			out[i].ty = TY_I32;
+			continue;
+		}
 		out[i].kind = TLXRT_PARAM_TENSOR;
 		out[i].ty = (TypeKind)p->type;
 		t->ptr = out[p->derived[0]].bits;

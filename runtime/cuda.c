@@ -101,6 +101,7 @@ typedef struct CuApi {
 	CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
 	CUresult (*MemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
 	CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t);
+	CUresult (*MemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
 	CUresult (*ModuleLoadDataEx)(CUmodule *, const void *, unsigned,
 				     int *, void **);
 	CUresult (*ModuleUnload)(CUmodule);
@@ -152,6 +153,7 @@ static const struct {
 	S(MemcpyDtoH, "cuMemcpyDtoH_v2", NULL),
 	S(MemcpyDtoD, "cuMemcpyDtoD_v2", NULL),
 	S(MemsetD8, "cuMemsetD8_v2", NULL),
+	S(MemsetD8Async, "cuMemsetD8Async", NULL),
 	S(ModuleLoadDataEx, "cuModuleLoadDataEx", NULL),
 	S(ModuleUnload, "cuModuleUnload", NULL),
 	S(ModuleGetFunction, "cuModuleGetFunction", NULL),
@@ -396,6 +398,18 @@ cuda_memset(tlxrt_device *dev, tlxrt_ptr dst, int v, size_t n)
 		return rc;
 	CU(dev, MemsetD8, (dst, (unsigned char)v, n));
 	CU(dev, CtxSynchronize, ());
+	return TLXRT_OK;
+}
+
+static int
+cuda_memset_async(tlxrt_device *dev, tlxrt_ptr dst, int v, size_t n,
+		  tlxrt_stream *s)
+{
+	int rc = bind(dev);
+
+	if (rc)
+		return rc;
+	CU(dev, MemsetD8Async, (dst, (unsigned char)v, n, s ? s->impl : NULL));
 	return TLXRT_OK;
 }
 
@@ -768,6 +782,7 @@ const RtBackend rt_cuda_backend = {
 	.dtoh = cuda_dtoh,
 	.dtod = cuda_dtod,
 	.memset = cuda_memset,
+	.memset_async = cuda_memset_async,
 	.module_load = cuda_module_load,
 	.module_unload = cuda_module_unload,
 	.kernel_prepare = cuda_kernel_prepare,

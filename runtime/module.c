@@ -93,7 +93,8 @@ unmerge(tlxrt_module *m, Func *f)
 			ir_unmerge_task(f, ts[i]);
 }
 
-/* Parameter i, a tensor the runtime derives: where from (derive.I: the
+/* Parameter i, the workspace (lower-schedules' counters: zeroed memory
+ * for each launch), or a tensor the runtime derives: where from (derive.I: the
  * pointer's parameter, each dim's, each stride's but the innermost),
  * all of them host arguments of the right kinds. */
 static int
@@ -104,6 +105,20 @@ derivation(tlxrt_module *m, Func *f, int i, tlxrt_kernel *k)
 	const Attr *a;
 	uint32_t j;
 
+	if (attr_has(&f->attrs, "workspace") &&
+	    attr_int(&f->attrs, "workspace", -1) == i) {
+		k->ws_bytes = attr_int(&f->attrs, "workspace.bytes", 0);
+		if (p->kind != TLXRT_PARAM_POINTER || k->ws_bytes <= 0 ||
+		    k->ws_bytes > (1 << 20))
+			return rt_error(m->dev, TLXRT_INVALID_ARG, "kernel '%s': "
+					"parameter %d is a workspace of %lld "
+					"bytes that is not a pointer, or of no "
+					"size", f->name, i + 1,
+					(long long)k->ws_bytes);
+		p->derived[0] = RT_WORKSPACE;
+		k->ws_param = i;
+		return TLXRT_OK;
+	}
 	snprintf(name, sizeof name, "derive.%d", i);
 	a = attr_find(&f->attrs, name);
 	if (p->kind != TLXRT_PARAM_TENSOR || !a || a->kind != ATTR_INTS ||
@@ -141,6 +156,7 @@ build_kernel(tlxrt_module *m, Func *f, tlxrt_kernel *k)
 	k->mod = m;
 	k->fn = f;
 	k->nall = (int)f->body->nargs;
+	k->ws_param = -1;
 	k->nparams = k->nall - (int)attr_int(&f->attrs, "derived", 0);
 	if (k->nparams < 0)
 		return rt_error(dev, TLXRT_INVALID_ARG, "kernel '%s' derives more "

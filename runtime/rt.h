@@ -34,7 +34,13 @@ struct tlxrt_device {
 	tlxrt_device_props props;
 	SimOpts sim;              /* simulator options (sim backend) */
 	int nobjects;             /* modules, streams, events alive */
+	tlxrt_ptr ws;             /* the workspace of launches on no stream */
+	size_t ws_size;
 };
+
+/* RtParam.derived[0] of the workspace: zeroed memory of the kernel's
+ * `workspace.bytes` for each launch (lower-schedules' counters). */
+enum { RT_WORKSPACE = -2 };
 
 /* A parameter of a kernel, from the IR. */
 typedef struct RtParam {
@@ -50,7 +56,8 @@ typedef struct RtParam {
 	int swizzle;
 	/* a tensor the runtime derives from other arguments (the kernel's
 	 * `derive.I`): the pointer's parameter, then each dim's, then each
-	 * stride's but the innermost (1); derived[0] < 0: passed by the host */
+	 * stride's but the innermost (1); derived[0] == -1: passed by the
+	 * host; RT_WORKSPACE: the launch's workspace */
 	int derived[10];
 } RtParam;
 
@@ -68,6 +75,8 @@ struct tlxrt_kernel {
 	RtParam *params;
 	int nparams;     /* the host's arguments */
 	int nall;        /* ... and the tensors derived from them */
+	int ws_param;    /* the workspace's parameter, or -1 */
+	int64_t ws_bytes;
 	tlxrt_const_info *consts;
 	int nconsts;
 	int warps, total_warps;
@@ -96,6 +105,8 @@ struct tlxrt_module {
 struct tlxrt_stream {
 	tlxrt_device *dev;
 	void *impl;
+	tlxrt_ptr ws;    /* the workspace of launches on this stream */
+	size_t ws_size;
 };
 
 struct tlxrt_event {
@@ -129,6 +140,9 @@ struct RtBackend {
 	int (*dtoh)(tlxrt_device *dev, void *dst, tlxrt_ptr src, size_t n);
 	int (*dtod)(tlxrt_device *dev, tlxrt_ptr dst, tlxrt_ptr src, size_t n);
 	int (*memset)(tlxrt_device *dev, tlxrt_ptr dst, int v, size_t n);
+	/* The same, ordered on stream s (NULL: the device's default). */
+	int (*memset_async)(tlxrt_device *dev, tlxrt_ptr dst, int v, size_t n,
+			    tlxrt_stream *s);
 	/* Loads the image and returns the module's IR text (malloc'd, owned
 	 * by the caller). */
 	int (*module_load)(tlxrt_module *m, const void *image, size_t n,

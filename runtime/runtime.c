@@ -160,6 +160,8 @@ tlxrt_device_close(tlxrt_device *dev)
 				"modules, streams or events: release them first",
 				dev->nobjects);
 	dev->be->sync(dev);
+	if (dev->ws)
+		dev->be->free(dev, dev->ws);
 	dev->be->close(dev);
 	buf_free(&dev->err);
 	free(dev);
@@ -322,6 +324,36 @@ tlxrt_memset(tlxrt_device *dev, tlxrt_ptr dst, int value, size_t n)
 
 /* ---- launches -------------------------------------------------------------- */
 
+/* The workspace of a launch on stream s (NULL: none): zeroed, on the
+ * stream, before the kernel runs.  One per stream suffices, as the
+ * stream orders its launches; it grows (after the stream's work is
+ * done) and is never shared between streams. */
+static int
+workspace(tlxrt_kernel *k, tlxrt_stream *s, RtArg *ra)
+{
+	tlxrt_device *dev = k->mod->dev;
+	tlxrt_ptr *ws = s ? &s->ws : &dev->ws;
+	size_t *size = s ? &s->ws_size : &dev->ws_size;
+	size_t need = (size_t)k->ws_bytes;
+	int rc;
+
+	if (need > *size) {
+		if (*ws) {
+			if ((rc = s ? dev->be->stream_sync(s) : dev->be->sync(dev)))
+				return rc;
+			dev->be->free(dev, *ws);
+			*ws = 0;
+			*size = 0;
+		}
+		need = need < 256 ? 256 : need;
+		if ((rc = dev->be->malloc(dev, need, ws)))
+			return rc;
+		*size = need;
+	}
+	ra[k->ws_param].bits = *ws;
+	return dev->be->memset_async(dev, *ws, 0, (size_t)k->ws_bytes, s);
+}
+
 int
 tlxrt_launch(tlxrt_kernel *k, const tlxrt_launch_config *cfg,
 	     const tlxrt_arg *args, int nargs)
@@ -342,6 +374,8 @@ tlxrt_launch(tlxrt_kernel *k, const tlxrt_launch_config *cfg,
 	if (!ra)
 		return rt_error(dev, TLXRT_NOMEM, "out of memory");
 	rc = rt_args_check(k, cfg, args, nargs, ra, grid, cluster);
+	if (rc == TLXRT_OK && k->ws_param >= 0)
+		rc = workspace(k, cfg ? cfg->stream : NULL, ra);
 	if (rc == TLXRT_OK)
 		rc = dev->be->launch(k, grid, cluster, cfg ? cfg->stream : NULL,
 				     ra);
@@ -380,6 +414,8 @@ tlxrt_stream_destroy(tlxrt_stream *s)
 		return TLXRT_OK;
 	rt_clear(s->dev);
 	s->dev->be->stream_sync(s);
+	if (s->ws)
+		s->dev->be->free(s->dev, s->ws);
 	s->dev->be->stream_destroy(s);
 	s->dev->nobjects--;
 	free(s);

@@ -168,6 +168,14 @@ sim_memset(tlxrt_device *dev, tlxrt_ptr dst, int v, size_t n)
 }
 
 static int
+sim_memset_async(tlxrt_device *dev, tlxrt_ptr dst, int v, size_t n,
+		 tlxrt_stream *s)
+{
+	(void)s;  /* the simulator runs each launch when it is made */
+	return sim_memset(dev, dst, v, n);
+}
+
+static int
 sim_module_load(tlxrt_module *m, const void *image, size_t n, char **ir,
 		size_t *len)
 {
@@ -330,6 +338,7 @@ const RtBackend rt_sim_backend = {
 	.dtoh = sim_dtoh,
 	.dtod = sim_dtod,
 	.memset = sim_memset,
+	.memset_async = sim_memset_async,
 	.module_load = sim_module_load,
 	.module_unload = sim_module_unload,
 	.kernel_prepare = sim_kernel_prepare,

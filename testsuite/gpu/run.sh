@@ -66,6 +66,12 @@ for c in cubin/static-*.cubin; do
 		t gemm $c gemm_static $s
 	done
 done
+# the persistent GEMM over a dynamic schedule (clc on sm_90a)
+for c in cubin/dyn-*.cubin; do
+	for s in "256 512 256" "200 296 104" "1000 1000 1000" "4096 4096 512" "8 8 8"; do
+		t gemm $c gemm_persistent $s
+	done
+done
 # the fused epilogue (bias + GELU)
 for c in cubin/ep-*.cubin; do
 	for s in "256 512 256" "200 296 104" "1000 1000 1000"; do

@@ -45,6 +45,7 @@ for tool in memcheck racecheck synccheck; do
 	s $tool ./examples_test gemm cubin/ws-128x128x64-s5.cubin gemm_ws 136 264 392
 	s $tool ./examples_test gemm_fp8 cubin/fp8-128x256x128-s3.cubin gemm_fp8 200 296 400
 	s $tool ./examples_test gemm cubin/static-128x256x64-s3.cubin gemm_static 600 1000 200
+	s $tool ./examples_test gemm cubin/dyn-128x256x64-s3.cubin gemm_persistent 600 1000 200
 	s $tool ./examples_test gemm_bias cubin/ep-128x256x64-s3.cubin gemm_epilogue 200 296 264
 	export TLXRT_GENERIC=1
 	s $tool ./examples_test matmul cubin/matmul.cubin 256 256 256
