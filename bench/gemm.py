@@ -38,8 +38,12 @@ def ours(cubin, M, N, K):
            ["gemm", cubin, "gemm_ws"] if base.startswith("ws-") else
            ["gemm", cubin, "gemm_static"] if base.startswith("static-") else
            ["gemm", cubin, "gemm_persistent"] if base.startswith("dyn-") else ["matmul", cubin])
-    p = subprocess.run([os.path.join(here, "bench_kernels")] + cmd + [str(M), str(N), str(K)],
-                       capture_output=True, text=True)
+    try:
+        p = subprocess.run([os.path.join(here, "bench_kernels")] + cmd + [str(M), str(N), str(K)],
+                           capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        print("bench_kernels timed out:", cubin, M, N, K, flush=True)
+        return None
     if p.returncode != 0:
         print("bench_kernels failed:", cubin, p.stderr.strip()[:300], flush=True)
         return None

@@ -79,6 +79,10 @@ LLVMValueRef cg_const(Cg *cg, Type *t, const Attr *a);
 void cg_error(Cg *cg, SrcLoc loc, const char *fmt, ...) TLX_PRINTF(3, 4);
 void cg_unsupported(Cg *cg, Op *op, const char *what);
 double cg_now_ms(void);  /* a monotonic clock, for TLX_CG_TIME */
+/* A failed device assertion (__assertfail): the launch fails with
+ * CUDA_ERROR_ASSERT after the driver prints msg, file:line, func. */
+void cg_assertfail(Cg *cg, const char *msg, const char *file, int line,
+		   const char *func);
 /* Device printf (vprintf) of fmt with its arguments; Balloca places the
  * argument buffer. */
 LLVMValueRef cg_printf(Cg *cg, LLVMBuilderRef Balloca, const char *fmt,

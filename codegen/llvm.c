@@ -289,6 +289,39 @@ cg_printf(Cg *cg, LLVMBuilderRef Balloca, const char *fmt, LLVMValueRef *args,
 	return LLVMBuildCall2(cg->B, vt, vp, call, 2, "");
 }
 
+static LLVMValueRef
+const_str(Cg *cg, const char *s)
+{
+	LLVMValueRef f = LLVMConstStringInContext2(cg->C, s, strlen(s), 0), g;
+
+	g = LLVMAddGlobalInAddressSpace(cg->M, LLVMTypeOf(f), "tlx.str", 1);
+	LLVMSetInitializer(g, f);
+	LLVMSetGlobalConstant(g, 1);
+	LLVMSetLinkage(g, LLVMPrivateLinkage);
+	return LLVMBuildAddrSpaceCast(cg->B, g, cg->t_ptr, "");
+}
+
+/* A failed device assertion: the CUDA driver prints msg, file, line and
+ * function, flushes printf's buffer, and fails the launch with
+ * CUDA_ERROR_ASSERT. */
+void
+cg_assertfail(Cg *cg, const char *msg, const char *file, int line,
+	      const char *func)
+{
+	LLVMTypeRef pt[5] = { cg->t_ptr, cg->t_ptr, cg->t_i32, cg->t_ptr, cg->t_i64 };
+	LLVMTypeRef ft = LLVMFunctionType(LLVMVoidTypeInContext(cg->C), pt, 5, 0);
+	LLVMValueRef af = LLVMGetNamedFunction(cg->M, "__assertfail"), a[5];
+
+	if (!af)
+		af = LLVMAddFunction(cg->M, "__assertfail", ft);
+	a[0] = const_str(cg, msg);
+	a[1] = const_str(cg, file);
+	a[2] = cg_i32(cg, line);
+	a[3] = const_str(cg, func);
+	a[4] = cg_i64(cg, 1);
+	LLVMBuildCall2(cg->B, ft, af, a, 5, "");
+}
+
 double
 cg_now_ms(void)
 {

@@ -377,8 +377,10 @@ bar_name(CgFn *fn, Value bar, LLVMValueRef *index)
 }
 
 /* --debug-barriers: the wait gives up after CG_BARRIER_TIMEOUT_MS (the
- * global nanosecond timer), prints where it was (from the program's or
- * the task's first thread) and traps. */
+ * global nanosecond timer); the program's or the task's first thread
+ * prints where it was and fails a device assertion (which the driver
+ * reports, printf buffer included, as CUDA_ERROR_ASSERT), the other
+ * threads keep waiting so that none ends the kernel before the report. */
 static void
 timed_wait(CgFn *fn, Op *op, LLVMValueRef addr, LLVMValueRef parity)
 {
@@ -409,6 +411,9 @@ timed_wait(CgFn *fn, Op *op, LLVMValueRef addr, LLVMValueRef parity)
 		fail, loop);
 	LLVMPositionBuilderAtEnd(B, fail);
 	LLVMBuildCondBr(B, cg_thread0(fn), report, stop);
+	LLVMPositionBuilderAtEnd(B, stop);
+	cg_asm(cg, cg->t_void, "nanosleep.u32 1000000;", "", NULL, 0, true, false);
+	LLVMBuildBr(B, loop);
 	LLVMPositionBuilderAtEnd(B, report);
 	fmt = arena_printf(fn->a, "tlx: %s:%d:%d: kernel '%s', program (%%d, %%d, %%d)%s%s: "
 			   "mbar_wait on barrier '%s'[%%d] for the phase of parity "
@@ -422,9 +427,8 @@ timed_wait(CgFn *fn, Op *op, LLVMValueRef addr, LLVMValueRef parity)
 	pr[2] = cg_intr(cg, "llvm.nvvm.read.ptx.sreg.ctaid.z", NULL, 0, NULL, 0);
 	pr[4] = parity;
 	cg_printf(cg, fn->Balloca, fmt, pr, 5);
-	LLVMBuildBr(B, stop);
-	LLVMPositionBuilderAtEnd(B, stop);
-	cg_intr(cg, "llvm.trap", NULL, 0, NULL, 0);
+	cg_assertfail(cg, "a barrier wait timed out (--debug-barriers)", file,
+		      op->loc.line, fn->f->name);
 	LLVMBuildUnreachable(B);
 	LLVMPositionBuilderAtEnd(B, done);
 }

@@ -93,14 +93,14 @@ for c in "128 256 64 3" "128 256 32 6" "128 128 64 4" "128 128 64 5"; do
 done
 # examples/gemm_static.tlx (gemm_ws over a persistent grid) in gemm_ws's
 # configurations
-for c in "128 256 64 3" "128 256 64 4" "128 128 64 4"; do
+for c in "128 256 64 3" "128 256 32 6" "128 128 64 4"; do
 	set -- $c
 	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 \
 		"$top/examples/gemm_static.tlx" -o "$out/cubin/static-$1x$2x$3-s$4.cubin"
 done
 # examples/gemm_persistent.tlx (gemm_ws over a clc schedule: on sm_90a a
 # dynamic one, tiles claimed from a counter) in the same configurations
-for c in "128 256 64 3" "128 256 64 4" "128 128 64 4"; do
+for c in "128 256 64 3" "128 256 32 6" "128 128 64 4"; do
 	set -- $c
 	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 \
 		"$top/examples/gemm_persistent.tlx" -o "$out/cubin/dyn-$1x$2x$3-s$4.cubin"

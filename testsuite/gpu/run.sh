@@ -106,7 +106,7 @@ entry() {
 	fi
 }
 entry 'matmul\$fast' matmul cubin/matmul.cubin 2048 2048 2048
-entry 'matmul\$fast' matmul cubin/matmul.cubin 200 144 80
+entry matmul matmul cubin/matmul.cubin 200 144 80
 entry matmul matmul cubin/matmul.cubin 300 200 100
 entry 'matmul\$fast' matmul cubin/matmul64.cubin 128 128 64
 entry 'matmul\$fast' matmul cubin/matmul-BK64-S3-W4.cubin 1024 512 2048
@@ -127,7 +127,8 @@ tr() {
 }
 for n in 1000 1024 33; do tr transpose_smem $n; tr transpose_pad $n; tr transpose_tasks $n; done
 # --debug-barriers: the wait of a producer whose consumer never releases
-# gives up after 2 s with its report and traps, instead of hanging the GPU
+# gives up after 2 s with its report and a failed device assertion,
+# instead of hanging the GPU
 out=$(timeout 60 ./rtrun -d cuda -g 1 cubin/no_release.cubin no_release \
 	buf:f32:1024:zero i32:5 2>&1)
 if [ $? -ne 124 ] && printf '%s\n' "$out" | grep -q "tlx: .*no_release.tlx:10:25: kernel 'no_release', program (0, 0, 0), task 'produce' (replica 0): mbar_wait on barrier 'p.empty'\[0\] for the phase of parity 0 has waited 2000 ms: a deadlock"; then
