@@ -32,17 +32,22 @@
  * bounds in the mask; an inner stride that is a parameter or one; 16-bit
  * elements) and the target has TMA, the loop is versioned:
  *
- *   if entry_fast { the loop on TMA copies } else { the loop on cp.async }
+ *   if entry_fast || tma.ok != 0 { the loop on TMA copies }
+ *   else { the loop on cp.async }
  *
  * The TMA copy reads through tensor descriptors appended to the kernel's
  * parameters, which the runtime derives from the host's arguments
  * (`derived`, `derive.I` = [pointer, bound 0, bound 1, outer stride]);
  * `tma.align`, `tma.div16`, `tma.eq1` say what the fast entry must assume
- * for them (specialize-entries adds it).  Each stage has a full mbarrier
+ * for them (specialize-entries adds it).  The generic entry takes the
+ * TMA loop too where the launch allows it: `tma.ok`, one more derived
+ * parameter, is 1 when every derived tensor makes a tensor map (16-byte
+ * aligned base and outer strides) and the inner strides in `tma.eq1` are
+ * 1, so ragged M, N and K keep TMA.  Each stage has a full mbarrier
  * (arrive count 1): the copies of a stage expect their bytes on it, the
  * iteration waits for it with the parity of its round, and TMA's zero
  * fill past the tensor's bounds is the masks' `other`.  Not with
- * --specialize=none (no fast entry to run it).
+ * --specialize=none.
  *
  * Requires: tile-level IR (before assign-layouts).  The
  * kernel's stages(N) is an error when N stages do not fit.  Counters:
@@ -596,26 +601,64 @@ rewrite_tma(Pipe *p, bool *chain)
 	wgmma_done(p);
 }
 
-/* `if entry_fast { the loop on TMA copies } else { the loop as it is }`:
- * the fast entry reads its tiles with TMA (its arguments are what a
- * tensor map needs), the generic one keeps its loads.  Returns the copy
- * of the loop for TMA; loop stays the else branch's. */
+/* The kernel's `tma.ok` parameter (made once): an i32 the runtime
+ * derives, 1 when every derived tensor of the launch makes a tensor map
+ * and the inner strides the TMA loops assume to be 1 are. */
+static Value
+tma_ok_param(Pipe *p)
+{
+	Func *f = p->f;
+	IrCtx *c = f->mod->ctx;
+	Value v;
+
+	if (attr_has(&f->attrs, "tma.ok"))
+		return f->body->args[attr_int(&f->attrs, "tma.ok", 0)];
+	v = ir_block_add_arg(f->body, ty_scalar(c, TY_I32));
+	ir_value_set_name(f, v, "tma.ok");
+	attr_set_int(c, &f->attrs, "tma.ok", ir_val(f, v)->idx);
+	attr_set_int(c, &f->attrs, "derived", attr_int(&f->attrs, "derived", 0) + 1);
+	return v;
+}
+
+/* An op of kind k on a and b (none when a is 0), with result type t,
+ * before `at`. */
+static Value
+op_before(Pipe *p, Op *at, OpKind k, Type *t, Value a, Value b)
+{
+	Value ops[2] = { a, b };
+	Op *op = ir_op_new(p->f, k, a ? 2 : 0, ops, 1, &t, 0);
+
+	op->loc = at->loc;
+	ir_insert_before(at, op);
+	return op->res[0];
+}
+
+/* `if entry_fast || tma.ok != 0 { the loop on TMA copies } else { the
+ * loop as it is }`: the fast entry reads its tiles with TMA (its
+ * arguments are what a tensor map needs), the generic one where the
+ * launch's arguments allow it (tma.ok) and else keeps its loads.
+ * Returns the copy of the loop for TMA; loop stays the else branch's. */
 static Op *
 version(Pipe *p)
 {
 	Func *f = p->f;
 	IrCtx *c = f->mod->ctx;
 	Op *loop = p->loop, *ifo, *cl, *y[2];
-	Type *i1 = ty_scalar(c, TY_I1);
+	Type *i1 = ty_scalar(c, TY_I1), *i32 = ty_scalar(c, TY_I32);
 	Type **rt = arena_alloc(p->pc->scratch, (loop->nres + 1) * sizeof *rt);
-	Value ef, *map = NULL;
+	Value ef, ok, zero, *map = NULL;
 	uint32_t mapn = 0, i;
 	Op *e;
 
+	ok = tma_ok_param(p);
 	e = ir_op_new(f, OP_ENTRY_FAST, 0, NULL, 1, &i1, 0);
 	e->loc = loop->loc;
 	ir_insert_before(loop, e);
-	ef = e->res[0];
+	zero = op_before(p, loop, OP_CONST, i32, 0, 0);
+	attr_set_int(c, &ir_val(f, zero)->def->attrs, "value", 0);
+	ok = op_before(p, loop, OP_CMP, i1, ok, zero);
+	attr_set_sym(c, &ir_val(f, ok)->def->attrs, "pred", "ne");
+	ef = op_before(p, loop, OP_OR, i1, e->res[0], ok);
 	for (i = 0; i < loop->nres; i++)
 		rt[i] = ir_type(f, loop->res[i]);
 	ifo = ir_op_new(f, OP_IF, 1, &ef, loop->nres, rt, 2);

@@ -249,6 +249,23 @@ int_value(const RtArg *a)
 	}
 }
 
+/* tma.ok: every derived tensor makes a tensor map and the inner strides
+ * the TMA loops take for 1 are (TLXRT_GENERIC=1: never, the generic
+ * entry as it runs on arguments nothing is known of). */
+static uint64_t
+tma_ok(const tlxrt_kernel *k, const RtArg *out)
+{
+	const char *g = getenv("TLXRT_GENERIC");
+	int i;
+
+	if (g && *g && strcmp(g, "0"))
+		return 0;
+	for (i = 0; i < k->nparams && i < 64; i++)
+		if ((k->tma_eq1 >> i & 1) && int_value(&out[i]) != 1)
+			return 0;
+	return rt_derived_ok(k, out);
+}
+
 /* The tensors derived from the host's arguments (a pointer, dims and
  * strides: pipeline-loads' TMA path over plain pointers).  One that makes
  * no tensor map is marked invalid: the launch then runs the generic
@@ -269,6 +286,11 @@ derive_tensors(tlxrt_kernel *k, RtArg *out)
 			out[i].ty = TY_I32;
 			continue;
 		}
+		if (p->derived[0] == RT_TMA_OK) {  /* below */
+			out[i].kind = TLXRT_PARAM_SCALAR;
+			out[i].ty = TY_I32;
+			continue;
+		}
 		out[i].kind = TLXRT_PARAM_TENSOR;
 		out[i].ty = (TypeKind)p->type;
 		t->ptr = out[p->derived[0]].bits;
@@ -282,6 +304,9 @@ derive_tensors(tlxrt_kernel *k, RtArg *out)
 		out[i].invalid = tensor_problem(p, t, &why);
 		buf_free(&why);
 	}
+	for (i = k->nparams; i < k->nall; i++)
+		if (k->params[i].derived[0] == RT_TMA_OK)
+			out[i].bits = tma_ok(k, out);
 }
 
 void

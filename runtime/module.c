@@ -94,7 +94,8 @@ unmerge(tlxrt_module *m, Func *f)
 }
 
 /* Parameter i, the workspace (lower-schedules' counters: zeroed memory
- * for each launch), or a tensor the runtime derives: where from (derive.I: the
+ * for each launch), tma.ok (pipeline-loads: may the generic entry's TMA
+ * loops run), or a tensor the runtime derives: where from (derive.I: the
  * pointer's parameter, each dim's, each stride's but the innermost),
  * all of them host arguments of the right kinds. */
 static int
@@ -117,6 +118,15 @@ derivation(tlxrt_module *m, Func *f, int i, tlxrt_kernel *k)
 					(long long)k->ws_bytes);
 		p->derived[0] = RT_WORKSPACE;
 		k->ws_param = i;
+		return TLXRT_OK;
+	}
+	if (attr_has(&f->attrs, "tma.ok") && attr_int(&f->attrs, "tma.ok", -1) == i) {
+		if (p->kind != TLXRT_PARAM_SCALAR || p->type != TLXRT_I32)
+			return rt_error(m->dev, TLXRT_INVALID_ARG, "kernel '%s': "
+					"parameter %d, tma.ok, is not an i32",
+					f->name, i + 1);
+		p->derived[0] = RT_TMA_OK;
+		k->tma_eq1 = (uint64_t)attr_int(&f->attrs, "tma.eq1", 0);
 		return TLXRT_OK;
 	}
 	snprintf(name, sizeof name, "derive.%d", i);

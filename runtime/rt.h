@@ -41,6 +41,10 @@ struct tlxrt_device {
 /* RtParam.derived[0] of the workspace: zeroed memory of the kernel's
  * `workspace.bytes` for each launch (lower-schedules' counters). */
 enum { RT_WORKSPACE = -2 };
+/* RtParam.derived[0] of `tma.ok` (pipeline-loads): an i32, 1 when the
+ * launch's derived tensors all make tensor maps and the parameters of the
+ * kernel's `tma.eq1` are 1 (the generic entry's TMA loops may run). */
+enum { RT_TMA_OK = -3 };
 
 /* A parameter of a kernel, from the IR. */
 typedef struct RtParam {
@@ -57,7 +61,7 @@ typedef struct RtParam {
 	/* a tensor the runtime derives from other arguments (the kernel's
 	 * `derive.I`): the pointer's parameter, then each dim's, then each
 	 * stride's but the innermost (1); derived[0] == -1: passed by the
-	 * host; RT_WORKSPACE: the launch's workspace */
+	 * host; RT_WORKSPACE: the launch's workspace; RT_TMA_OK: tma.ok */
 	int derived[10];
 } RtParam;
 
@@ -77,6 +81,7 @@ struct tlxrt_kernel {
 	int nall;        /* ... and the tensors derived from them */
 	int ws_param;    /* the workspace's parameter, or -1 */
 	int64_t ws_bytes;
+	uint64_t tma_eq1;  /* tma.ok: the parameters that must be 1 */
 	tlxrt_const_info *consts;
 	int nconsts;
 	int warps, total_warps;
