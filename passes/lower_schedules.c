@@ -26,10 +26,12 @@
  *     %c = atomic add %counter, 1;  condition %c < %n, %c, iters, %i
  *   } { ^(%t, iters, %i): ...; yield %t, iters', %i + 1 }
  *
- * Where K agents (tasks, replicas apart) iterate it, the first claims and
- * broadcasts through a ring of R one-int slots in shared memory, with a
- * `full` barrier (one arrival) and an `empty` barrier (K - 1 arrivals)
- * per slot, slot i % R and parity (i / R) & 1 as pipes keep them:
+ * Where several agents iterate it, one claims -- the first that runs as
+ * one instance (a merged task of replicas is split again where all are
+ * merged) -- and broadcasts through a ring of R one-int slots in shared
+ * memory, with a `full` barrier (one arrival) and an `empty` barrier (one
+ * arrival per reading instance) per slot, slot i % R and parity
+ * (i / R) & 1 as pipes keep them:
  *
  *   the claimer: mbar_wait empty[s], parity ^ 1;
  *            %c = atomic add %counter, 1; smem_store ring[s], %c;
@@ -139,8 +141,9 @@ typedef struct Dyn {
 	Op *create;
 	Value counter;           /* ptr<i32> into the workspace */
 	Value ring, full, empty; /* K > 1 */
-	Op **loops;              /* its sched_fors, in program order */
+	Op **loops;              /* its sched_fors, the claimer's first */
 	uint32_t k;
+	int64_t readers;         /* agent instances other than the claimer */
 } Dyn;
 
 static Value
@@ -211,7 +214,7 @@ dyn_check(Ls *l, Dyn *d)
 				 attr_str(&d->create->attrs, "kind"));
 			return false;
 		}
-		if (d->k > 1 && ti) {
+		if (d->readers > 0 && ti) {
 			int64_t w = attr_int(&ti->attrs, "warps", 1);
 
 			if (w & (w - 1)) {
@@ -250,7 +253,7 @@ claim(Ls *l, Dyn *d, uint32_t j, Op *at, Value i)
 	Value slot, ph, bar, view, v;
 	Op *op;
 
-	if (d->k == 1) {
+	if (!d->readers) {
 		Value ops[2] = { d->counter, const_before(l, at, 1) };
 
 		op = ir_op_new(l->f, OP_ATOMIC, 2, ops, 1, &l->i32, 0);
@@ -388,8 +391,50 @@ workspace(Ls *l, int64_t bytes)
 	return ws;
 }
 
+/* The instances of the agent that runs sched_for sf (a task merged from
+ * n replicas runs n). */
+static int64_t
+instances(Op *sf)
+{
+	bool nested;
+	Op *t = agent_of(sf, &nested);
+
+	return t ? attr_int(&t->attrs, "replicas", 1) : 1;
+}
+
+/* d's loops over create; the first is the claimer, an agent of one
+ * instance (a merged task that would have to claim is split again). */
+static void
+collect(Ls *l, Dyn *d, Op *create)
+{
+	Op **loops;
+	uint32_t nl, i;
+	bool nested;
+
+	for (;;) {
+		loops = ir_find_ops(l->f, OP_SCHED_FOR, l->pc->scratch, &nl);
+		d->loops = arena_alloc(l->pc->scratch, (nl + 1) * sizeof *d->loops);
+		d->k = 0;
+		for (i = 0; i < nl; i++)
+			if (loops[i]->opnds[0] == create->res[0])
+				d->loops[d->k++] = loops[i];
+		for (i = 0; i < d->k && instances(d->loops[i]) > 1; i++)
+			;
+		if (i < d->k || !d->k) {
+			Op *c = d->loops[i < d->k ? i : 0];
+
+			if (i < d->k) {
+				memmove(d->loops + 1, d->loops, i * sizeof *d->loops);
+				d->loops[0] = c;
+			}
+			return;
+		}
+		ir_unmerge_task(l->f, agent_of(d->loops[0], &nested));
+	}
+}
+
 static bool
-lower_dynamic(Ls *l, Op *create, Op **loops, uint32_t nl)
+lower_dynamic(Ls *l, Op *create)
 {
 	Func *f = l->f;
 	IrCtx *c = f->mod->ctx;
@@ -397,10 +442,9 @@ lower_dynamic(Ls *l, Op *create, Op **loops, uint32_t nl)
 	Value ws, off;
 	uint32_t i;
 
-	d.loops = arena_alloc(l->pc->scratch, (nl + 1) * sizeof *d.loops);
-	for (i = 0; i < nl; i++)
-		if (loops[i]->opnds[0] == create->res[0])
-			d.loops[d.k++] = loops[i];
+	collect(l, &d, create);
+	for (i = 1; i < d.k; i++)
+		d.readers += instances(d.loops[i]);
 	if (!dyn_check(l, &d))
 		return false;
 	/* before the create: its counter, and the ring where several agents
@@ -408,7 +452,7 @@ lower_dynamic(Ls *l, Op *create, Op **loops, uint32_t nl)
 	ws = workspace(l, 4);
 	off = const_before(l, create, attr_int(&f->attrs, "workspace.bytes", 4) / 4 - 1);
 	d.counter = emit_before(l, create, OP_PTR_ADD, ir_type(f, ws), 2, ws, off);
-	if (d.k > 1) {
+	if (d.readers > 0) {
 		int64_t shape[2] = { RING, 1 };
 		const char *n = ir_val(f, create->res[0])->name;
 
@@ -421,7 +465,7 @@ lower_dynamic(Ls *l, Op *create, Op **loops, uint32_t nl)
 		attr_set_int(c, &ir_val(f, d.full)->def->attrs, "arrive", 1);
 		ir_value_set_name(f, d.full, arena_printf(c->arena, "%s.full", n));
 		d.empty = emit_before(l, create, OP_MBAR_ALLOC, ty_mbar(c, RING), 0, 0, 0);
-		attr_set_int(c, &ir_val(f, d.empty)->def->attrs, "arrive", d.k - 1);
+		attr_set_int(c, &ir_val(f, d.empty)->def->attrs, "arrive", d.readers);
 		ir_value_set_name(f, d.empty, arena_printf(c->arena, "%s.empty", n));
 	}
 	for (i = 0; i < d.k; i++)
@@ -443,7 +487,6 @@ pass_lower_schedules(PassCtx *pc, Func *f)
 	creates = ir_find_ops(f, OP_SCHED_CREATE, pc->scratch, &nc);
 	if (!nc)
 		return false;
-	loops = ir_find_ops(f, OP_SCHED_FOR, pc->scratch, &nl);
 	l.i32 = ty_scalar(f->mod->ctx, TY_I32);
 	for (i = 0; i < nc; i++) {
 		const char *kind = attr_str(&creates[i]->attrs, "kind");
@@ -452,7 +495,7 @@ pass_lower_schedules(PassCtx *pc, Func *f)
 			vec_push(pc->scratch, &scheds, ((Sched){ creates[i], 0, 0 }));
 		} else if (!strcmp(kind, "dynamic") ||
 			   (!strcmp(kind, "clc") && t && !target_has(t, TF_CLC))) {
-			if (!lower_dynamic(&l, creates[i], loops, nl)) {
+			if (!lower_dynamic(&l, creates[i])) {
 				pc->failed = true;
 				return false;
 			}
@@ -460,6 +503,8 @@ pass_lower_schedules(PassCtx *pc, Func *f)
 			ndyn++;
 		}
 	}
+	/* (lowering a dynamic schedule may have split a merged task) */
+	loops = ir_find_ops(f, OP_SCHED_FOR, pc->scratch, &nl);
 	for (i = 0; i < scheds.n; i++)
 		linear(&l, scheds.v[i].create, &scheds.v[i].lin, &scheds.v[i].np);
 	for (k = 0; k < nl; k++) {

@@ -14,9 +14,10 @@
  * Code generation then emits the body once, and the simulator runs it as
  * n instances; each has its own warps and named barrier.  Bodies that
  * differ otherwise (an `if replica() == 0` compiled one way in one
- * replica) stay apart, and so do bodies that allocate inside a loop or
- * an if.  plan-smem splits a merged task again when one of its ops needs
- * scratch (it would need a copy per instance).
+ * replica) stay apart.  Buffers allocated inside a loop or an if of a
+ * body move to its top first (the same buffer on every trip).
+ * plan-smem splits a merged task again when one of its ops needs scratch
+ * (it would need a copy per instance).
  * Requires: tile-level IR with calls inlined.  Counters: merged.
  */
 #include "passes/passes.h"
@@ -252,6 +253,27 @@ hoist_allocs(Mr *m, Op *tasks, Op *t0, Value ri, int n)
 	}
 }
 
+/* Moves the buffers allocated inside loops and ifs of body b to its top
+ * (an smem_alloc has no operands, and one inside a loop is the same
+ * buffer on every trip), so that the replicas' buffers can be merged. */
+static void
+lift_allocs(Block *top, Block *b)
+{
+	Op *op, *next;
+	uint32_t i;
+
+	for (op = b->first; op; op = next) {
+		next = op->next;
+		if (op->kind == OP_SMEM_ALLOC && b != top) {
+			ir_remove(op);
+			ir_insert_before(top->first, op);
+			continue;
+		}
+		for (i = 0; i < op->nregions; i++)
+			lift_allocs(top, op->regions[i]);
+	}
+}
+
 /* Buffers allocated anywhere but the top of the body stay per copy. */
 static bool
 nested_alloc(Block *b, bool top)
@@ -274,6 +296,8 @@ merge_group(Mr *m, Op *tasks, Op **ts, int n)
 {
 	int k;
 
+	for (k = 0; k < n; k++)
+		lift_allocs(ts[k]->regions[0], ts[k]->regions[0]);
 	if (nested_alloc(ts[0]->regions[0], true))
 		return;
 	m->diffs.n = 0;
