@@ -447,6 +447,13 @@ ly_reshape(LayoutTab *t, const Layout *l, int rank, const int64_t *shape)
 				extra = i;
 		}
 		if (d == l->rank && extra == l->slice_dim) {
+			/* a parent whose sliced dim has size 1 lost nothing to
+			 * the slice: it is the expansion itself (one layout,
+			 * not a chain of parents, for a loop that reduces and
+			 * expands a carried value) */
+			if (!memcmp(shape, l->parent->shape,
+				    (size_t)rank * sizeof *shape))
+				return l->parent;
 			p.parent = l->parent;
 			p.slice_dim = (uint8_t)extra;
 		}
