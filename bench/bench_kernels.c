@@ -11,6 +11,9 @@
  *   bench_kernels gemm_bias MODULE KERNEL M N K [REPS]   (gemm's, + bias: *f32)
  *   bench_kernels gemm_fp8 MODULE KERNEL M N K [REPS]
  *                                (a, bt: tma<f8e4m3, 2>, bt = B^T; c: bf16)
+ *   bench_kernels grouped MODULE KERNEL N K BM BN ROWS [REPS]
+ *                                (gemm_grouped; ROWS: each group's rows,
+ *                                comma-separated)
  *
  * Bytes count every input read once and every output written once;
  * flops count 2*M*N*K for a GEMM.
@@ -231,6 +234,64 @@ main(int argc, char **argv)
 		bench(argv[3], size, k, a, strcmp(what, "gemm_bias") ? 6 : 7, reps,
 		      (f8 ? 1.0 : 2.0) * ((double)M * K + (double)K * N) +
 		      2.0 * (double)M * N, 2.0 * M * N * K);
+	} else if (!strcmp(what, "grouped") && argc > 8) {
+		/* grouped MODULE KERNEL N K BM BN ROWS [REPS]: ROWS the groups'
+		 * row counts, comma-separated (gemm_grouped's arguments) */
+		int N = atoi(argv[4]), K = atoi(argv[5]), BM = atoi(argv[6]),
+		    BN = atoi(argv[7]), G = 0, cap = 16, *offs, *ts, rows;
+		const char *q = argv[8];
+		int64_t sa[2], sb[2];
+		tlxrt_ptr doffs, dts;
+
+		offs = malloc((size_t)cap * sizeof *offs);
+		ts = malloc((size_t)cap * sizeof *ts);
+		if (!offs || !ts)
+			check(TLXRT_NOMEM, "host memory");
+		offs[0] = ts[0] = 0;
+		while (*q) {
+			if (G + 2 > cap) {
+				cap *= 2;
+				offs = realloc(offs, (size_t)cap * sizeof *offs);
+				ts = realloc(ts, (size_t)cap * sizeof *ts);
+				if (!offs || !ts)
+					check(TLXRT_NOMEM, "host memory");
+			}
+			rows = atoi(q);
+			offs[G + 1] = offs[G] + rows;
+			ts[G + 1] = ts[G] + (rows + BM - 1) / BM * ((N + BN - 1) / BN);
+			G++;
+			q += strcspn(q, ",");
+			q += *q == ',';
+		}
+		rows = offs[G] > 0 ? offs[G] : 1;
+		reps = argc > 9 ? atoi(argv[9]) : 20;
+		check(tlxrt_kernel_get(m, argv[3], &k), "kernel");
+		sa[0] = rows;
+		sa[1] = K;
+		sb[0] = (int64_t)G * K;
+		sb[1] = N;
+		check(tlxrt_malloc(dev, (size_t)(G + 1) * 4, &doffs), "malloc");
+		check(tlxrt_malloc(dev, (size_t)(G + 1) * 4, &dts), "malloc");
+		check(tlxrt_memcpy_htod(dev, doffs, offs, (size_t)(G + 1) * 4), "upload");
+		check(tlxrt_memcpy_htod(dev, dts, ts, (size_t)(G + 1) * 4), "upload");
+		a[0] = tlxrt_arg_tensor(random_buffer((size_t)rows * K, 1),
+					TLXRT_BF16, 2, sa, NULL);
+		a[1] = tlxrt_arg_tensor(random_buffer((size_t)G * K * N, 1),
+					TLXRT_BF16, 2, sb, NULL);
+		a[2] = tlxrt_arg_ptr(random_buffer((size_t)rows * N, 1));
+		a[3] = tlxrt_arg_ptr(doffs);
+		a[4] = tlxrt_arg_ptr(dts);
+		a[5] = tlxrt_arg_i32(G);
+		a[6] = tlxrt_arg_i32(ts[G]);
+		a[7] = tlxrt_arg_i32(N);
+		a[8] = tlxrt_arg_i32(K);
+		snprintf(size, sizeof size, "%dx(%d)x%dx%d", G, offs[G], N, K);
+		bench(argv[3], size, k, a, 9, reps,
+		      2.0 * ((double)offs[G] * K + (double)G * K * N +
+			     (double)offs[G] * N),
+		      2.0 * offs[G] * N * K);
+		free(offs);
+		free(ts);
 	} else {
 		fprintf(stderr, "bench_kernels: unknown kernel '%s'\n", what);
 		return 2;

@@ -588,6 +588,83 @@ run_fp8_gemm(const char *path, const char *name, int M, int N, int K)
 	return check_gemm_tol(name, C, ref, M, N, K / 512.0 + 0.05, ms);
 }
 
+/* A grouped GEMM (gemm_grouped): G groups of rows 0 to mmax (about one in
+ * eight empty), each rows x K times its own K x N weights. */
+static int
+run_grouped(const char *path, const char *name, int G, int N, int K, int mmax,
+	    int BM, int BN)
+{
+	int *offs = hmalloc((size_t)(G + 1) * sizeof *offs);
+	int *tstart = hmalloc((size_t)(G + 1) * sizeof *tstart);
+	int g, rows, tn = (N + BN - 1) / BN;
+	uint16_t *A, *B, *C;
+	double *ref;
+	float *bt, *fa;
+	tlxrt_ptr da, db, dc, doffs, dts;
+	int64_t sa[2], sb[2];
+	tlxrt_module *m;
+	tlxrt_kernel *k = kernel(path, name, &m);
+	tlxrt_arg a[10];
+	float ms;
+	size_t i;
+	int j, q;
+
+	offs[0] = tstart[0] = 0;
+	for (g = 0; g < G; g++) {
+		rows = urand() < -0.75 ? 0
+			: (int)((urand() + 1) / 2 * (mmax + 1));
+		rows = rows > mmax ? mmax : rows;
+		offs[g + 1] = offs[g] + rows;
+		tstart[g + 1] = tstart[g] + (rows + BM - 1) / BM * tn;
+	}
+	rows = offs[G] > 0 ? offs[G] : 1;
+	A = random_bf16((size_t)rows * K, 1, 0);
+	B = random_bf16((size_t)G * K * N, 1, 0);
+	da = dalloc((size_t)rows * K, 2);
+	db = dalloc((size_t)G * K * N, 2);
+	dc = dalloc((size_t)rows * N, 2);
+	doffs = dalloc((size_t)G + 1, 4);
+	dts = dalloc((size_t)G + 1, 4);
+	upload(da, A, (size_t)rows * K * 2);
+	upload(db, B, (size_t)G * K * N * 2);
+	upload(doffs, offs, (size_t)(G + 1) * 4);
+	upload(dts, tstart, (size_t)(G + 1) * 4);
+	sa[0] = rows;
+	sa[1] = K;
+	sb[0] = (int64_t)G * K;
+	sb[1] = N;
+	a[0] = tlxrt_arg_tensor(da, TLXRT_BF16, 2, sa, NULL);
+	a[1] = tlxrt_arg_tensor(db, TLXRT_BF16, 2, sb, NULL);
+	a[2] = tlxrt_arg_ptr(dc);
+	a[3] = tlxrt_arg_ptr(doffs);
+	a[4] = tlxrt_arg_ptr(dts);
+	a[5] = tlxrt_arg_i32(G);
+	a[6] = tlxrt_arg_i32(tstart[G]);
+	a[7] = tlxrt_arg_i32(N);
+	a[8] = tlxrt_arg_i32(K);
+	ms = launch(k, a, 9);
+	C = download(dc, (size_t)rows * N, 2);
+	/* the reference, group by group: C_g = A_g @ B_g in double */
+	ref = hmalloc((size_t)rows * N * sizeof *ref);
+	bt = hmalloc((size_t)K * N * sizeof *bt);
+	fa = hmalloc((size_t)rows * K * sizeof *fa);
+	for (i = 0; i < (size_t)rows * K; i++)
+		fa[i] = from_bf16(A[i]);
+	for (g = 0; g < G; g++) {
+		for (q = 0; q < K; q++)
+			for (j = 0; j < N; j++)
+				bt[(size_t)j * K + q] =
+					from_bf16(B[((size_t)g * K + q) * N + j]);
+		dot_rows(ref + (size_t)offs[g] * N, fa + (size_t)offs[g] * K, bt,
+			 offs[g + 1] - offs[g], N, K);
+	}
+	if (offs[G] == 0) {  /* no rows: C keeps its poison */
+		printf("ok: %s with no rows\n", name);
+		return 0;
+	}
+	return check_gemm(name, C, ref, offs[G], N, K, ms);
+}
+
 static int
 arg(char **argv, int argc, int i)
 {
@@ -624,6 +701,13 @@ main(int argc, char **argv)
 	else if (!strcmp(what, "gemm_bias") && argc >= 7)
 		rc = run_tma_gemm_bias(path, argv[3], arg(argv, argc, 4),
 				       arg(argv, argc, 5), arg(argv, argc, 6), true);
+	else if (!strcmp(what, "grouped") && argc >= 8)
+		/* grouped FILE KERNEL G N K MMAX [BM BN] */
+		rc = run_grouped(path, argv[3], arg(argv, argc, 4),
+				 arg(argv, argc, 5), arg(argv, argc, 6),
+				 arg(argv, argc, 7),
+				 argc > 8 ? arg(argv, argc, 8) : 128,
+				 argc > 9 ? arg(argv, argc, 9) : 256);
 	else if (!strcmp(what, "gemm_fp8") && argc >= 7)
 		rc = run_fp8_gemm(path, argv[3], arg(argv, argc, 4),
 				  arg(argv, argc, 5), arg(argv, argc, 6));

@@ -105,6 +105,18 @@ for c in "128 256 64 3" "128 256 32 6" "128 128 64 4"; do
 	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 \
 		"$top/examples/gemm_persistent.tlx" -o "$out/cubin/dyn-$1x$2x$3-s$4.cubin"
 done
+# examples/gemm_grouped.tlx (a mixture-of-experts grouped GEMM) with its
+# dynamic schedule and with the schedule made static, for
+# bench/gemm_grouped.py's comparison (BM BN BK STAGES)
+sed 's/schedule: dynamic/schedule: static/' "$top/examples/gemm_grouped.tlx" \
+	> "$out/gemm_grouped_static.tlx"
+for c in "128 256 64 3" "128 128 64 4"; do
+	set -- $c
+	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 \
+		"$top/examples/gemm_grouped.tlx" -o "$out/cubin/grouped-dyn-$1x$2x$3-s$4.cubin"
+	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 \
+		"$out/gemm_grouped_static.tlx" -o "$out/cubin/grouped-static-$1x$2x$3-s$4.cubin"
+done
 # examples/gemm_epilogue.tlx (gemm_ws + bias + GELU) in gemm_ws's
 # configurations, for bench/gemm_epilogue.py's side-by-side comparison
 for c in "128 256 64 3" "128 128 64 4"; do
@@ -128,7 +140,7 @@ for k in "$top"/testsuite/gpu/kernels/*.tlx; do
 	"$tlxc" $t "$k" -o "$out/cubin/$(basename "$k" .tlx).cubin"
 done
 cp "$top/testsuite/gpu/run.sh" "$top/testsuite/gpu/sanitize.sh" \
-   "$top/testsuite/gpu/check_transpose.py" "$top/bench/run.py" "$top/bench/ab.py" "$top/bench/gemm.py" "$top/bench/gemm_fp8.py" "$top/bench/gemm_epilogue.py" "$top/bench/tri_matmul.py" \
+   "$top/testsuite/gpu/check_transpose.py" "$top/bench/run.py" "$top/bench/ab.py" "$top/bench/gemm.py" "$top/bench/gemm_fp8.py" "$top/bench/gemm_epilogue.py" "$top/bench/gemm_grouped.py" "$top/bench/tri_matmul.py" \
    "$top/bench/compile_time.py" "$out/"
 mkdir -p "$out/examples"
 cp "$top"/examples/*.tlx "$out/examples/"

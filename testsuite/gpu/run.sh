@@ -72,6 +72,16 @@ for c in cubin/dyn-*.cubin; do
 		t gemm $c gemm_persistent $s
 	done
 done
+# the grouped GEMM, dynamic and static (G N K MMAX; 128x128 tiles: BM BN)
+for c in cubin/grouped-*-128x256x*.cubin; do
+	for s in "64 256 64 300" "8 200 128 1000" "3 256 64 0" "16 512 256 2000"; do
+		t grouped $c gemm_grouped $s
+	done
+done
+for c in cubin/grouped-*-128x128x*.cubin; do
+	t grouped $c gemm_grouped 64 256 64 300 128 128
+	t grouped $c gemm_grouped 16 200 128 1000 128 128
+done
 # the fused epilogue (bias + GELU)
 for c in cubin/ep-*.cubin; do
 	for s in "256 512 256" "200 296 104" "1000 1000 1000"; do
