@@ -146,26 +146,24 @@ typedef struct Dyn {
 	int64_t readers;         /* agent instances other than the claimer */
 } Dyn;
 
+/* An op of kind k on n of (a, b) before `at`, at its location; its
+ * result (0 when t is NULL, an op without one). */
 static Value
 emit_before(Ls *l, Op *at, OpKind k, Type *t, uint32_t n, Value a, Value b)
 {
+	Builder bd = { .fn = l->f, .before = at, .loc = at->loc };
 	Value ops[2] = { a, b };
-	Op *op = ir_op_new(l->f, k, n, ops, t ? 1 : 0, &t, 0);
+	Op *op = b_op(&bd, k, n, ops, t);
 
-	op->loc = at->loc;
-	ir_insert_before(at, op);
 	return t ? op->res[0] : 0;
 }
 
 static Value
 const_before(Ls *l, Op *at, int64_t v)
 {
-	Op *op = ir_op_new(l->f, OP_CONST, 0, NULL, 1, &l->i32, 0);
+	Builder bd = { .fn = l->f, .before = at, .loc = at->loc };
 
-	attr_set_int(l->f->mod->ctx, &op->attrs, "value", v);
-	op->loc = at->loc;
-	ir_insert_before(at, op);
-	return op->res[0];
+	return b_const_int(&bd, l->i32, v);
 }
 
 /* The task a sched_for runs in (NULL: outside tasks), and whether a loop

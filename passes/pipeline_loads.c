@@ -620,19 +620,6 @@ tma_ok_param(Pipe *p)
 	return v;
 }
 
-/* An op of kind k on a and b (none when a is 0), with result type t,
- * before `at`. */
-static Value
-op_before(Pipe *p, Op *at, OpKind k, Type *t, Value a, Value b)
-{
-	Value ops[2] = { a, b };
-	Op *op = ir_op_new(p->f, k, a ? 2 : 0, ops, 1, &t, 0);
-
-	op->loc = at->loc;
-	ir_insert_before(at, op);
-	return op->res[0];
-}
-
 /* `if entry_fast || tma.ok != 0 { the loop on TMA copies } else { the
  * loop as it is }`: the fast entry reads its tiles with TMA (its
  * arguments are what a tensor map needs), the generic one where the
@@ -646,19 +633,14 @@ version(Pipe *p)
 	Op *loop = p->loop, *ifo, *cl, *y[2];
 	Type *i1 = ty_scalar(c, TY_I1), *i32 = ty_scalar(c, TY_I32);
 	Type **rt = arena_alloc(p->pc->scratch, (loop->nres + 1) * sizeof *rt);
-	Value ef, ok, zero, *map = NULL;
+	Builder bd = { .fn = f, .before = loop, .loc = loop->loc };
+	Value ef, ok, *map = NULL;
 	uint32_t mapn = 0, i;
-	Op *e;
 
 	ok = tma_ok_param(p);
-	e = ir_op_new(f, OP_ENTRY_FAST, 0, NULL, 1, &i1, 0);
-	e->loc = loop->loc;
-	ir_insert_before(loop, e);
-	zero = op_before(p, loop, OP_CONST, i32, 0, 0);
-	attr_set_int(c, &ir_val(f, zero)->def->attrs, "value", 0);
-	ok = op_before(p, loop, OP_CMP, i1, ok, zero);
-	attr_set_sym(c, &ir_val(f, ok)->def->attrs, "pred", "ne");
-	ef = op_before(p, loop, OP_OR, i1, e->res[0], ok);
+	ef = b_op0(&bd, OP_ENTRY_FAST, i1);
+	ok = b_cmp(&bd, "ne", ok, b_const_int(&bd, i32, 0));
+	ef = b_op2(&bd, OP_OR, i1, ef, ok);
 	for (i = 0; i < loop->nres; i++)
 		rt[i] = ir_type(f, loop->res[i]);
 	ifo = ir_op_new(f, OP_IF, 1, &ef, loop->nres, rt, 2);
