@@ -419,6 +419,8 @@ lower_op(CgFn *fn, Op *op)
 	case OP_TASK_REPLICA:
 		fn->vals[op->res[0]].v = fn->task_ri ? fn->task_ri : cg_i32(fn->cg, 0);
 		return true;
+	case OP_SCHED_TILE:  /* for the simulator only */
+		return true;
 	case OP_ENTRY_FAST:  /* a constant of each entry */
 		fn->vals[op->res[0]].v = LLVMConstInt(fn->cg->t_i1,
 						      fn->entry == CG_ENTRY_FAST, 0);

@@ -249,6 +249,7 @@ static const AttrRule attr_rules[] = {
 	{ OP_TASK, "barrier", ATTR_INT, false, 1, 15, NULL },
 	{ OP_PIPE_CREATE, "depth", ATTR_INT, true, 1, 1024, NULL },
 	{ OP_SCHED_CREATE, "kind", ATTR_SYM, true, ANY, "static dynamic clc" },
+	{ OP_SCHED_TILE, "schedule", ATTR_STR, true, ANY, NULL },
 };
 #undef ANY
 
@@ -1254,6 +1255,10 @@ check_other(Verifier *v, Op *op)
 	case OP_SCHED_CREATE:
 		if (want_scalar_int(v, op, "tile count", OPT(op, 0)))
 			want_kind(v, op, "result", RT(op, 0), TY_SCHED, "'sched'");
+		break;
+	case OP_SCHED_TILE:
+		if (want_scalar_int(v, op, "tile", OPT(op, 0)))
+			want_scalar_int(v, op, "tile count", OPT(op, 1));
 		break;
 	default:
 		break;  /* counts and attributes say it all */

@@ -44,7 +44,9 @@
  * agent's loop.  Such a schedule is iterated once per agent, not inside a
  * loop or an if (the ring counts on every agent's arrivals).
  *
- * The kernel is marked `persistent`: the runtime launches no more
+ * Each lowered loop's body begins with `sched_tile %tile, %ntiles`: no
+ * code, but the simulator checks with it that every agent gets every tile
+ * once.  The kernel is marked `persistent`: the runtime launches no more
  * programs than the device runs at once (libtlxrt, docs/runtime.md).
  * `clc` on sm_100a stays at the tile level (the simulator runs it).
  * Requires: tile-level IR.  Counters: schedules.
@@ -103,6 +105,24 @@ typedef struct Sched {
 	Value lin, np;
 } Sched;
 
+/* `sched_tile %tile, %ntiles {schedule}` first in a lowered loop's body:
+ * no code, the simulator's check that each agent gets every tile once. */
+static void
+mark_tile(Ls *l, Op *create, Block *body)
+{
+	IrCtx *c = l->f->mod->ctx;
+	Value ops[2] = { body->args[0], create->opnds[0] };
+	const char *n = ir_val(l->f, create->res[0])->name;
+	Op *op = ir_op_new(l->f, OP_SCHED_TILE, 2, ops, 0, NULL, 0);
+
+	attr_set_str(c, &op->attrs, "schedule", n ? n : "tiles");
+	op->loc = create->loc;
+	if (body->first)
+		ir_insert_before(body->first, op);
+	else
+		ir_append(body, op);
+}
+
 /* sched_for over a static schedule s: a for over the program's tiles. */
 static void
 to_for(Ls *l, Op *sf, Sched *s)
@@ -126,6 +146,7 @@ to_for(Ls *l, Op *sf, Sched *s)
 	fo->regions[0] = sf->regions[0];
 	fo->regions[0]->parent = fo;
 	ir_insert_before(sf, fo);
+	mark_tile(l, s->create, fo->regions[0]);
 	for (i = 0; i < sf->nres; i++) {
 		ir_value_set_name(f, fo->res[i], ir_val(f, sf->res[i])->name);
 		ir_replace_uses(f, sf->res[i], fo->res[i]);
@@ -348,6 +369,7 @@ to_while(Ls *l, Dyn *d, uint32_t j)
 	/* the body: the loop's, with the claim count carried last */
 	wo->regions[1] = body;
 	body->parent = wo;
+	mark_tile(l, d->create, body);
 	iv = ir_block_add_arg(body, l->i32);
 	t = body->args[0];
 	y = body->last;

@@ -605,6 +605,10 @@ exec(SimLaunch *L, SimCo *co, SimFrame *f, Op *op)
 	case OP_ATOMIC: sim_op_atomic(L, act, op); break;
 	case OP_ATOMIC_CAS: sim_op_atomic_cas(L, act, op); break;
 	case OP_ASSERT: sim_op_assert(L, act, op); break;
+	case OP_SCHED_TILE:
+		sim_tile_seen(L, co, op, sim_scalar_i(act, op->opnds[0]),
+			      sim_scalar_i(act, op->opnds[1]));
+		break;
 	case OP_SMEM_ALLOC: case OP_SMEM_INDEX: case OP_SMEM_SLICE:
 	case OP_SMEM_TRANS: case OP_SMEM_LOAD: case OP_SMEM_STORE:
 		sim_op_smem(L, co->cta, act, op);

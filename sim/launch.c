@@ -190,6 +190,72 @@ sim_counter(SimLaunch *L, Op *op)
 	return &vec_last(&L->counters).n;
 }
 
+/* "task 'NAME' (replica R)" or "the kernel's main code", in buf. */
+static const char *
+agent_words(const SimTiles *r, char *buf, size_t n)
+{
+	if (!r->task)
+		return "the kernel's main code";
+	snprintf(buf, n, "task '%s' (replica %lld)", r->task, (long long)r->replica);
+	return buf;
+}
+
+void
+sim_tile_seen(SimLaunch *L, SimCo *co, Op *op, int64_t t, int64_t n)
+{
+	const char *s = attr_str(&op->attrs, "schedule");
+	SimTiles *r = NULL;
+	char who[96];
+	uint32_t i;
+
+	for (i = 0; i < L->tiles.n && !r; i++)
+		if (L->tiles.v[i].sched == s && L->tiles.v[i].replica == co->replica &&
+		    (L->tiles.v[i].task == co->task ||
+		     (L->tiles.v[i].task && co->task &&
+		      !strcmp(L->tiles.v[i].task, co->task))))
+			r = &L->tiles.v[i];
+	if (!r) {
+		if (n < 0 || n > (1 << 26))
+			sim_fault(L, op, "schedule '%s' has %lld tiles (0 to 2^26 "
+				  "in the simulator)", s, (long long)n);
+		vec_push(&L->arena, &L->tiles, ((SimTiles){ s, co->task,
+			 co->replica, n, op,
+			 sim_xalloc(L, (size_t)(n + 1) * sizeof(uint32_t)),
+			 sim_xalloc(L, (size_t)(n + 1) * sizeof(uint64_t)) }));
+		r = &vec_last(&L->tiles);
+	}
+	if (t < 0 || t >= r->n || n != r->n)
+		sim_fault(L, op, "schedule '%s' of %lld tiles gave tile %lld",
+			  s, (long long)r->n, (long long)t);
+	if (r->count[t]++ == 0) {
+		r->prog[t] = co->cta->lin;
+		return;
+	}
+	sim_fault(L, op, "schedule '%s': tile %lld came twice to %s, in "
+		  "programs %llu and %llu", s, (long long)t,
+		  agent_words(r, who, sizeof who), (unsigned long long)r->prog[t],
+		  (unsigned long long)co->cta->lin);
+}
+
+void
+sim_tiles_check(SimLaunch *L)
+{
+	char who[96];
+	uint32_t i;
+	int64_t t;
+
+	for (i = 0; i < L->tiles.n; i++) {
+		SimTiles *r = &L->tiles.v[i];
+
+		for (t = 0; t < r->n; t++)
+			if (!r->count[t])
+				sim_fault(L, r->op, "schedule '%s': tile %lld of "
+					  "%lld never came to %s", r->sched,
+					  (long long)t, (long long)r->n,
+					  agent_words(r, who, sizeof who));
+	}
+}
+
 int64_t
 sim_cancel_cluster(SimLaunch *L)
 {
@@ -773,6 +839,11 @@ teardown(SimLaunch *L)
 		L->spare = act->next_all;
 		sim_act_free(act);
 	}
+	for (i = 0; i < L->tiles.n; i++) {
+		free(L->tiles.v[i].count);
+		free(L->tiles.v[i].prog);
+	}
+	L->tiles.n = 0;
 	free(L->res);
 	free(L->queue);
 	for (i = 0; i < 6; i++)
@@ -822,6 +893,7 @@ run(SimLaunch *L)
 		L->o.check_fences = true;
 	}
 	schedule(L);
+	sim_tiles_check(L);
 	teardown(L);
 	return SIM_OK;
 }

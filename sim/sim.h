@@ -471,6 +471,17 @@ typedef struct SimOpInfo {
 	int64_t v;
 } SimOpInfo;
 
+/* The tiles one agent (task and replica; NULL: the main code) got from a
+ * lowered schedule (sched_tile): how often each came, and the program it
+ * came to first. */
+typedef struct SimTiles {
+	const char *sched, *task;
+	int64_t replica, n;
+	Op *op;              /* its first sched_tile, for reports */
+	uint32_t *count;
+	uint64_t *prog;
+} SimTiles;
+
 typedef struct SimCounter {
 	Op *op;
 	int64_t n;
@@ -501,6 +512,7 @@ struct SimLaunch {
 	SimSmemPlan plan;
 	Vec(SimOpInfo) info; /* pipe_create: consumers per pipe */
 	Vec(SimCounter) counters;  /* dynamic schedules */
+	Vec(SimTiles) tiles;       /* lowered schedules: what each agent got */
 	Arena arena;         /* launch-lifetime storage */
 	void *scratch[6];    /* conversion buffers */
 	size_t scratch_n[6];
@@ -528,6 +540,11 @@ SimCo *sim_co_new(SimLaunch *L, SimCta *cta, SimCo *parent);
 SimCta *sim_cluster_cta(SimLaunch *L, SimCta *from, int64_t rank, Op *op);
 int64_t sim_info(SimLaunch *L, Op *op, int64_t dflt);
 int64_t *sim_counter(SimLaunch *L, Op *op);
+/* sched_tile: co's agent got tile t of n; reports a tile outside the
+ * schedule or one that came twice.  sim_tiles_check, after the launch,
+ * one that never came. */
+void sim_tile_seen(SimLaunch *L, SimCo *co, Op *op, int64_t t, int64_t n);
+void sim_tiles_check(SimLaunch *L);
 /* Takes the next cluster that has not started, or -1. */
 int64_t sim_cancel_cluster(SimLaunch *L);
 uint64_t sim_cluster_cta_lin(SimLaunch *L, uint64_t cluster, uint32_t rank);
