@@ -46,8 +46,8 @@
  * 1, so ragged M, N and K keep TMA.  Each stage has a full mbarrier
  * (arrive count 1): the copies of a stage expect their bytes on it, the
  * iteration waits for it with the parity of its round, and TMA's zero
- * fill past the tensor's bounds is the masks' `other`.  Not with
- * --specialize=none.
+ * fill past the tensor's bounds is the masks' `other`.  With
+ * --specialize=none (one entry) the choice is tma.ok's alone.
  *
  * Requires: tile-level IR (before assign-layouts).  The
  * kernel's stages(N) is an error when N stages do not fit.  Counters:
@@ -779,13 +779,12 @@ try_loop(PassCtx *pc, const Target *t, Func *f, Op *loop)
 	if (!(p.stages = stages_for(&p)))
 		return false;
 	if (p.wgmma && target_has(t, TF_TMA) && p.ld[0] && p.ld[1] &&
-	    pc->specialize != PASS_SPEC_NONE &&
 	    tma_box(&p, 0, bound) && tma_box(&p, 1, bound)) {
 		Pipe q = { .pc = pc, .t = t, .f = f, .stages = p.stages };
 
 		q.loop = version(&p);
 		rewrite(&p, chain);
-		/* the copy for the fast entry, analysed afresh */
+		/* the copy on TMA, analysed afresh */
 		q.body = q.loop->regions[0];
 		q.iv = q.body->args[0];
 		for (op = q.body->first; op; op = op->next)
