@@ -411,18 +411,23 @@ check_shape(tlxrt_kernel *k, uint32_t grid[3], uint32_t cluster[3],
  * no more programs than run at once (each SM holds as many as its shared
  * memory and 2048 threads allow, at most 32), in one dimension. */
 static void
-persistent_grid(tlxrt_kernel *k, uint32_t grid[3])
+persistent_grid(tlxrt_kernel *k, uint32_t grid[3], const uint32_t cl[3])
 {
 	const tlxrt_device_props *p = &k->mod->dev->props;
 	uint64_t total = (uint64_t)grid[0] * grid[1] * grid[2], per = 32;
+	uint64_t cs = (uint64_t)cl[0] * cl[1] * cl[2], n;
 	int threads = 32 * k->total_warps;
 
 	if (k->smem > 0)
 		per = MIN(per, (uint64_t)p->max_smem_per_block / (uint64_t)k->smem);
 	per = MIN(per, (uint64_t)(2048 / MAX(threads, 32)));
 	per = MAX(per, 1);
-	grid[0] = (uint32_t)MIN(total, per * (uint64_t)MAX(p->sm_count, 1));
-	grid[1] = grid[2] = 1;
+	/* whole clusters, laid along x: the cluster's shape is kept */
+	n = MIN((total + cs - 1) / cs,
+		MAX(per * (uint64_t)MAX(p->sm_count, 1) / cs, 1));
+	grid[0] = (uint32_t)(n * cl[0]);
+	grid[1] = cl[1];
+	grid[2] = cl[2];
 }
 
 int
@@ -466,15 +471,15 @@ rt_args_check(tlxrt_kernel *k, const tlxrt_launch_config *cfg,
 		grid[d] = cfg ? cfg->grid[d] : 0;
 		cluster[d] = cfg ? cfg->cluster[d] : 0;
 	}
+	if (!cluster[0] && !cluster[1] && !cluster[2])
+		for (d = 0; d < 3; d++)
+			cluster[d] = (uint32_t)k->cluster[d];
 	if (!grid[0] && !grid[1] && !grid[2]) {
 		if ((rc = eval_grid(k, out, grid)) != TLXRT_OK)
 			return rc;
 		src = " from the grid function";
-		if (k->persistent)
-			persistent_grid(k, grid);
+		if (k->persistent && cluster[0] && cluster[1] && cluster[2])
+			persistent_grid(k, grid, cluster);
 	}
-	if (!cluster[0] && !cluster[1] && !cluster[2])
-		for (d = 0; d < 3; d++)
-			cluster[d] = (uint32_t)k->cluster[d];
 	return check_shape(k, grid, cluster, src);
 }
