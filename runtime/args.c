@@ -237,9 +237,8 @@ check_tensor(tlxrt_device *dev, int i, RtParam *p, const tlxrt_arg *a,
 	return TLXRT_OK;
 }
 
-/* A host integer argument's value. */
-static int64_t
-int_value(const RtArg *a)
+int64_t
+rt_int_value(const RtArg *a)
 {
 	switch (a->ty) {
 	case TY_I8: return (int8_t)a->bits;
@@ -261,7 +260,7 @@ tma_ok(const tlxrt_kernel *k, const RtArg *out)
 	if (g && *g && strcmp(g, "0"))
 		return 0;
 	for (i = 0; i < k->nparams && i < 64; i++)
-		if ((k->tma_eq1 >> i & 1) && int_value(&out[i]) != 1)
+		if ((k->tma_eq1 >> i & 1) && rt_int_value(&out[i]) != 1)
 			return 0;
 	return rt_derived_ok(k, out);
 }
@@ -297,9 +296,9 @@ derive_tensors(tlxrt_kernel *k, RtArg *out)
 		t->type = p->type;
 		t->rank = p->rank;
 		for (d = 0; d < p->rank; d++) {
-			t->shape[d] = int_value(&out[p->derived[1 + d]]);
+			t->shape[d] = rt_int_value(&out[p->derived[1 + d]]);
 			t->strides[d] = d + 1 < p->rank
-				? int_value(&out[p->derived[1 + p->rank + d]]) : 1;
+				? rt_int_value(&out[p->derived[1 + p->rank + d]]) : 1;
 		}
 		out[i].invalid = tensor_problem(p, t, &why);
 		buf_free(&why);
@@ -346,6 +345,8 @@ eval_grid(tlxrt_kernel *k, const RtArg *args, uint32_t grid[3])
 		return rt_error(dev, TLXRT_INVALID_ARG, "grid function '%s' does "
 				"not take the kernel's parameters",
 				k->grid->name);
+	if (!getenv("TLXRT_GRID_INTERP") && rt_grid_run(k, args, grid))
+		return TLXRT_OK;
 	if (!(sa = calloc((size_t)k->nall + 1, sizeof *sa)))
 		return rt_error(dev, TLXRT_NOMEM, "out of memory");
 	rt_args_to_sim(k, args, sa);

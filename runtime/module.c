@@ -201,6 +201,7 @@ build_kernel(tlxrt_module *m, Func *f, tlxrt_kernel *k)
 			return rt_error(dev, TLXRT_INVALID_ARG, "kernel '%s': no "
 					"grid function '%s' in the module",
 					f->name, g);
+		rt_grid_compile(k, &m->arena);
 	}
 	k->consts = arena_alloc(&m->arena,
 				(f->attrs.n + 1) * sizeof *k->consts);

@@ -46,6 +46,8 @@ enum { RT_WORKSPACE = -2 };
  * kernel's `tma.eq1` are 1 (the generic entry's TMA loops may run). */
 enum { RT_TMA_OK = -3 };
 
+typedef struct RtGridProg RtGridProg;
+
 /* A parameter of a kernel, from the IR. */
 typedef struct RtParam {
 	const char *name;
@@ -82,6 +84,7 @@ struct tlxrt_kernel {
 	int ws_param;    /* the workspace's parameter, or -1 */
 	int64_t ws_bytes;
 	uint64_t tma_eq1;  /* tma.ok: the parameters that must be 1 */
+	RtGridProg *gprog; /* the grid function for the host (grid.c), or NULL */
 	tlxrt_const_info *consts;
 	int nconsts;
 	int warps, total_warps;
@@ -205,6 +208,14 @@ bool rt_fast_ok(const RtMeta *m, const RtArg *args, int nargs);
 /* Do the derived tensors of a launch all make tensor maps?  (The fast
  * entry reads them; the generic one does not.) */
 bool rt_derived_ok(const tlxrt_kernel *k, const RtArg *args);
+
+/* grid.c: k's grid function as a host program (false: the simulator's
+ * interpreter evaluates it), and its run on a launch's arguments (0: not
+ * evaluated here, the interpreter's to do). */
+bool rt_grid_compile(tlxrt_kernel *k, Arena *a);
+int rt_grid_run(const tlxrt_kernel *k, const RtArg *args, uint32_t grid[3]);
+/* A host integer argument's value, sign-extended by its type. */
+int64_t rt_int_value(const RtArg *a);
 
 /* args.c: checks args against k's metadata and cfg, resolves the grid and
  * the cluster; out has k->nparams entries. */
