@@ -278,11 +278,15 @@ set_home(Asg *s, Value v, const Layout *l)
 }
 
 /* Loop-carried values: body args take the yielded layout, else the
- * init's; the body is assigned again while that changes anything. */
+ * init's; the body is assigned again while that changes anything.  A
+ * body that never settles (x = trans(x) flips the layout every trip) is
+ * assigned once more with the last homes of its args, so that its ops
+ * agree with them; its yield then converts to the carried layout. */
 static void
 assign_loop(Asg *s, Block *body, uint32_t first_arg, const Value *inits,
 	    uint32_t n)
 {
+	bool changed = false;
 	Op *y;
 	int round;
 	uint32_t i;
@@ -291,8 +295,7 @@ assign_loop(Asg *s, Block *body, uint32_t first_arg, const Value *inits,
 		if (is_tile(s, inits[i]))
 			set_home(s, body->args[first_arg + i], lay(s, inits[i]));
 	for (round = 0; round < 3; round++) {
-		bool changed = false;
-
+		changed = false;
 		assign_block(s, body);
 		y = body->last;
 		for (i = 0; y && i < n && i < y->nopnds; i++) {
@@ -311,12 +314,15 @@ assign_loop(Asg *s, Block *body, uint32_t first_arg, const Value *inits,
 		if (!changed)
 			break;
 	}
+	if (changed)
+		assign_block(s, body);
 }
 
 /* A while's carried values: one layout per slot for the condition's
  * arguments, the body's and the results (the condition forwards its
  * values to both; the body yields back to the condition): the init's,
- * then what the body yields, while that changes anything. */
+ * then what the body yields, while that changes anything, and the
+ * regions once more with the last homes (see assign_loop). */
 static void
 assign_while(Asg *s, Op *op)
 {
@@ -350,6 +356,9 @@ assign_while(Asg *s, Op *op)
 	for (i = 0; i < n; i++)
 		if (is_tile(s, b->args[i]))
 			set_home(s, b->args[i], s->home[c->args[i]]);
+	/* a body that never settled: its ops as its args' last homes say */
+	assign_block(s, c);
+	assign_block(s, b);
 	for (i = 0; i < op->nres && i < c->nargs; i++)
 		if (is_tile(s, op->res[i]))
 			set_home(s, op->res[i], s->home[c->args[i]]);
