@@ -428,33 +428,18 @@ sweep(Canon *z, Block *b)
 	}
 }
 
-typedef struct Consts {
-	Arena *a;
-	Vec(Op *) ops;
-} Consts;
-
-static void
-collect_const(Op *op, void *ud)
-{
-	Consts *cs = ud;
-
-	if (op->kind == OP_CONST)
-		vec_push(cs->a, &cs->ops, op);
-}
-
 /* Every const to the start of the body, keeping their order. */
 static bool
 hoist_consts(Canon *z)
 {
-	Consts cs = { .a = z->pc->scratch };
 	Block *body = z->f->body;
-	Op *cursor = NULL;
-	uint32_t i;
+	Op *cursor = NULL, **cs;
+	uint32_t i, n;
 	bool moved = false;
 
-	ir_walk(z->f, collect_const, &cs);
-	for (i = 0; i < cs.ops.n; i++) {
-		Op *c = cs.ops.v[i];
+	cs = ir_find_ops(z->f, OP_CONST, z->pc->scratch, &n);
+	for (i = 0; i < n; i++) {
+		Op *c = cs[i];
 
 		if (c->parent != body || c->prev != cursor) {
 			ir_remove(c);

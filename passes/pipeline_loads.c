@@ -236,6 +236,34 @@ shifted(Pipe *p, Value iv, int64_t s, Value *valid)
 	return shifted_by(p, iv, iconst(p, ir_type(p->f, p->iv), s), valid);
 }
 
+/* `for s in 0 .. S - 1 {nounroll}` before p->at, for the copies of the
+ * first S - 1 stages (one copy of their code); leaves p->at in its body,
+ * sets *niv to the iteration stage s holds and *valid to whether that
+ * iteration runs, and returns s as an i32. */
+static Value
+stage_loop(Pipe *p, Value lb, Value *niv, Value *valid)
+{
+	Func *f = p->f;
+	IrCtx *c = f->mod->ctx;
+	Type *it = ir_type(f, p->iv), *i32 = ty_scalar(c, TY_I32);
+	Value ops[3], s;
+	Op *loop;
+
+	ops[0] = iconst(p, it, 0);
+	ops[1] = iconst(p, it, p->stages - 1);
+	ops[2] = iconst(p, it, 1);
+	loop = ir_op_new(f, OP_FOR, 3, ops, 0, NULL, 1);
+	loop->loc = p->dot->loc;
+	attr_set_int(c, &loop->attrs, "nounroll", 1);
+	ir_insert_before(p->at, loop);
+	s = ir_block_add_arg(loop->regions[0], it);
+	p->at = ir_op_new(f, OP_YIELD, 0, NULL, 0, NULL, 0);
+	p->at->loc = p->dot->loc;
+	ir_append(loop->regions[0], p->at);
+	*niv = shifted_by(p, lb, s, valid);
+	return it != i32 ? emit(p, OP_CVT, i32, 1, s, 0, 0) : s;
+}
+
 /* Stages 0 .. S-2 in flight before the loop.  More than one is a loop of
  * its own, not unrolled: one copy of the copies' code (the matmul's three
  * stages, ptxas -7%; it runs once per tile). */
@@ -244,29 +272,16 @@ prologue(Pipe *p, bool *chain, Value *buf)
 {
 	Func *f = p->f;
 	IrCtx *c = f->mod->ctx;
-	Type *it = ir_type(f, p->iv), *i32 = ty_scalar(c, TY_I32);
-	Value valid, niv, s, ops[3], lb = p->loop->opnds[0];
-	Op *loop, *at = p->at;
+	Type *i32 = ty_scalar(c, TY_I32);
+	Value valid, niv, s, lb = p->loop->opnds[0];
+	Op *at = p->at;
 	int i;
 
 	if (p->stages == 2) {
 		niv = shifted(p, lb, 0, &valid);
 		s = iconst(p, i32, 0);
 	} else {
-		ops[0] = iconst(p, it, 0);
-		ops[1] = iconst(p, it, p->stages - 1);
-		ops[2] = iconst(p, it, 1);
-		loop = ir_op_new(f, OP_FOR, 3, ops, 0, NULL, 1);
-		loop->loc = p->dot->loc;
-		attr_set_int(c, &loop->attrs, "nounroll", 1);
-		ir_insert_before(at, loop);
-		s = ir_block_add_arg(loop->regions[0], it);
-		p->at = ir_op_new(f, OP_YIELD, 0, NULL, 0, NULL, 0);
-		p->at->loc = p->dot->loc;
-		ir_append(loop->regions[0], p->at);
-		niv = shifted_by(p, lb, s, &valid);
-		if (it != i32)
-			s = emit(p, OP_CVT, i32, 1, s, 0, 0);
+		s = stage_loop(p, lb, &niv, &valid);
 	}
 	for (i = 0; i < 2; i++)
 		if (p->ld[i])
@@ -540,10 +555,10 @@ rewrite_tma(Pipe *p, bool *chain)
 	Func *f = p->f;
 	IrCtx *c = f->mod->ctx;
 	Type *it = ir_type(f, p->iv), *i32 = ty_scalar(c, TY_I32);
-	Value buf[2], full, valid, niv, idx, slot, next, phase, s, ops[3];
+	Value buf[2], full, valid, niv, idx, slot, next, phase, s;
 	Value lb = p->loop->opnds[0];
 	int S = p->stages, i;
-	Op *pro, *at;
+	Op *at;
 
 	p->at = p->loop;
 	for (i = 0; i < 2; i++) {
@@ -556,21 +571,8 @@ rewrite_tma(Pipe *p, bool *chain)
 	full = emit(p, OP_MBAR_ALLOC, ty_mbar(c, S), 0, 0, 0, 0);
 	attr_set_int(c, &ir_val(f, full)->def->attrs, "arrive", 1);
 	/* the first S-1 stages: a loop of its own */
-	ops[0] = iconst(p, it, 0);
-	ops[1] = iconst(p, it, S - 1);
-	ops[2] = iconst(p, it, 1);
-	pro = ir_op_new(f, OP_FOR, 3, ops, 0, NULL, 1);
-	pro->loc = p->dot->loc;
-	attr_set_int(c, &pro->attrs, "nounroll", 1);
-	ir_insert_before(p->at, pro);
-	s = ir_block_add_arg(pro->regions[0], it);
 	at = p->at;
-	p->at = ir_op_new(f, OP_YIELD, 0, NULL, 0, NULL, 0);
-	p->at->loc = p->dot->loc;
-	ir_append(pro->regions[0], p->at);
-	niv = shifted_by(p, lb, s, &valid);
-	if (it != i32)
-		s = emit(p, OP_CVT, i32, 1, s, 0, 0);
+	s = stage_loop(p, lb, &niv, &valid);
 	issue_tma(p, chain, niv, valid, buf, full, s);
 	p->at = at;
 	/* in the body: wait for this stage; after the dot, refill the one
