@@ -254,10 +254,9 @@ rt_int_value(const RtArg *a)
 static uint64_t
 tma_ok(const tlxrt_kernel *k, const RtArg *out)
 {
-	const char *g = getenv("TLXRT_GENERIC");
 	int i;
 
-	if (g && *g && strcmp(g, "0"))
+	if (rt_generic_forced())
 		return 0;
 	for (i = 0; i < k->nparams && i < 64; i++)
 		if ((k->tma_eq1 >> i & 1) && rt_int_value(&out[i]) != 1)

@@ -468,10 +468,9 @@ static void
 find_fast(tlxrt_kernel *k)
 {
 	tlxrt_device *dev = k->mod->dev;
-	const char *g = getenv("TLXRT_GENERIC");
 	CUfunction f;
 
-	if (!k->meta.fast[0] || (g && *g && strcmp(g, "0")) ||
+	if (!k->meta.fast[0] || rt_generic_forced() ||
 	    api(dev)->ModuleGetFunction(&f, k->mod->impl, k->meta.fast) != 0)
 		k->meta.fast[0] = 0;
 	else

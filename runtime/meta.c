@@ -144,6 +144,14 @@ rt_fast_ok(const RtMeta *m, const RtArg *args, int nargs)
 }
 
 bool
+rt_generic_forced(void)
+{
+	const char *g = getenv("TLXRT_GENERIC");
+
+	return g && *g && strcmp(g, "0");
+}
+
+bool
 rt_derived_ok(const tlxrt_kernel *k, const RtArg *args)
 {
 	int i;

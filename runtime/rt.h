@@ -208,6 +208,8 @@ bool rt_fast_ok(const RtMeta *m, const RtArg *args, int nargs);
 /* Do the derived tensors of a launch all make tensor maps?  (The fast
  * entry reads them; the generic one does not.) */
 bool rt_derived_ok(const tlxrt_kernel *k, const RtArg *args);
+/* TLXRT_GENERIC set (not "0"): launches run generic entries, tma.ok 0. */
+bool rt_generic_forced(void);
 
 /* grid.c: k's grid function as a host program (false: the simulator's
  * interpreter evaluates it), and its run on a launch's arguments (0: not

@@ -222,12 +222,10 @@ static bool
 fast_entry(tlxrt_kernel *k, const RtArg *args)
 {
 	RtMeta m = { 0 };
-	const char *g = getenv("TLXRT_GENERIC");
-
 	m.align = (uint64_t)attr_int(&k->fn->attrs, "fast.align", 0);
 	m.div16 = (uint64_t)attr_int(&k->fn->attrs, "fast.div16", 0);
 	m.eq1 = (uint64_t)attr_int(&k->fn->attrs, "fast.eq1", 0);
-	if (!(m.align | m.div16 | m.eq1) || (g && *g && strcmp(g, "0")))
+	if (!(m.align | m.div16 | m.eq1) || rt_generic_forced())
 		return false;
 	m.fast[0] = 'y';
 	return rt_fast_ok(&m, args, k->nparams) && rt_derived_ok(k, args);
