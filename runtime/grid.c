@@ -21,7 +21,6 @@
 enum { MAX_GRID_VALS = 256 };
 
 struct RtGridProg {
-	uint32_t nvals;
 	uint32_t nins;
 	struct RtGridIns {
 		uint8_t kind;    /* OpKind */
@@ -64,7 +63,6 @@ rt_grid_compile(tlxrt_kernel *k, Arena *a)
 	p = arena_alloc(a, sizeof *p);
 	memset(p, 0, sizeof *p);
 	p->ins = arena_alloc(a, (n + 1) * sizeof *p->ins);
-	p->nvals = g->vals.n;
 	p->nparams = g->body->nargs;
 	for (i = 0; i < g->body->nargs; i++) {
 		if (!int_scalar(ir_type(g, g->body->args[i]), &tk))
