@@ -9,7 +9,7 @@
 # are matmul.tlx's configurations, cubin/tma-*.cubin gemm_tma.tlx's,
 # cubin/ws-*.cubin gemm_ws.tlx's, cubin/static-*.cubin gemm_static.tlx's,
 # cubin/dyn-*.cubin gemm_persistent.tlx's,
-# cubin/old-gemm-* (optional) the mma.sync compiler's.
+# cubin/mma-gemm-* its mma.sync build (sm_80 code assembled for sm_90a).
 #
 #   python3 gemm.py [OUT_JSON]
 #
@@ -62,7 +62,7 @@ def best_of(paths, M, N, K):
 res = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
        "date": time.strftime("%Y-%m-%d"), "rows": []}
 new = sorted(glob.glob(os.path.join(here, "cubin", "gemm-*.cubin")))
-old = sorted(glob.glob(os.path.join(here, "cubin", "old-gemm-*.cubin")))
+old = sorted(glob.glob(os.path.join(here, "cubin", "mma-gemm-*.cubin")))
 tmas = sorted(glob.glob(os.path.join(here, "cubin", "tma-*.cubin")))
 wss = sorted(glob.glob(os.path.join(here, "cubin", "ws-*.cubin")))
 statics = sorted(glob.glob(os.path.join(here, "cubin", "static-*.cubin")))

@@ -63,17 +63,20 @@ for c in "64 3 4" "32 4 4" "32 3 8" "64 3 8"; do
 	"$tlxc" $t -D BK=$1 -D STAGES=$2 -D WARPS=$3 "$top/examples/matmul.tlx" \
 		-o "$out/cubin/matmul-BK$1-S$2-W$3.cubin"
 done
-# bench/gemm.py's configurations of the same source (BM BN BK STAGES WARPS);
-# OLD_TLXC: a compiler before wgmma, for the mma.sync build beside them
-gemm() {
-	"$1" $t -D BM=$3 -D BN=$4 -D BK=$5 -D STAGES=$6 -D WARPS=$7 \
-		"$top/examples/matmul.tlx" -o "$out/cubin/$2gemm-$3x$4x$5-s$6-w$7.cubin"
-}
+# bench/gemm.py's configurations of the same source (BM BN BK STAGES
+# WARPS), and beside them its mma.sync build: the same compiler's sm_80
+# code (ldmatrix, mma.sync, cp.async) assembled for sm_90a
 for c in "128 128 64 3 4" "128 128 64 4 4" "128 256 64 3 8" "128 256 64 4 8" \
 	 "256 128 64 3 8" "128 128 32 4 4" "64 256 64 4 4"; do
-	gemm "$tlxc" "" $c
-	[ -n "$OLD_TLXC" ] && gemm "$OLD_TLXC" old- $c
+	set -- $c
+	d="-D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 -D WARPS=$5"
+	"$tlxc" $t $d "$top/examples/matmul.tlx" -o "$out/cubin/gemm-$1x$2x$3-s$4-w$5.cubin"
+	# (configurations whose stages exceed sm_80's shared memory have none)
+	"$tlxc" $d --target=sm_80 --emit=ptx "$top/examples/matmul.tlx" -o "$out/mma.ptx" \
+		2>/dev/null || continue
+	ptxas -arch=sm_90a "$out/mma.ptx" -o "$out/cubin/mma-gemm-$1x$2x$3-s$4-w$5.cubin"
 done
+rm -f "$out/mma.ptx"
 "$tlxc" $t "$top/examples/matmul.tlx" -o "$out/cubin/gemm-default.cubin"
 # examples/gemm_tma.tlx (TMA + wgmma, no tasks) in bench/gemm.py's
 # configurations (BM BN BK STAGES WARPS)
