@@ -42,6 +42,10 @@ typedef struct CgOpts {
 	const char *ptxas;  /* ptxas to run (NULL: configure's, then PATH) */
 	bool verbose;       /* report ptxas' resource usage as notes */
 	int fast_compile;   /* ptxas -Ofast-compile: CG_FC_* */
+	bool generic_cubin; /* a cubin's generic entries of specialized
+			       kernels assembled too, not carried as PTX
+			       (__tlx_generic) for the driver to assemble
+			       at their first launch */
 	bool ptx_ok;        /* no assembler for a cubin: PTX instead */
 } CgOpts;
 
@@ -49,8 +53,8 @@ typedef struct CgOpts {
  * A kernel whose memory accesses are faster under assumptions on its
  * arguments has two entries: `name`, correct for any arguments, and
  * `fast`, correct when the arguments of the parameters (bit i: parameter
- * i) in `align` are 16-byte aligned pointers, those in `div16` integers
- * that are multiples of 16 and those in `eq1` integers equal to 1; a
+ * i) in `align` are 16-byte aligned pointers, those in `div` integers
+ * that are multiples of `divisor` and those in `eq1` integers equal to 1; a
  * launch picks `fast` when they are (libtlxrt does).  fast is NULL for
  * a kernel with one entry. */
 typedef struct CgKernelInfo {
@@ -59,7 +63,8 @@ typedef struct CgKernelInfo {
 	int64_t smem;       /* dynamic shared memory bytes a launch must give */
 	int64_t smem_static;  /* shared memory the kernel declares itself */
 	const char *fast;   /* the specialized entry, or NULL */
-	uint64_t align, div16, eq1;
+	uint64_t align, div, eq1;
+	int divisor;
 } CgKernelInfo;
 
 typedef struct CgResult {

@@ -370,7 +370,8 @@ cg_guard(CgFn *fn, uint64_t deps)
 			c = LLVMBuildICmp(B, LLVMIntEQ, p,
 					  LLVMConstInt(LLVMTypeOf(p), 1, 0), "");
 		} else {
-			p = LLVMBuildAnd(B, p, LLVMConstInt(LLVMTypeOf(p), 15, 0), "");
+			p = LLVMBuildAnd(B, p, LLVMConstInt(LLVMTypeOf(p),
+				(unsigned long long)fn->assume.divisor - 1, 0), "");
 			c = LLVMBuildICmp(B, LLVMIntEQ, p,
 					  LLVMConstInt(LLVMTypeOf(p), 0, 0), "");
 		}
@@ -1216,7 +1217,7 @@ cg_prepare_kernel(Cg *cg, Func *f, CgPrep *p)
 		goto done;
 	/* the fast entry specialize-entries recorded */
 	p->fast = (uint64_t)attr_int(&f->attrs, "fast.align", 0) |
-		  (uint64_t)attr_int(&f->attrs, "fast.div16", 0) |
+		  (uint64_t)attr_int(&f->attrs, "fast.div", 0) |
 		  (uint64_t)attr_int(&f->attrs, "fast.eq1", 0);
 	p->assume = fn.assume;
 	p->nhoists = fn.hoists.n;
@@ -1247,6 +1248,15 @@ cg_lower_kernel(Cg *cg, const CgPrep *p, int entry)
 	fn.hoists.v = p->hoists;
 	fn.hoists.n = fn.hoists.cap = p->nhoists;
 	analyse(&fn);
+	if (entry == CG_ENTRY_FAST) {
+		/* its facts: under what the launch checks, no more */
+		Assume r = fn.assume;
+
+		r.align &= p->fast;
+		r.div &= p->fast;
+		r.eq1 &= p->fast;
+		fn.ax = axis_compute(f, fn.a, &r);
+	}
 	if (!cg_smem_plan(&fn))
 		goto done;
 	fn.fn = make_function(&fn);
@@ -1271,7 +1281,8 @@ cg_lower_kernel(Cg *cg, const CgPrep *p, int entry)
 		if (entry == CG_ENTRY_FAST) {
 			ki.fast = fn.name;
 			ki.align = p->fast & p->assume.align;
-			ki.div16 = p->fast & p->assume.div16;
+			ki.div = p->fast & p->assume.div;
+			ki.divisor = (int)p->assume.divisor;
 			ki.eq1 = p->fast & p->assume.eq1;
 		}
 		vec_push(&cg->arena, &cg->kinfo, ki);

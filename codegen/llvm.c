@@ -526,6 +526,34 @@ merge_ptx(Cg *cg, const char *a, size_t alen, const char *b, size_t blen,
 	return out;
 }
 
+/* The module's PTX with the generic entries' (a whole module of its own)
+ * as the text global __tlx_generic, for the runtime to load when a
+ * launch first needs one: little-endian words, NUL-padded, as
+ * add_text_global writes __tlx_ir. */
+static char *
+carry_generic(Cg *cg, const char *a, size_t alen, const char *b, size_t blen,
+	      size_t *len)
+{
+	size_t words = blen / 8 + 1, i, k;
+	static const char decl[] = "\n.global .align 8 .b64 __tlx_generic[";
+	char *out = arena_alloc(&cg->arena, alen + sizeof decl + 32 +
+				words * 20 + 8), *o = out;
+
+	memcpy(o, a, alen);
+	o += alen;
+	o += sprintf(o, "%s%zu] = {", decl, words);
+	for (i = 0; i < words; i++) {
+		uint64_t w = 0;
+
+		for (k = 0; k < 8 && i * 8 + k < blen; k++)
+			w |= (uint64_t)(unsigned char)b[i * 8 + k] << (8 * k);
+		o += sprintf(o, "%s0x%llx", i ? ", " : "", (unsigned long long)w);
+	}
+	o += sprintf(o, "};\n");
+	*len = (size_t)(o - out);
+	return out;
+}
+
 bool
 cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
 {
@@ -536,7 +564,7 @@ cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
 	char *text = NULL, *bin;
 	size_t len = 0, size;
 	uint32_t i, nk = 0, nfast = 0;
-	bool ok = false, threaded = false;
+	bool ok = false, threaded = false, carry;
 
 	memset(out, 0, sizeof *out);
 	if (!cg.t) {
@@ -606,9 +634,18 @@ cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
 						 "entries failed");
 			ok = false;
 		}
-		if (ok && o->emit != CG_EMIT_LLVM)
-			text = merge_ptx(&cg, text, len, g->text, g->len, &len);
 	}
+	/* without an assembler, a cubin is asked for in vain: PTX, which
+	 * the driver assembles at load time */
+	if (o->emit == CG_EMIT_CUBIN && o->ptx_ok && !o->use_ptxas &&
+	    !cg_can_assemble())
+		out->ptx_fallback = true;
+	carry = o->emit == CG_EMIT_CUBIN && !out->ptx_fallback &&
+		!o->generic_cubin;
+	if (ok && threaded && carry)
+		text = carry_generic(&cg, text, len, g->text, g->len, &len);
+	else if (ok && threaded && o->emit != CG_EMIT_LLVM)
+		text = merge_ptx(&cg, text, len, g->text, g->len, &len);
 	if (!ok)
 		goto done;
 	ok = false;
@@ -619,18 +656,13 @@ cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
 		if (out->kernels[i].fast)
 			out->kernels[i].fast = arena_strdup(m->ctx->arena,
 							    out->kernels[i].fast);
-	/* without an assembler, a cubin is asked for in vain: PTX, which
-	 * the driver assembles at load time */
-	if (o->emit == CG_EMIT_CUBIN && o->ptx_ok && !o->use_ptxas &&
-	    !cg_can_assemble())
-		out->ptx_fallback = true;
 	if (o->emit != CG_EMIT_CUBIN || out->ptx_fallback) {
 		out->data = arena_dup(m->ctx->arena, text, len + 1);
 		out->size = len;
 		ok = true;
 		goto done;
 	}
-	cg.entries = nk + nfast;
+	cg.entries = nk + (threaded && carry ? 0 : nfast);
 	if (!cg_assemble(&cg, text, len, &bin, &size, &out->linker))
 		goto done;
 	phase(&cg, "assemble");

@@ -86,9 +86,9 @@ cg_meta_finish(Cg *cg)
 			   k->name, k->threads, (long long)k->smem,
 			   (long long)k->smem_static);
 		if (k->fast)
-			buf_printf(&b, " fast=%s align=0x%llx div16=0x%llx eq1=0x%llx",
+			buf_printf(&b, " fast=%s align=0x%llx div%d=0x%llx eq1=0x%llx",
 				   k->fast, (unsigned long long)k->align,
-				   (unsigned long long)k->div16,
+				   k->divisor, (unsigned long long)k->div,
 				   (unsigned long long)k->eq1);
 		buf_printf(&b, "\n");
 	}

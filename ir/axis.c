@@ -12,8 +12,11 @@
  * The analysis runs twice.  Without assumptions, pointer parameters are
  * aligned to their element size and integer parameters are unknown.  The
  * fast path assumes pointer parameters aligned to 16 bytes, integer
- * parameters divisible by 16, and the strides that multiply an index
- * contiguous along the innermost dim equal to 1 (axis_pick_assumptions).
+ * parameters divisible by the elements of 16 bytes of the kernel's
+ * smallest global element type (8 for bf16: what a 16-byte vector of any
+ * of its accesses, or a tensor map's stride, needs), and the strides
+ * that multiply an index contiguous along the innermost dim equal to 1
+ * (axis_pick_assumptions).
  * Each fact records the assumptions it used (`deps`); a memory access
  * whose fast-path vector is wider is guarded at run time by exactly
  * those (codegen's cg_guard), so both paths are always correct.
@@ -89,8 +92,8 @@ ax_param(AxCtx *c, Value v, int idx)
 			a->known = 1;
 			a->has_known = true;
 			a->deps = bit;
-		} else if (c->as->div16 & bit) {
-			a->div = 16;
+		} else if (c->as->div & bit) {
+			a->div = c->as->divisor;
 			a->deps = bit;
 		}
 	}
@@ -116,6 +119,20 @@ add_sub(Axis *r, const Axis *a, const Axis *b, int rank, bool sub)
 	}
 }
 
+/* The divisibility of x's elements that start r's runs: x's own where
+ * r keeps x's runs, else 1 (a run of x holds start + 1, start + 2, ...,
+ * which the result's shorter runs start at too). */
+static int64_t
+run_div(const Axis *r, const Axis *x, int rank)
+{
+	int d;
+
+	for (d = 0; d < rank; d++)
+		if (r->contig[d] < x->contig[d])
+			return 1;
+	return x->div;
+}
+
 static void
 mul(Axis *r, const Axis *a, const Axis *b, int rank)
 {
@@ -128,7 +145,7 @@ mul(Axis *r, const Axis *a, const Axis *b, int rank)
 		else if (a->has_known && a->known == 1)
 			r->contig[d] = b->contig[d];
 	}
-	r->div = MIN(a->div * b->div, AX_BIG);
+	r->div = MIN(run_div(r, a, rank) * run_div(r, b, rank), AX_BIG);
 	if (a->has_known && b->has_known) {
 		r->known = a->known * b->known;
 		r->has_known = true;
@@ -192,6 +209,35 @@ ptr_add(AxCtx *c, Op *op, Axis *r, const Axis *p, const Axis *o, int rank)
 	r->div = MIN(p->div, MIN(o->div * es, AX_BIG));
 }
 
+static int64_t
+max_contig(const Axis *a, const Type *t)
+{
+	int64_t m = 1;
+	int d;
+
+	for (d = 0; t->kind == TY_TILE && d < t->rank; d++)
+		m = MAX(m, a->contig[d]);
+	return m;
+}
+
+/* Do the two shapes differ only in dims of 1? */
+static bool
+reshape_units(const Type *a, const Type *b)
+{
+	int i = 0, j = 0;
+
+	for (;;) {
+		while (i < a->rank && a->shape[i] == 1)
+			i++;
+		while (j < b->rank && b->shape[j] == 1)
+			j++;
+		if (i == a->rank || j == b->rank)
+			return i == a->rank && j == b->rank;
+		if (a->shape[i++] != b->shape[j++])
+			return false;
+	}
+}
+
 static void
 shape_op(AxCtx *c, Op *op, Axis *r, const Axis *a)
 {
@@ -235,14 +281,30 @@ shape_op(AxCtx *c, Op *op, Axis *r, const Axis *a)
 			r->cnst[d] = a->cnst[perm->ints.v[d]];
 		}
 		break;
-	default:  /* reshape: only the innermost dim's facts survive */
-		if (rt->rank && at->kind == TY_TILE &&
-		    rt->shape[rt->rank - 1] == at->shape[at->rank - 1]) {
+	default:  /* reshape */
+		if (at->kind != TY_TILE || !rt->rank)
+			break;
+		if (reshape_units(at, rt)) {
+			/* adds or drops dims of 1: the others keep their facts */
+			for (d = 0; d < rt->rank; d++) {
+				while (n < at->rank && at->shape[n] == 1)
+					n++;
+				if (rt->shape[d] == 1 || n >= at->rank)
+					continue;
+				r->contig[d] = a->contig[n];
+				r->cnst[d] = a->cnst[n++];
+			}
+		} else if (rt->shape[rt->rank - 1] == at->shape[at->rank - 1]) {
+			/* only the innermost dim's facts survive */
 			r->contig[rt->rank - 1] = a->contig[at->rank - 1];
 			r->cnst[rt->rank - 1] = a->cnst[at->rank - 1];
 		}
 		break;
 	}
+	/* runs cut shorter start inside a's runs too: their starts are
+	 * known no better than as integers */
+	if (at->kind == TY_TILE && max_contig(r, rt) < max_contig(a, at))
+		r->div = 1;
 }
 
 static void axis_block(AxCtx *c, Block *b);
@@ -307,9 +369,9 @@ axis_op(AxCtx *c, Op *op)
 	case OP_REM: div_rem(r, a, b, rank, true); break;
 	case OP_SHL:
 		if (b->has_known && b->known >= 0 && b->known < 30) {
-			r->div = MIN(a->div << b->known, AX_BIG);
 			for (i = 0; i < (uint32_t)rank; i++)
 				r->cnst[i] = a->cnst[i];
+			r->div = MIN(run_div(r, a, rank) << b->known, AX_BIG);
 		}
 		break;
 	case OP_CMP: cmp(r, a, b, rank); break;
@@ -440,6 +502,17 @@ axis_pick_assumptions(Func *f, const Axis *gen, Assume *as)
 
 	memset(as, 0, sizeof *as);
 	ir_walk(f, pick_op, &p);
+	/* 16 bytes of the smallest global element type: what its vectors
+	 * and tensor maps need (16 without pointers) */
+	for (i = 0; i < f->body->nargs; i++) {
+		Type *t = ir_type(f, f->body->args[i]);
+
+		if (t->kind == TY_PTR && t->as != AS_SHARED)
+			as->divisor = MAX(as->divisor,
+					  MAX(2, 16 / MAX(1, ty_bytes(t->elem))));
+	}
+	if (!as->divisor)
+		as->divisor = 16;
 	for (i = 0; i < f->body->nargs && i < 64; i++) {
 		Type *t = ir_type(f, f->body->args[i]);
 		uint64_t bit = 1ull << i;
@@ -450,6 +523,6 @@ axis_pick_assumptions(Func *f, const Axis *gen, Assume *as)
 			 (p.eq1 & bit))
 			as->eq1 |= bit;
 		else if (ty_is_int_kind(t->kind) && t->kind != TY_I1)
-			as->div16 |= bit;
+			as->div |= bit;
 	}
 }

@@ -607,8 +607,10 @@ typedef struct Axis {
 
 typedef struct Assume {
 	uint64_t eq1;    /* int params assumed == 1 (bit = param index) */
-	uint64_t div16;  /* int params assumed % 16 == 0 */
+	uint64_t div;    /* int params assumed % divisor == 0 */
 	uint64_t align;  /* pointer params assumed 16-byte aligned */
+	int64_t divisor; /* 16 bytes over the kernel's smallest global
+			    element: 16 for bytes, 8 for bf16, 4 for f32 */
 } Assume;
 
 /* Analyses f's body; returns one Axis per value (in arena a). */

@@ -20,7 +20,8 @@ codegen(Job *j, Module *m)
 		     .debug = j->debug, .fast_math = j->fast_math,
 		     .debug_barriers = j->debug_barriers,
 		     .use_ptxas = j->use_ptxas || j->ptxas, .ptxas = j->ptxas,
-		     .ptx_ok = j->ptx_ok, .fast_compile = j->fast_compile };
+		     .ptx_ok = j->ptx_ok, .fast_compile = j->fast_compile,
+		     .generic_cubin = j->generic_cubin };
 	CgResult r;
 
 	o.emit = j->emit == EMIT_LLVM ? CG_EMIT_LLVM

@@ -34,6 +34,7 @@ typedef struct Job {
 	bool debug_barriers;       /* waits time out with a report */
 	int specialize;            /* PASS_SPEC_*: fast entries */
 	int fast_compile;          /* CG_FC_*: ptxas -Ofast-compile */
+	bool generic_cubin;        /* generic entries assembled, not PTX */
 	const char *ptxas;         /* assemble with this ptxas, not nvJitLink */
 	bool use_ptxas;            /* ptxas (found as cg_find_ptxas does) */
 	bool tir;                  /* the text is tile IR, not a program */

@@ -38,7 +38,7 @@
  * The TMA copy reads through tensor descriptors appended to the kernel's
  * parameters, which the runtime derives from the host's arguments
  * (`derived`, `derive.I` = [pointer, bound 0, bound 1, outer stride]);
- * `tma.align`, `tma.div16`, `tma.eq1` say what the fast entry must assume
+ * `tma.align`, `tma.div`, `tma.eq1` say what the fast entry must assume
  * for them (specialize-entries adds it).  The generic entry takes the
  * TMA loop too where the launch allows it: `tma.ok`, one more derived
  * parameter, is 1 when every derived tensor makes a tensor map (16-byte
@@ -472,7 +472,7 @@ tma_param(Pipe *p, int i, const Value bound[2])
 	attr_set_int(c, &f->attrs, "derived", attr_int(&f->attrs, "derived", 0) + 1);
 	attr_set_int(c, &f->attrs, "tma.align", attr_int(&f->attrs, "tma.align", 0) |
 		     (int64_t)1 << src[0]);
-	attr_set_int(c, &f->attrs, "tma.div16", attr_int(&f->attrs, "tma.div16", 0) |
+	attr_set_int(c, &f->attrs, "tma.div", attr_int(&f->attrs, "tma.div", 0) |
 		     (int64_t)1 << src[3]);
 	if (b->stride[1])
 		attr_set_int(c, &f->attrs, "tma.eq1", attr_int(&f->attrs, "tma.eq1", 0) |

@@ -2,26 +2,65 @@
  * specialize_entries.c: a kernel's fast entry -- pass "specialize-entries".
  *
  * The fast paths of a kernel's memory accesses assume things of its
- * arguments: 16-byte aligned pointers, integers that are multiples of 16,
- * unit inner strides (ir/axis.c picks them).  A kernel gets a second
- * entry, NAME$fast, that assumes every one of them and checks none, where
- * some access's pointer or mask facts differ under them: the launch
- * checks them once, on the host, and picks the entry (libtlxrt, from
- * __tlx_meta).  A kernel whose loops pipeline-loads versioned for TMA
- * (`entry_fast` ops) also assumes what its tensor maps need
- * (`tma.align`, `tma.div16`, `tma.eq1`, in the same bits).  The pass records what the fast entry assumes on the
- * kernel: `fast.align`, `fast.div16`, `fast.eq1` (bit i: parameter i is a
- * 16-byte aligned pointer, an integer divisible by 16, an integer equal
- * to 1); code generation lowers the two entries from them.  Which kernels
- * get one (PassCtx.specialize, tlxc --specialize): auto, kernels with
- * dots (their checks sit in the k-loop, where the accumulators make every
- * instruction expensive for ptxas; a row kernel's two entries would each
- * repeat its math); all; none.
+ * arguments: 16-byte aligned pointers, integers that are multiples of
+ * the elements of 16 bytes (Assume.divisor), unit inner strides
+ * (ir/axis.c picks them).  A kernel gets a second entry, NAME$fast, that
+ * assumes the ones its accesses need and checks none: the launch checks
+ * them once, on the host, and picks the entry (libtlxrt, from
+ * __tlx_meta).  An access needs an assumption when it changes the facts
+ * a vector along its contiguous dim depends on: the pointer's contiguity
+ * and alignment, and the mask's constancy along that dim -- so a bound
+ * that only masks rows (`rm < M`) is not assumed, and a ragged M keeps
+ * the fast entry.  Of the assumptions some access needs, those whose
+ * absence changes no access's facts are dropped again (M in `rm < M &
+ * rn < N`, whose facts depend on both); code generation computes the
+ * fast entry's facts under exactly the assumptions recorded.  Code that the fast entry never runs (the else branch
+ * of an `if entry_fast || ...`, as pipeline-loads' versioned loops have)
+ * assumes nothing.  A kernel whose loops pipeline-loads versioned for
+ * TMA also assumes what its tensor maps need (`tma.align`, `tma.div`,
+ * `tma.eq1`, in the same bits), and its generic entry leaves the TMA
+ * loops to it (`entry_fast || tma.ok != 0` becomes `entry_fast`).  The
+ * pass records what the fast entry
+ * assumes on the kernel: `fast.align`, `fast.div`, `fast.eq1` (bit i:
+ * parameter i is a 16-byte aligned pointer, an integer divisible by
+ * `fast.divisor`, an integer equal to 1); code generation lowers the two
+ * entries from them.  Which kernels get one (PassCtx.specialize, tlxc
+ * --specialize): auto, kernels with dots (their checks sit in the
+ * k-loop, where the accumulators make every instruction expensive for
+ * ptxas; a row kernel's two entries would each repeat its math); all;
+ * none.
  * Requires: laid-out IR.  Counters: kernels.
  */
 #include "passes/passes.h"
 
 const char *const pass_spec_names[3] = { "auto", "all", "none" };
+
+/* v is true whenever the fast entry runs: entry_fast, or an or of it. */
+static bool
+fast_true(Func *f, Value v)
+{
+	Op *d = ir_val(f, v)->def;
+
+	if (!d)
+		return false;
+	if (d->kind == OP_ENTRY_FAST)
+		return true;
+	return d->kind == OP_OR &&
+	       (fast_true(f, d->opnds[0]) || fast_true(f, d->opnds[1]));
+}
+
+/* The dim an access to ptr vectorizes: where its elements are
+ * contiguous (the innermost such). */
+static int
+vec_dim(Func *f, const Axis *ptr, Value v)
+{
+	int d, best = ir_type(f, v)->rank - 1;
+
+	for (d = best - 1; d >= 0; d--)
+		if (ptr->contig[d] > ptr->contig[best])
+			best = d;
+	return best;
+}
 
 /* The assumptions of the accesses whose facts differ under them. */
 static uint64_t
@@ -31,20 +70,88 @@ fast_assumptions(Func *f, const Axis *ax, const Axis *gen, Block *b)
 	Value ptr, m;
 	uint32_t i;
 	Op *op;
+	int v;
 
 	for (op = b->first; op; op = op->next) {
 		for (i = 0; i < op->nregions; i++)
-			d |= fast_assumptions(f, ax, gen, op->regions[i]);
+			if (!(op->kind == OP_IF && i == 1 &&
+			      fast_true(f, op->opnds[0])))
+				d |= fast_assumptions(f, ax, gen, op->regions[i]);
 		ptr = ir_access_ptr(op);
 		if (!ptr || ir_type(f, ptr)->kind != TY_TILE)
 			continue;
 		m = ir_access_mask(op);
-		if (!ax_same(&ax[ptr], &gen[ptr]))
+		/* a vector along dim v uses the pointer's contiguity and
+		 * alignment and the mask's constancy along it */
+		v = vec_dim(f, &ax[ptr], ptr);
+		if (ax[ptr].contig[v] != gen[ptr].contig[v] ||
+		    ax[ptr].div != gen[ptr].div)
 			d |= ax[ptr].deps;
-		if (m && ir_type(f, m)->kind == TY_TILE && !ax_same(&ax[m], &gen[m]))
-			d |= ax[ptr].deps | ax[m].deps;
+		if (m && ir_type(f, m)->kind == TY_TILE &&
+		    ax[m].cnst[v] != gen[m].cnst[v])
+			d |= ax[m].deps;
 	}
 	return d;
+}
+
+static Assume
+restrict_to(const Assume *as, uint64_t d)
+{
+	Assume r = *as;
+
+	r.align &= d;
+	r.div &= d;
+	r.eq1 &= d;
+	return r;
+}
+
+/* Drops the assumptions of d whose absence changes no access's vector
+ * facts (a bound in a mask beside one that matters, as M beside N);
+ * those of the tensor maps (keep) stay. */
+static uint64_t
+minimize(Func *f, Arena *a, const Assume *as, uint64_t d, uint64_t keep)
+{
+	Assume r = restrict_to(as, d);
+	const Axis *ax = axis_compute(f, a, &r), *ax2;
+	uint64_t bit;
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		bit = 1ull << i;
+		if (!(d & bit) || (keep & bit))
+			continue;
+		r = restrict_to(as, d & ~bit);
+		ax2 = axis_compute(f, a, &r);
+		if (!fast_assumptions(f, ax, ax2, f->body))
+			d &= ~bit;
+	}
+	return d;
+}
+
+/* The generic entry runs only the launches the fast one does not take:
+ * the versioned loops' `entry_fast || tma.ok != 0` becomes entry_fast
+ * (a launch whose tensor maps are valid takes the fast entry; dce drops
+ * the check, and the generic entry's TMA copy of the loop is dead in it,
+ * half the work of ptxas). */
+static void
+drop_tma_ok(Func *f, Block *b)
+{
+	Op *op, *d;
+	uint32_t i;
+
+	for (op = b->first; op; op = op->next) {
+		for (i = 0; i < op->nregions; i++)
+			drop_tma_ok(f, op->regions[i]);
+		if (op->kind != OP_IF || !(d = ir_val(f, op->opnds[0])->def) ||
+		    d->kind != OP_OR)
+			continue;
+		for (i = 0; i < 2; i++) {
+			Op *e = ir_val(f, d->opnds[i])->def;
+
+			if (e && e->kind == OP_ENTRY_FAST)
+				op->opnds[0] = d->opnds[i];
+		}
+	}
 }
 
 static void
@@ -77,18 +184,21 @@ pass_specialize_entries(PassCtx *pc, Func *f)
 	axis_pick_assumptions(f, gen, &as);
 	/* what pipeline-loads' TMA copies need of the fast entry */
 	tma = (uint64_t)attr_int(&f->attrs, "tma.align", 0) |
-	      (uint64_t)attr_int(&f->attrs, "tma.div16", 0) |
+	      (uint64_t)attr_int(&f->attrs, "tma.div", 0) |
 	      (uint64_t)attr_int(&f->attrs, "tma.eq1", 0);
 	as.align |= (uint64_t)attr_int(&f->attrs, "tma.align", 0);
 	as.eq1 |= (uint64_t)attr_int(&f->attrs, "tma.eq1", 0);
-	as.div16 = (as.div16 | (uint64_t)attr_int(&f->attrs, "tma.div16", 0)) &
-		   ~as.eq1;
+	as.div = (as.div | (uint64_t)attr_int(&f->attrs, "tma.div", 0)) &
+		 ~as.eq1;
 	ax = axis_compute(f, pc->scratch, &as);
 	if (!(d = fast_assumptions(f, ax, gen, f->body) | tma))
 		return false;
+	d = minimize(f, pc->scratch, &as, d, tma);
 	attr_set_int(c, &f->attrs, "fast.align", (int64_t)(d & as.align));
-	attr_set_int(c, &f->attrs, "fast.div16", (int64_t)(d & as.div16));
+	attr_set_int(c, &f->attrs, "fast.div", (int64_t)(d & as.div));
+	attr_set_int(c, &f->attrs, "fast.divisor", as.divisor);
 	attr_set_int(c, &f->attrs, "fast.eq1", (int64_t)(d & as.eq1));
+	drop_tma_ok(f, f->body);
 	pass_stat(pc, "kernels", 1);
 	return true;
 }

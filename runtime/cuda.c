@@ -527,9 +527,22 @@ cuda_module_load(tlxrt_module *m, const void *image, size_t n, char **ir,
 static void
 cuda_module_unload(tlxrt_module *m)
 {
-	if (m->impl && bind(m->dev) == TLXRT_OK)
-		api(m->dev)->ModuleUnload(m->impl);
-	m->impl = NULL;
+	if (bind(m->dev) == TLXRT_OK) {
+		if (m->impl_generic)
+			api(m->dev)->ModuleUnload(m->impl_generic);
+		if (m->impl)
+			api(m->dev)->ModuleUnload(m->impl);
+	}
+	m->impl = m->impl_generic = NULL;
+}
+
+static bool
+has_global(tlxrt_device *dev, CUmodule mod, const char *name)
+{
+	CUdeviceptr p;
+	size_t n = 0;
+
+	return api(dev)->ModuleGetGlobal(&p, &n, mod, name) == 0 && n > 0;
 }
 
 static int
@@ -540,15 +553,59 @@ cuda_kernel_prepare(tlxrt_kernel *k)
 	CUresult r = api(dev)->ModuleGetFunction(&f, k->mod->impl, k->fn->name);
 	const char *t;
 
-	if (r != 0) {
+	apply_meta(k);
+	if (r == 0) {
+		k->impl = f;
+	} else if (!k->meta.fast[0] ||
+		   !has_global(dev, k->mod->impl, "__tlx_generic")) {
 		cu_fail(dev, r, "cuModuleGetFunction");
 		return rt_error(dev, TLXRT_NOT_FOUND, "kernel '%s' is in the "
 				"module's IR but not in its code", k->fn->name);
 	}
-	k->impl = f;
-	apply_meta(k);
 	find_fast(k);
 	k->trace = (t = getenv("TLXRT_TRACE")) && *t && strcmp(t, "0");
+	return TLXRT_OK;
+}
+
+/* The generic entry of a kernel whose cubin carries it as PTX
+ * (`__tlx_generic`, tlxc --generic=ptx): the driver assembles the PTX of
+ * the module's generic entries at the first launch that needs one (its
+ * cache keeps the result for later processes). */
+static int
+load_generic(tlxrt_kernel *k)
+{
+	tlxrt_module *m = k->mod;
+	tlxrt_device *dev = m->dev;
+	char log[4096] = "", *ptx = NULL;
+	int opts[2] = { JIT_ERROR_LOG_BUFFER, JIT_ERROR_LOG_BUFFER_SIZE };
+	void *vals[2] = { log, (void *)(uintptr_t)sizeof log };
+	CUmodule mod;
+	CUfunction f;
+	size_t len;
+	CUresult r;
+	int rc;
+
+	if (!m->impl_generic) {
+		if ((rc = global_text(dev, m->impl, "__tlx_generic", &ptx, &len)))
+			return rc == TLXRT_NOT_FOUND
+				? rt_error(dev, rc, "kernel '%s': the module "
+					   "has no generic entry", k->fn->name)
+				: rc;
+		r = api(dev)->ModuleLoadDataEx(&mod, ptx, 2, opts, vals);
+		free(ptx);
+		if (r != 0) {
+			rc = cu_fail(dev, r, "cuModuleLoadData (the generic "
+				     "entries)");
+			if (log[0])
+				buf_printf(&dev->err, ": %.*s", (int)sizeof log, log);
+			return rc;
+		}
+		m->impl_generic = mod;
+	}
+	r = api(dev)->ModuleGetFunction(&f, m->impl_generic, k->fn->name);
+	if (r != 0)
+		return cu_fail(dev, r, "cuModuleGetFunction (a generic entry)");
+	k->impl = f;
 	return TLXRT_OK;
 }
 
@@ -646,6 +703,10 @@ cuda_launch(tlxrt_kernel *k, const uint32_t grid[3], const uint32_t cluster[3],
 	    rt_derived_ok(k, args)) {
 		fn = k->impl_fast;
 		set = &k->smem_set_fast;
+	} else if (!fn) {
+		if ((rc = load_generic(k)))
+			goto out;
+		fn = k->impl;
 	}
 	if (k->smem > 48 * 1024 && !*set) {
 		r = api(dev)->FuncSetAttribute(fn, FUNC_MAX_DYNAMIC_SMEM,
@@ -674,7 +735,7 @@ cuda_launch(tlxrt_kernel *k, const uint32_t grid[3], const uint32_t cluster[3],
 	}
 	if (k->trace)
 		fprintf(stderr, "tlxrt: launch %s grid %ux%ux%u block %u smem %u\n",
-			fn == k->impl ? k->fn->name : k->meta.fast, cfg.grid[0],
+			fn == k->impl_fast ? k->meta.fast : k->fn->name, cfg.grid[0],
 			cfg.grid[1], cfg.grid[2], cfg.block[0], cfg.smem);
 	r = api(dev)->LaunchKernelEx(&cfg, fn, ptrs, NULL);
 	if (r != 0)

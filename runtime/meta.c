@@ -3,13 +3,15 @@
  * one line per kernel after the header:
  *
  *   tlx-meta 1 target=sm_90a
- *   kernel NAME threads=T smem=D static=S [fast=ENTRY align=0xA div16=0xB eq1=0xC]
+ *   kernel NAME threads=T smem=D static=S [fast=ENTRY align=0xA divN=0xB eq1=0xC]
  *
  * and which entry a launch runs.  A kernel with a `fast` entry has two:
  * NAME, correct for any arguments, and ENTRY, correct when the arguments
  * of the parameters in `align` (bit i: parameter i) are 16-byte aligned
- * pointers, those in `div16` multiples of 16 and those in `eq1` equal to
- * 1.  Unknown keys are skipped, so older readers take newer lines.
+ * pointers, those in `divN` multiples of N (2, 4, 8 or 16: the elements
+ * of 16 bytes of the kernel's smallest element type) and those in `eq1`
+ * equal to 1.  Unknown keys are skipped, so older readers take newer
+ * lines.
  */
 
 #include <ctype.h>
@@ -68,8 +70,11 @@ field(const char *k, const char *e, RtMeta *m)
 		m->smem_static = (long long)x;
 	else if (is_key(k, eq, "align"))
 		m->align = x;
-	else if (is_key(k, eq, "div16"))
-		m->div16 = x;
+	else if (is_key(k, eq, "div16") || is_key(k, eq, "div8") ||
+		 is_key(k, eq, "div4") || is_key(k, eq, "div2")) {
+		m->div = x;
+		m->divisor = atoi(k + 3);
+	}
 	else if (is_key(k, eq, "eq1"))
 		m->eq1 = x;
 	return true;
@@ -118,7 +123,7 @@ rt_meta_find(const char *text, size_t len, const char *kernel, RtMeta *out)
 bool
 rt_fast_ok(const RtMeta *m, const RtArg *args, int nargs)
 {
-	uint64_t all = m->align | m->div16 | m->eq1;
+	uint64_t all = m->align | m->div | m->eq1;
 	int i;
 
 	if (!m->fast[0] || (nargs < 64 && (all >> nargs)))
@@ -134,7 +139,8 @@ rt_fast_ok(const RtMeta *m, const RtArg *args, int nargs)
 				return false;
 		} else if (args[i].kind != TLXRT_PARAM_SCALAR) {
 			return false;
-		} else if ((m->div16 & bit) && (args[i].bits & 15)) {
+		} else if ((m->div & bit) &&
+			   (m->divisor <= 0 || args[i].bits % (uint64_t)m->divisor)) {
 			return false;
 		} else if ((m->eq1 & bit) && args[i].bits != 1) {
 			return false;

@@ -71,7 +71,8 @@ typedef struct RtParam {
 typedef struct RtMeta {
 	long long threads, smem, smem_static;
 	char fast[256];           /* the specialized entry; "" for none */
-	uint64_t align, div16, eq1;  /* what it assumes (bit i: param i) */
+	uint64_t align, div, eq1;  /* what it assumes (bit i: param i) */
+	long long divisor;         /* params in div are multiples of it */
 } RtMeta;
 
 struct tlxrt_kernel {
@@ -108,6 +109,8 @@ struct tlxrt_module {
 	tlxrt_kernel *kernels;
 	int nkernels;
 	void *impl;      /* backend: the CUmodule */
+	void *impl_generic;  /* backend: the module of the generic entries
+				a cubin carries as PTX, loaded at first use */
 };
 
 struct tlxrt_stream {

@@ -5,6 +5,7 @@
  * records the host clock.  Options come from the environment when the
  * device opens (TLXRT_SIM_*) and from tlxrt_device_set_option.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -210,7 +211,9 @@ sim_module_unload(tlxrt_module *m)
 static int
 sim_kernel_prepare(tlxrt_kernel *k)
 {
-	(void)k;
+	const char *t = getenv("TLXRT_TRACE");
+
+	k->trace = t && *t && strcmp(t, "0");
 	return TLXRT_OK;
 }
 
@@ -223,9 +226,10 @@ fast_entry(tlxrt_kernel *k, const RtArg *args)
 {
 	RtMeta m = { 0 };
 	m.align = (uint64_t)attr_int(&k->fn->attrs, "fast.align", 0);
-	m.div16 = (uint64_t)attr_int(&k->fn->attrs, "fast.div16", 0);
+	m.div = (uint64_t)attr_int(&k->fn->attrs, "fast.div", 0);
+	m.divisor = attr_int(&k->fn->attrs, "fast.divisor", 16);
 	m.eq1 = (uint64_t)attr_int(&k->fn->attrs, "fast.eq1", 0);
-	if (!(m.align | m.div16 | m.eq1) || rt_generic_forced())
+	if (!(m.align | m.div | m.eq1) || rt_generic_forced())
 		return false;
 	m.fast[0] = 'y';
 	return rt_fast_ok(&m, args, k->nparams) && rt_derived_ok(k, args);
@@ -246,6 +250,10 @@ sim_launch_kernel(tlxrt_kernel *k, const uint32_t grid[3],
 	memcpy(cfg.grid, grid, sizeof cfg.grid);
 	memcpy(cfg.cluster, cluster, sizeof cfg.cluster);
 	cfg.fast_entry = fast_entry(k, args);
+	if (k->trace)  /* as the cuda backend's, for the entry it would run */
+		fprintf(stderr, "tlxrt: launch %s%s grid %ux%ux%u (sim)\n",
+			k->fn->name, cfg.fast_entry ? "$fast" : "", grid[0],
+			grid[1], grid[2]);
 	if (!(sa = calloc((size_t)k->nall + 1, sizeof *sa)))
 		return rt_error(dev, TLXRT_NOMEM, "out of memory");
 	rt_args_to_sim(k, args, sa);

@@ -54,6 +54,7 @@ typedef struct Options {
 	const char *ptxas;   /* --ptxas=PATH: assemble with it, not nvJitLink */
 	int assembler;       /* --assembler: ASM_* */
 	int fast_compile;    /* --fast-compile=LEVEL: CG_FC_* */
+	bool generic_cubin;  /* --generic=cubin */
 	Vec(Define) defs;
 } Options;
 
@@ -88,13 +89,19 @@ static const char usage_text[] =
 "                        source line, then fails a device assertion,\n"
 "                        instead of hanging\n"
 "  --specialize=WHEN     which kernels get a second entry, NAME$fast, that\n"
-"                        assumes what their fast paths need (aligned\n"
-"                        pointers, sizes and strides that are multiples of\n"
-"                        16, unit strides) for launches whose arguments\n"
+"                        assumes what their fast paths need (16-byte\n"
+"                        aligned pointers, unit inner strides, and strides\n"
+"                        and vectorized bounds that are multiples of 16\n"
+"                        bytes' elements) for launches whose arguments\n"
 "                        satisfy it (libtlxrt picks; __tlx_meta says how):\n"
 "                        auto (kernels with dots, the default), all, none.\n"
-"                        Dot loops on sm_90a read with TMA in either entry\n"
-"                        where the arguments allow\n"
+"                        Dot loops on sm_90a read with TMA in the fast\n"
+"                        entry, and with none where the arguments allow\n"
+"  --generic=HOW         how a cubin holds the generic entries of kernels\n"
+"                        with a fast one: ptx (the default: as PTX, which\n"
+"                        the driver assembles at the first launch that\n"
+"                        needs one and caches; tlxc's time is the fast\n"
+"                        entries') or cubin (assembled now, as the rest)\n"
 "  --assembler=WHICH     what makes cubins: ptxas (a process), nvjitlink (in\n"
 "                        this process), or auto (the default: ptxas when one\n"
 "                        is found, else nvJitLink)\n"
@@ -103,7 +110,10 @@ static const char usage_text[] =
 "                        compile time: 0 (none, the default), min, mid, max\n"
 "  FILE.tir              tile IR text instead of a program\n"
 "  --werror              treat warnings as errors\n"
-"\n"
+"\n";
+
+/* (two strings: C99 promises only 4095 characters of one) */
+static const char usage_text2[] =
 "Pass manager:\n"
 "  --passes=LIST         run these comma-separated passes instead of the\n"
 "                        pipeline of the -O level\n"
@@ -348,6 +358,12 @@ set_valued(Options *o, const char *arg)
 		return set_fast_compile(o, v);
 	else if ((v = value_of(arg, "--specialize")))
 		return set_specialize(o, v);
+	else if ((v = value_of(arg, "--generic"))) {
+		if (strcmp(v, "ptx") && strcmp(v, "cubin"))
+			return usage_error("unknown --generic '%s' (expected "
+					   "ptx or cubin)", v);
+		o->generic_cubin = strcmp(v, "cubin") == 0;
+	}
 	else if ((v = value_of(arg, "--assembler")))
 		return set_assembler(o, v);
 	else
@@ -418,6 +434,7 @@ parse_options(Options *o, Arena *a, int argc, char **argv)
 			continue;
 		} else if (strcmp(argv[i], "--help") == 0) {
 			fputs(usage_text, stdout);
+			fputs(usage_text2, stdout);
 			return EXIT_OK;
 		} else if (strcmp(argv[i], "--version") == 0) {
 			printf("tlxc %s (LLVM 22)\n", PACKAGE_VERSION);
@@ -543,6 +560,7 @@ run(const Options *o, Job *j, Buf *text)
 	j->use_ptxas = o->assembler == ASM_PTXAS ||
 		       (o->assembler == ASM_AUTO && cg_find_ptxas());
 	j->fast_compile = o->fast_compile;
+	j->generic_cubin = o->generic_cubin;
 	j->tir = is_tir(o->input);
 	j->werror = o->werror;
 	j->diag_out = o->verify_diags ? NULL : stderr;

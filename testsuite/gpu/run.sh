@@ -116,7 +116,10 @@ entry() {
 	fi
 }
 entry 'matmul\$fast' matmul cubin/matmul.cubin 2048 2048 2048
-entry matmul matmul cubin/matmul.cubin 200 144 80
+# ragged M, N and K with strides that are multiples of 8 elements: the
+# fast entry (TMA); a K of 100 (the stride of A's rows) is not
+entry 'matmul\$fast' matmul cubin/matmul.cubin 200 144 80
+entry 'matmul\$fast' matmul cubin/matmul.cubin 1001 1000 1000
 entry matmul matmul cubin/matmul.cubin 300 200 100
 entry 'matmul\$fast' matmul cubin/matmul64.cubin 128 128 64
 entry 'matmul\$fast' matmul cubin/matmul-BK64-S3-W4.cubin 1024 512 2048

@@ -13,7 +13,9 @@ static const char META[] =
 	"tlx-meta 1 target=sm_90a\n"
 	"kernel mm threads=128 smem=0 static=49152 fast=mm$fast align=0x7 "
 	"div16=0x578 eq1=0xa80\n"
-	"kernel mm2 threads=256 smem=65536 static=0\n";
+	"kernel mm2 threads=256 smem=65536 static=0\n"
+	"kernel mm8 threads=128 smem=0 static=0 fast=mm8$fast align=0x7 "
+	"div8=0x18 eq1=0x0\n";
 
 static void
 test_find(void)
@@ -26,14 +28,19 @@ test_find(void)
 	ASSERT(49152, m.smem_static);
 	ASSERT_STR("mm$fast", m.fast);
 	ASSERT(0x7, m.align);
-	ASSERT(0x578, m.div16);
+	ASSERT(0x578, m.div);
+	ASSERT(16, m.divisor);
 	ASSERT(0xa80, m.eq1);
 	/* a name that another one starts with; a line without fast= */
 	ASSERT(TLXRT_OK, rt_meta_find(META, strlen(META), "mm2", &m));
 	ASSERT(256, m.threads);
 	ASSERT(65536, m.smem);
 	ASSERT_STR("", m.fast);
-	ASSERT(0, m.align | m.div16 | m.eq1);
+	ASSERT(0, m.align | m.div | m.eq1);
+	/* divisors other than 16 (a kernel of bf16: 8) */
+	ASSERT(TLXRT_OK, rt_meta_find(META, strlen(META), "mm8", &m));
+	ASSERT(0x18, m.div);
+	ASSERT(8, m.divisor);
 	ASSERT(TLXRT_NOT_FOUND, rt_meta_find(META, strlen(META), "m", &m));
 	ASSERT(TLXRT_NOT_FOUND, rt_meta_find(META, strlen(META), "mm3", &m));
 	ASSERT(TLXRT_NOT_FOUND, rt_meta_find("", 0, "mm", &m));
@@ -113,7 +120,7 @@ static void
 test_fast_ok(void)
 {
 	RtMeta m = { .threads = 128, .fast = "k$fast", .align = 0x3,
-		     .div16 = 0x4, .eq1 = 0x8 };
+		     .div = 0x4, .divisor = 16, .eq1 = 0x8 };
 	RtArg a[5] = { ptr(0x7f0000001000), ptr(0x7f0000002010), num(4096),
 		       num(1), num(77) };
 
@@ -132,6 +139,12 @@ test_fast_ok(void)
 	CHECK(!rt_fast_ok(&m, a, 5));
 	a[0] = ptr(0x7f0000001000);
 	CHECK(!rt_fast_ok(&m, a, 3));     /* assumptions past the arguments */
+	m.divisor = 8;                    /* a kernel of bf16: multiples of 8 */
+	a[2] = num(3000);
+	CHECK(rt_fast_ok(&m, a, 5));
+	a[2] = num(3004);
+	CHECK(!rt_fast_ok(&m, a, 5));
+	a[2] = num(4096);
 	m.fast[0] = 0;                    /* no specialized entry */
 	CHECK(!rt_fast_ok(&m, a, 5));
 }
