@@ -13,6 +13,9 @@
 #
 #   python3 gemm.py [OUT_JSON]
 #
+# GEMM_KERNELS=matmul,mma (a comma list of matmul, mma, tma, ws, static,
+# dyn) measures only those of the tlx kernels; cuBLAS and Triton always.
+#
 # Each tlx and Triton figure is the best of its configurations at that
 # shape (what an autotuner would pick); times are medians of CUDA events.
 import glob, json, os, subprocess, sys, tempfile, time
@@ -61,12 +64,19 @@ def best_of(paths, M, N, K):
 
 res = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
        "date": time.strftime("%Y-%m-%d"), "rows": []}
-new = sorted(glob.glob(os.path.join(here, "cubin", "gemm-*.cubin")))
-old = sorted(glob.glob(os.path.join(here, "cubin", "mma-gemm-*.cubin")))
-tmas = sorted(glob.glob(os.path.join(here, "cubin", "tma-*.cubin")))
-wss = sorted(glob.glob(os.path.join(here, "cubin", "ws-*.cubin")))
-statics = sorted(glob.glob(os.path.join(here, "cubin", "static-*.cubin")))
-dyns = sorted(glob.glob(os.path.join(here, "cubin", "dyn-*.cubin")))
+only = os.environ.get("GEMM_KERNELS", "matmul,mma,tma,ws,static,dyn").split(",")
+
+
+def cubins(kind, pattern):
+    return sorted(glob.glob(os.path.join(here, "cubin", pattern))) if kind in only else []
+
+
+new = cubins("matmul", "gemm-*.cubin")
+old = cubins("mma", "mma-gemm-*.cubin")
+tmas = cubins("tma", "tma-*.cubin")
+wss = cubins("ws", "ws-*.cubin")
+statics = cubins("static", "static-*.cubin")
+dyns = cubins("dyn", "dyn-*.cubin")
 for M, N, K in SHAPES:
     a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
@@ -84,7 +94,7 @@ for M, N, K in SHAPES:
     del a, b, c
     torch.cuda.empty_cache()
     tlx = best_of(new, M, N, K)
-    dflt = ours(os.path.join(here, "cubin", "gemm-default.cubin"), M, N, K)
+    dflt = ours(os.path.join(here, "cubin", "gemm-default.cubin"), M, N, K) if new else None
     mma = best_of(old, M, N, K) if old else (None, "")
     tma = best_of(tmas, M, N, K)
     ws = best_of(wss, M, N, K)

@@ -54,6 +54,7 @@ struct Cg {
 	LLVMDIBuilderRef dib;
 	LLVMMetadataRef di_file, di_cu, di_scope;
 	Vec(CgKernelInfo) kinfo;
+	bool generic_ptx;     /* the generic entries go into __tlx_generic */
 	const char *dyn_smem; /* the dynamic array's name (NULL: __tlx_smem) */
 	uint32_t entries;     /* kernel entries in the PTX to assemble */
 	bool timing;          /* TLX_CG_TIME: phase times to stderr */

@@ -564,7 +564,7 @@ cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
 	char *text = NULL, *bin;
 	size_t len = 0, size;
 	uint32_t i, nk = 0, nfast = 0;
-	bool ok = false, threaded = false, carry;
+	bool ok = false, threaded = false, carry = false;
 
 	memset(out, 0, sizeof *out);
 	if (!cg.t) {
@@ -607,6 +607,14 @@ cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
 		g->n = nk;
 		threaded = pthread_create(&th, NULL, gen_main, g) == 0;
 	}
+	/* without an assembler, a cubin is asked for in vain: PTX, which
+	 * the driver assembles at load time */
+	if (o->emit == CG_EMIT_CUBIN && o->ptx_ok && !o->use_ptxas &&
+	    !cg_can_assemble())
+		out->ptx_fallback = true;
+	carry = threaded && o->emit == CG_EMIT_CUBIN && !out->ptx_fallback &&
+		!o->generic_cubin;
+	cg.generic_ptx = carry;
 	for (i = 0; i < nk; i++)
 		cg_lower_kernel(&cg, &preps[i],
 				preps[i].fast ? CG_ENTRY_FAST : CG_ENTRY_ONE);
@@ -635,14 +643,7 @@ cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
 			ok = false;
 		}
 	}
-	/* without an assembler, a cubin is asked for in vain: PTX, which
-	 * the driver assembles at load time */
-	if (o->emit == CG_EMIT_CUBIN && o->ptx_ok && !o->use_ptxas &&
-	    !cg_can_assemble())
-		out->ptx_fallback = true;
-	carry = o->emit == CG_EMIT_CUBIN && !out->ptx_fallback &&
-		!o->generic_cubin;
-	if (ok && threaded && carry)
+	if (ok && carry)
 		text = carry_generic(&cg, text, len, g->text, g->len, &len);
 	else if (ok && threaded && o->emit != CG_EMIT_LLVM)
 		text = merge_ptx(&cg, text, len, g->text, g->len, &len);
@@ -662,7 +663,7 @@ cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
 		ok = true;
 		goto done;
 	}
-	cg.entries = nk + (threaded && carry ? 0 : nfast);
+	cg.entries = nk + (carry ? 0 : nfast);
 	if (!cg_assemble(&cg, text, len, &bin, &size, &out->linker))
 		goto done;
 	phase(&cg, "assemble");

@@ -90,6 +90,8 @@ cg_meta_finish(Cg *cg)
 				   k->fast, (unsigned long long)k->align,
 				   k->divisor, (unsigned long long)k->div,
 				   (unsigned long long)k->eq1);
+		if (k->fast && cg->generic_ptx)
+			buf_printf(&b, " generic=ptx");
 		buf_printf(&b, "\n");
 	}
 	add_text_global(cg, "__tlx_meta", b.s, b.n);

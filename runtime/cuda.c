@@ -536,31 +536,25 @@ cuda_module_unload(tlxrt_module *m)
 	m->impl = m->impl_generic = NULL;
 }
 
-static bool
-has_global(tlxrt_device *dev, CUmodule mod, const char *name)
-{
-	CUdeviceptr p;
-	size_t n = 0;
-
-	return api(dev)->ModuleGetGlobal(&p, &n, mod, name) == 0 && n > 0;
-}
-
 static int
 cuda_kernel_prepare(tlxrt_kernel *k)
 {
 	tlxrt_device *dev = k->mod->dev;
 	CUfunction f;
-	CUresult r = api(dev)->ModuleGetFunction(&f, k->mod->impl, k->fn->name);
+	CUresult r;
 	const char *t;
 
 	apply_meta(k);
-	if (r == 0) {
+	/* a generic entry in __tlx_generic is loaded at its first launch */
+	if (!k->meta.fast[0] || !k->meta.generic_ptx) {
+		r = api(dev)->ModuleGetFunction(&f, k->mod->impl, k->fn->name);
+		if (r != 0) {
+			cu_fail(dev, r, "cuModuleGetFunction");
+			return rt_error(dev, TLXRT_NOT_FOUND, "kernel '%s' is in "
+					"the module's IR but not in its code",
+					k->fn->name);
+		}
 		k->impl = f;
-	} else if (!k->meta.fast[0] ||
-		   !has_global(dev, k->mod->impl, "__tlx_generic")) {
-		cu_fail(dev, r, "cuModuleGetFunction");
-		return rt_error(dev, TLXRT_NOT_FOUND, "kernel '%s' is in the "
-				"module's IR but not in its code", k->fn->name);
 	}
 	find_fast(k);
 	k->trace = (t = getenv("TLXRT_TRACE")) && *t && strcmp(t, "0");
@@ -669,31 +663,43 @@ cuda_launch(tlxrt_kernel *k, const uint32_t grid[3], const uint32_t cluster[3],
 	    tlxrt_stream *s, const RtArg *args)
 {
 	tlxrt_device *dev = k->mod->dev;
-	int n = k->nall ? k->nall : 1, i, rc;
-	CuTensorMap *maps = aligned_alloc(128, (size_t)n * sizeof *maps);
-	uint64_t *vals = calloc((size_t)n, sizeof *vals);
-	void **ptrs = calloc((size_t)n, sizeof *ptrs);
+	int n = k->nall ? k->nall : 1, i, rc, nmaps = 0;
+	/* on the stack for the kernels there are (no allocation per launch) */
+	CuTensorMap smaps[4], *maps = smaps;
+	uint64_t svals[32], *vals = svals;
+	void *sptrs[32], **ptrs = sptrs;
 	CuLaunchAttr at;
 	CuLaunchConfig cfg;
 	CUfunction fn = k->impl;
 	bool *set = &k->smem_set;
 	CUresult r;
 
+	for (i = 0; i < k->nall; i++)
+		nmaps += args[i].kind == TLXRT_PARAM_TENSOR;
+	if (nmaps > 4)
+		maps = aligned_alloc(128, (size_t)nmaps * sizeof *maps);
+	if (n > 32) {
+		vals = calloc((size_t)n, sizeof *vals);
+		ptrs = calloc((size_t)n, sizeof *ptrs);
+	}
 	if (!maps || !vals || !ptrs) {
 		rc = rt_error(dev, TLXRT_NOMEM, "out of memory");
 		goto out;
 	}
 	if ((rc = bind(dev)))
 		goto out;
+	nmaps = 0;
 	for (i = 0; i < k->nall; i++) {
 		if (args[i].kind == TLXRT_PARAM_TENSOR) {
 			/* a derived tensor that makes no map: the generic
 			 * entry runs, which does not read it */
+			CuTensorMap *mp = &maps[nmaps++];
+
 			if (args[i].invalid)
-				memset(&maps[i], 0, sizeof maps[i]);
-			else if ((rc = encode(k, i, &args[i], &maps[i])))
+				memset(mp, 0, sizeof *mp);
+			else if ((rc = encode(k, i, &args[i], mp)))
 				goto out;
-			ptrs[i] = &maps[i];
+			ptrs[i] = mp;
 		} else {
 			vals[i] = args[i].bits;
 			ptrs[i] = &vals[i];
@@ -741,9 +747,12 @@ cuda_launch(tlxrt_kernel *k, const uint32_t grid[3], const uint32_t cluster[3],
 	if (r != 0)
 		rc = cu_fail(dev, r, "cuLaunchKernelEx");
 out:
-	free(maps);
-	free(vals);
-	free(ptrs);
+	if (maps != smaps)
+		free(maps);
+	if (vals != svals)
+		free(vals);
+	if (ptrs != sptrs)
+		free(ptrs);
 	return rc;
 }
 

@@ -10,8 +10,9 @@
  * of the parameters in `align` (bit i: parameter i) are 16-byte aligned
  * pointers, those in `divN` multiples of N (2, 4, 8 or 16: the elements
  * of 16 bytes of the kernel's smallest element type) and those in `eq1`
- * equal to 1.  Unknown keys are skipped, so older readers take newer
- * lines.
+ * equal to 1; `generic=ptx`: the generic entry is PTX in the module's
+ * __tlx_generic, for the driver to assemble.  Unknown keys are skipped,
+ * so older readers take newer lines.
  */
 
 #include <ctype.h>
@@ -54,6 +55,10 @@ field(const char *k, const char *e, RtMeta *m)
 				return false;
 		memcpy(m->fast, v, n);
 		m->fast[n] = 0;
+		return true;
+	}
+	if (is_key(k, eq, "generic")) {
+		m->generic_ptx = n == 3 && memcmp(v, "ptx", 3) == 0;
 		return true;
 	}
 	if (n == 0 || !isdigit((unsigned char)*v))

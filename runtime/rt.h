@@ -73,6 +73,7 @@ typedef struct RtMeta {
 	char fast[256];           /* the specialized entry; "" for none */
 	uint64_t align, div, eq1;  /* what it assumes (bit i: param i) */
 	long long divisor;         /* params in div are multiples of it */
+	bool generic_ptx;          /* the generic entry is in __tlx_generic */
 } RtMeta;
 
 struct tlxrt_kernel {

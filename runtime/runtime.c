@@ -360,7 +360,7 @@ tlxrt_launch(tlxrt_kernel *k, const tlxrt_launch_config *cfg,
 {
 	tlxrt_device *dev;
 	uint32_t grid[3], cluster[3];
-	RtArg *ra;
+	RtArg sra[32], *ra = sra;  /* no allocation per launch, mostly */
 	int rc;
 
 	if (!k)
@@ -370,7 +370,10 @@ tlxrt_launch(tlxrt_kernel *k, const tlxrt_launch_config *cfg,
 	if (cfg && cfg->stream && cfg->stream->dev != dev)
 		return rt_error(dev, TLXRT_MISUSE, "the stream belongs to "
 				"another device");
-	ra = calloc((size_t)(k->nall ? k->nall : 1), sizeof *ra);
+	if (k->nall > 32)
+		ra = calloc((size_t)k->nall, sizeof *ra);
+	else
+		memset(sra, 0, (size_t)(k->nall ? k->nall : 1) * sizeof *sra);
 	if (!ra)
 		return rt_error(dev, TLXRT_NOMEM, "out of memory");
 	rc = rt_args_check(k, cfg, args, nargs, ra, grid, cluster);
@@ -379,7 +382,8 @@ tlxrt_launch(tlxrt_kernel *k, const tlxrt_launch_config *cfg,
 	if (rc == TLXRT_OK)
 		rc = dev->be->launch(k, grid, cluster, cfg ? cfg->stream : NULL,
 				     ra);
-	free(ra);
+	if (ra != sra)
+		free(ra);
 	return rc;
 }
 

@@ -19,8 +19,10 @@
  * overrides from $TLX_DEFINES, "NAME=VALUE,NAME=VALUE"; $TLX_EMIT=ir
  * for kernels whose GPU code generation is not written yet).
  *
- * The device is $TLXRT_DEVICE, else a GPU when there is one, else the
- * simulator.  Prints one line; exits 0 when every element is within the
+ * $TLX_TEST_OFFSET=B moves every device buffer B bytes past an aligned
+ * address (rounded down to whole elements): the generic entries' paths
+ * at every alignment.  The device is $TLXRT_DEVICE, else a GPU when there
+ * is one, else the simulator.  Prints one line; exits 0 when every element is within the
  * kernel's tolerance, 1 otherwise, 77 when no device opens.
  */
 #include <math.h>
@@ -100,13 +102,17 @@ from_bf16(uint16_t h)
 	return f;
 }
 
-/* A device buffer of n elements of esz bytes plus the guard, poisoned. */
+/* A device buffer of n elements of esz bytes plus the guard, poisoned,
+ * $TLX_TEST_OFFSET bytes (whole elements) past the allocation. */
 static tlxrt_ptr
 dalloc(size_t n, size_t esz)
 {
+	const char *o = getenv("TLX_TEST_OFFSET");
+	size_t off = o ? (size_t)strtoul(o, NULL, 0) / esz * esz : 0;
 	tlxrt_ptr p;
 
-	CHECK(tlxrt_malloc(dev, (n + GUARD) * esz, &p), "malloc");
+	CHECK(tlxrt_malloc(dev, (n + GUARD) * esz + off, &p), "malloc");
+	p += off;
 	CHECK(tlxrt_memset(dev, p, 0xff, (n + GUARD) * esz), "memset");
 	return p;
 }

@@ -144,7 +144,7 @@ for k in "$top"/testsuite/gpu/kernels/*.tlx; do
 done
 cp "$top/testsuite/gpu/run.sh" "$top/testsuite/gpu/sanitize.sh" \
    "$top/testsuite/gpu/check_transpose.py" "$top/bench/run.py" "$top/bench/ab.py" "$top/bench/gemm.py" "$top/bench/gemm_fp8.py" "$top/bench/gemm_epilogue.py" "$top/bench/gemm_grouped.py" "$top/bench/tri_matmul.py" \
-   "$top/bench/compile_time.py" "$out/"
+   "$top/bench/compile_time.py" "$top/bench/sweep.py" "$out/"
 mkdir -p "$out/examples"
 cp "$top"/examples/*.tlx "$out/examples/"
 # a tlxc linked statically with LLVM, when one was built (--enable-static-llvm)

@@ -105,6 +105,16 @@ g layernorm cubin/layernorm32k.cubin 64 32768
 g softmax cubin/softmax32k.cubin 300 32768
 g matmul cubin/matmul.cubin 2048 2048 2048
 g matmul cubin/matmul.cubin 200 144 80
+# every buffer off a 16-byte boundary: the generic entries (on the GPU,
+# loaded from the cubin's PTX at the first such launch)
+for o in 2 6 8 14; do
+	if TLX_TEST_OFFSET=$o ./examples_test matmul cubin/matmul.cubin 300 200 104; then
+		pass=$((pass + 1)); else fail=$((fail + 1)); fi
+done
+for o in 4 8 12; do
+	if TLX_TEST_OFFSET=$o ./examples_test vadd cubin/vadd.cubin 1000003; then
+		pass=$((pass + 1)); else fail=$((fail + 1)); fi
+done
 entry() {
 	want=$1
 	shift
