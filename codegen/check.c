@@ -2,9 +2,8 @@
  * check.c: the defensive check before lowering.  The front end refuses
  * ops the target lacks (ir/target.c); this check asks the target table
  * the same question of IR read from text, and refuses every construct
- * whose lowering is not written yet (ops.def's F_UNLOWERED, remote
- * arrives), so that LLVM never sees something it would abort on ("Cannot
- * select").  Each problem is a diagnostic at the op's location:
+ * whose lowering is not written yet (ops.def's F_UNLOWERED), so that
+ * LLVM never sees something it would abort on ("Cannot select").  Each problem is a diagnostic at the op's location:
  *   'X' needs FEATURE (...), which sm_NN does not have; use --target=...
  *   'X' is not supported for sm_NN yet
  */
@@ -19,11 +18,6 @@ enum { MAX_PER_THREAD = 2048 };
 static const char *
 unlowered(Op *op)
 {
-	if (op->kind == OP_MBAR_ARRIVE && op->nopnds > 1)
-		return "an arrive on another CTA's barrier";
-	if (op->kind == OP_TMA_LOAD && op->nopnds > 0 &&
-	    op->nopnds > 3u + ir_type(op->parent->fn, op->opnds[0])->rank)
-		return "a multicast 'tma_load'";
 	return op_has(op, F_UNLOWERED) ? op_name(op->kind) : NULL;
 }
 
@@ -73,6 +67,13 @@ check_op(CgFn *fn, Op *op)
 	}
 	if (op->kind == OP_DOT_ASYNC && !cg_wgmma_check(fn, op))
 		return false;
+	if (op->kind == OP_CLUSTER_SYNC && fn->task_bar >= 0) {
+		cg_error(cg, op->loc, "'cluster_sync' inside a task waits for "
+			 "every warp of every program of the cluster, which the "
+			 "other tasks never reach; synchronize tasks with "
+			 "barriers or pipes");
+		return false;
+	}
 	if (op->kind == OP_SYNC_THREADS && fn->task_bar >= 0) {
 		cg_error(cg, op->loc, "'sync_threads' inside a task waits for "
 			 "every warp of the program, which the other tasks never "

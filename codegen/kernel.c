@@ -422,6 +422,16 @@ lower_op(CgFn *fn, Op *op)
 		return true;
 	case OP_SCHED_TILE:  /* for the simulator only */
 		return true;
+	case OP_CLUSTER_RANK:
+		fn->vals[op->res[0]].v = cg_intr(fn->cg,
+			"llvm.nvvm.read.ptx.sreg.cluster.ctarank", NULL, 0, NULL, 0);
+		return true;
+	case OP_CLUSTER_SYNC:
+		/* every thread of every program of the cluster: arrive
+		 * (release) and wait (acquire) */
+		cg_intr(fn->cg, "llvm.nvvm.barrier.cluster.arrive", NULL, 0, NULL, 0);
+		cg_intr(fn->cg, "llvm.nvvm.barrier.cluster.wait", NULL, 0, NULL, 0);
+		return true;
 	case OP_ENTRY_FAST:  /* a constant of each entry */
 		fn->vals[op->res[0]].v = LLVMConstInt(fn->cg->t_i1,
 						      fn->entry == CG_ENTRY_FAST, 0);

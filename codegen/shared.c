@@ -468,7 +468,17 @@ mbar_arrive(CgFn *fn, Op *op)
 	LLVMBuildCondBr(cg->B, cg_thread0(fn), in, done);
 	LLVMPositionBuilderAtEnd(cg->B, in);
 	p = bar_ptr(fn, op->opnds[0]);
-	if (target_has(cg->t, TF_MBAR_ARRIVE_COUNT)) {
+	if (op->nopnds > 1) {
+		/* the barrier at the same offset in the cluster's program of
+		 * that rank (mapa), released at cluster scope */
+		args[0] = p;
+		args[1] = cg_scalar(fn, op->opnds[1]);
+		args[0] = cg_intr(cg, "llvm.nvvm.mapa.shared.cluster", NULL, 0,
+				  args, 2);
+		args[1] = cg_i32(cg, count);
+		cg_intr(cg, "llvm.nvvm.mbarrier.arrive.scope.cluster.space.cluster",
+			NULL, 0, args, 2);
+	} else if (target_has(cg->t, TF_MBAR_ARRIVE_COUNT)) {
 		args[0] = p;
 		args[1] = cg_i32(cg, count);
 		cg_intr(cg, "llvm.nvvm.mbarrier.arrive.scope.cta.space.cta", NULL, 0,

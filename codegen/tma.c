@@ -103,7 +103,7 @@ copy(CgFn *fn, Op *op, bool load)
 	SmemView *w = fn->vals[buf].view;
 	int64_t step, cstep;
 	LLVMValueRef args[12], coord[5], tmap = cg_scalar(fn, op->opnds[0]);
-	LLVMValueRef bar = NULL;
+	LLVMValueRef bar = NULL, mask = NULL;
 	LLVMBasicBlockRef done;
 	const char *why;
 	char name[64];
@@ -117,6 +117,8 @@ copy(CgFn *fn, Op *op, bool load)
 		coord[d] = cg_scalar(fn, op->opnds[r - d]);
 	if (load)
 		bar = bar_addr(fn, op->opnds[2 + r]);
+	if (load && op->nopnds > 3u + (uint32_t)r)
+		mask = cg_scalar(fn, op->opnds[3 + r]);
 	done = open_one(fn, load ? "tma.load" : "tma.store");
 	if (load && attr_int(&op->attrs, "expect", 0)) {
 		/* the barrier expects the bytes it copies (a pipe's slot) */
@@ -146,11 +148,12 @@ copy(CgFn *fn, Op *op, bool load)
 			args[k++] = d == 0 && i ? LLVMBuildAdd(cg->B, coord[0],
 						  cg_i32(cg, i * cstep), "")
 						: coord[d];
-		if (load)
-			args[k++] = LLVMConstInt(cg->t_i16, 0, 0);  /* multicast */
+		if (load)  /* the CTAs of the cluster it also writes */
+			args[k++] = mask ? LLVMBuildTrunc(cg->B, mask, cg->t_i16, "")
+					 : LLVMConstInt(cg->t_i16, 0, 0);
 		args[k++] = cg_i64(cg, 0);                          /* L2 hint */
 		if (load)
-			args[k++] = LLVMConstInt(cg->t_i1, 0, 0);
+			args[k++] = LLVMConstInt(cg->t_i1, mask != NULL, 0);
 		args[k++] = LLVMConstInt(cg->t_i1, 0, 0);
 		if (load)
 			args[k++] = cg_i32(cg, 0);                  /* cta_group */

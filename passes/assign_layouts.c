@@ -22,7 +22,9 @@
  *   reduce            the slice of its operand's layout (so that
  *                     `x - max(x, axis: 1)[:, None]` converts nothing);
  *   dot               the mma.sync accumulator, or blocked;
- *   dot_async         the wgmma accumulator (dot_wait: its operand's);
+ *   dot_async         the wgmma accumulator (dot_wait: its operand's); an
+ *                     A in registers is asked for in the accumulator
+ *                     layout of its own shape (wgmma's fragment);
  *   smem_load         blocked along the view's contiguous dim;
  *   elementwise ops   the home of their first non-rematerialized operand;
  *   shape ops         the operand's layout seen through the shape op;
@@ -34,8 +36,8 @@
  * later uses in the same or an enclosing region share it).
  *
  * The tiles of a task are laid out over the task's warps.  Kernels with
- * ops code generation does not lower yet (schedules, clusters) stay at
- * the tile level.  Requires: tile-level IR of kernels (no layouts), calls inlined.
+ * ops code generation does not lower yet (schedules, pipes) stay at the
+ * tile level.  Requires: tile-level IR of kernels (no layouts), calls inlined.
  * Produces: laid-out IR (every tile of the kernel has a layout).
  * Counters: converts, remats, layouts.
  */
@@ -526,6 +528,18 @@ wanted(Asg *s, Op *op, uint32_t i)
 		return home_or_default(s, v);
 	case OP_DOT:
 		return i == 2 ? s->home[op->res[0]] : home_or_default(s, v);
+	case OP_DOT_ASYNC: {
+		/* A in registers: wgmma's fragment of it, the accumulator
+		 * layout of its own shape */
+		Type *at = ir_type(s->f, v);
+
+		if (i == 2)
+			return s->home[op->res[0]];
+		if (at->rank == 2 && at->shape[0] % 64 == 0 &&
+		    at->shape[1] % 8 == 0 && s->nwarps % 4 == 0)
+			return ly_wgmma(s->lt, at->shape, s->nwarps);
+		return home_or_default(s, v);
+	}
 	case OP_YIELD: case OP_CONDITION:
 		t = yield_target(op, i);
 		return t ? s->home[t] : NULL;

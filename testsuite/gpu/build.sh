@@ -138,6 +138,9 @@ done
 # expects its report and a trap, not a hang)
 "$tlxc" $t --debug-barriers "$top/testsuite/gpu/deadlock/no_release.tlx" \
 	-o "$out/cubin/no_release.cubin"
+# clusters: rank, cluster_sync, TMA multicast, a remote arrive
+# (testsuite/runtime/Inputs/cluster.tir; run.sh compares with the simulator)
+"$tlxc" $t "$top/testsuite/runtime/Inputs/cluster.tir" -o "$out/cubin/cluster.cubin"
 # kernels written from the docs that found codegen bugs (testsuite/gpu/kernels)
 for k in "$top"/testsuite/gpu/kernels/*.tlx; do
 	"$tlxc" $t "$k" -o "$out/cubin/$(basename "$k" .tlx).cubin"

@@ -149,6 +149,15 @@ tr() {
 	if [ $ok = 1 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 }
 for n in 1000 1024 33; do tr transpose_smem $n; tr transpose_pad $n; tr transpose_tasks $n; done
+# clusters of 2 (rank 0 multicasts a box to both CTAs, rank 1 arrives on
+# rank 0's barrier): the GPU's output is the simulator's, byte for byte
+ok=1
+for d in cuda sim; do
+	./rtrun -d $d -g 4 -c 2 -w 2:/tmp/cluster.$d cubin/cluster.cubin mcast \
+		tensor:f32:32x16:rand buf:f32:1024:poison >/dev/null || ok=0
+done
+cmp -s /tmp/cluster.cuda /tmp/cluster.sim || ok=0
+if [ $ok = 1 ]; then pass=$((pass + 1)); else echo "FAIL: clusters"; fail=$((fail + 1)); fi
 # --debug-barriers: the wait of a producer whose consumer never releases
 # gives up after 2 s with its report and a failed device assertion,
 # instead of hanging the GPU
