@@ -444,7 +444,7 @@ lower_op(CgFn *fn, Op *op)
 	case OP_CP_ASYNC_COMMIT: case OP_CP_ASYNC_WAIT:
 		return cg_shared_op(fn, op);
 	case OP_MBAR_EXPECT: case OP_TMA_LOAD: case OP_TMA_STORE:
-	case OP_TMA_STORE_WAIT:
+	case OP_TMA_STORE_WAIT: case OP_CLC_TRY_CANCEL: case OP_CLC_QUERY:
 		return cg_tma_op(fn, op);
 	default:
 		if (op_has(op, F_ELEM) || op->kind == OP_CMP ||

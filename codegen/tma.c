@@ -225,6 +225,38 @@ cg_tma_op(CgFn *fn, Op *op)
 	case OP_TMA_STORE_WAIT:
 		store_wait(fn, attr_int(&op->attrs, "pending", 0));
 		return true;
+	case OP_CLC_TRY_CANCEL:
+		/* one thread asks; the 16-byte answer lands in the view (of
+		 * every program of the cluster: multicast) and completes
+		 * 16 bytes on the barrier */
+		args[0] = bar_addr(fn, op->opnds[0]);
+		args[1] = bar_addr(fn, op->opnds[1]);
+		done = open_one(fn, "clc.try_cancel");
+		cg_intr(cg, attr_int(&op->attrs, "multicast", 0)
+			    ? "llvm.nvvm.clusterlaunchcontrol.try_cancel.async.multicast.shared"
+			    : "llvm.nvvm.clusterlaunchcontrol.try_cancel.async.shared",
+			NULL, 0, args, 2);
+		close_one(fn, done);
+		return true;
+	case OP_CLC_QUERY: {
+		LLVMTypeRef i128 = LLVMIntTypeInContext(cg->C, 128);
+		LLVMValueRef r = LLVMBuildLoad2(cg->B, i128,
+						bar_addr(fn, op->opnds[0]), "clc");
+		static const char *const f[3] = {
+			"llvm.nvvm.clusterlaunchcontrol.query_cancel.get_first_ctaid.x",
+			"llvm.nvvm.clusterlaunchcontrol.query_cancel.get_first_ctaid.y",
+			"llvm.nvvm.clusterlaunchcontrol.query_cancel.get_first_ctaid.z",
+		};
+		int d;
+
+		LLVMSetAlignment(r, 16);
+		fn->vals[op->res[0]].v = cg_intr(cg,
+			"llvm.nvvm.clusterlaunchcontrol.query_cancel.is_canceled",
+			NULL, 0, &r, 1);
+		for (d = 0; d < 3; d++)
+			fn->vals[op->res[1 + d]].v = cg_intr(cg, f[d], NULL, 0, &r, 1);
+		return true;
+	}
 	default:
 		cg_unsupported(cg, op, NULL);
 		return false;

@@ -1260,6 +1260,26 @@ check_other(Verifier *v, Op *op)
 		if (want_scalar_int(v, op, "tile", OPT(op, 0)))
 			want_scalar_int(v, op, "tile count", OPT(op, 1));
 		break;
+	case OP_CLC_TRY_CANCEL: case OP_CLC_QUERY: {
+		Type *t = OPT(op, 0);
+
+		if (t->kind != TY_SMEM || ty_numel(t) * ty_bytes(t->elem) != 16)
+			err(v, op, "'%s' response must be a 16-byte shared-memory "
+			    "view, got %s", on(op), tn(v, t));
+		if (op->kind == OP_CLC_TRY_CANCEL) {
+			want_kind(v, op, "barrier", OPT(op, 1), TY_MBAR, "'mbar'");
+			break;
+		}
+		want_type(v, op, "result 1", RT(op, 0),
+			  ty_scalar(v->f->mod->ctx, TY_I1));
+		want_type(v, op, "result 2", RT(op, 1),
+			  ty_scalar(v->f->mod->ctx, TY_I32));
+		want_type(v, op, "result 3", RT(op, 2),
+			  ty_scalar(v->f->mod->ctx, TY_I32));
+		want_type(v, op, "result 4", RT(op, 3),
+			  ty_scalar(v->f->mod->ctx, TY_I32));
+		break;
+	}
 	default:
 		break;  /* counts and attributes say it all */
 	}

@@ -15,7 +15,12 @@
  *     per phase on purpose);
  *   - a task waiting on a barrier that only it arrives on while other
  *     agents wait on it too (a producer waiting on its own `full`
- *     barrier instead of `empty`) -- a warning.
+ *     barrier instead of `empty`) -- a warning, unless a CLC request
+ *     completes the barrier's phases (lower-schedules' protocol: the
+ *     claimer's arrival expects the answer's bytes, and it waits for the
+ *     answer as the other agents do).
+ * An arrive on another program's barrier (`cta:`) counts once for every
+ * program of the cluster.
  * Requires: tile-level IR.  Changes nothing.  Counters: barriers.
  */
 #include "passes/passes.h"
@@ -28,6 +33,7 @@ typedef struct Use {
 	Op *op;
 	bool wait;        /* else an arrive */
 	int64_t count;
+	bool tx;          /* a CLC request completing bytes on it */
 } Use;
 
 typedef struct Cb {
@@ -36,6 +42,7 @@ typedef struct Cb {
 	Vec(Use) uses;
 	Op *task[MAX_AGENTS];
 	int ntasks;
+	int64_t ncl;      /* programs per cluster */
 } Cb;
 
 static Op *
@@ -58,7 +65,15 @@ collect(Cb *c, Block *b, int agent)
 		if ((op->kind == OP_MBAR_WAIT || op->kind == OP_MBAR_ARRIVE) &&
 		    (a = alloc_of(c->f, op->opnds[0]))) {
 			Use u = { a, agent, op, op->kind == OP_MBAR_WAIT,
-				  attr_int(&op->attrs, "count", 1) };
+				  attr_int(&op->attrs, "count", 1), false };
+
+			if (op->kind == OP_MBAR_ARRIVE && op->nopnds > 1)
+				u.count *= c->ncl;
+			vec_push(c->pc->scratch, &c->uses, u);
+		}
+		if (op->kind == OP_CLC_TRY_CANCEL && op->nopnds == 2 &&
+		    (a = alloc_of(c->f, op->opnds[1]))) {
+			Use u = { a, agent, op, false, 0, true };
 
 			vec_push(c->pc->scratch, &c->uses, u);
 		}
@@ -109,6 +124,7 @@ check(Cb *c, Op *alloc)
 	int64_t total = 0;
 	int arrivers = 0, waiters = 0, only = -1, a;
 	Op *first_wait = NULL, *first_arrive = NULL;
+	bool tx = false;
 	uint32_t i;
 
 	for (i = 0; i < c->uses.n; i++) {
@@ -116,6 +132,10 @@ check(Cb *c, Op *alloc)
 
 		if (u->alloc != alloc)
 			continue;
+		if (u->tx) {
+			tx = true;
+			continue;
+		}
 		if (u->wait) {
 			waiters += !waits[u->agent];
 			waits[u->agent] = true;
@@ -159,7 +179,7 @@ check(Cb *c, Op *alloc)
 			  "here with arrive: %lld", bar_name(c, alloc),
 			  (long long)want);
 	}
-	if (arrivers == 1 && only > 0 && waits[only] && waiters > 1) {
+	if (arrivers == 1 && only > 0 && waits[only] && waiters > 1 && !tx) {
 		for (i = 0; i < c->uses.n; i++)
 			if (c->uses.v[i].alloc == alloc && c->uses.v[i].wait &&
 			    c->uses.v[i].agent == only)
@@ -186,10 +206,14 @@ each_alloc(Op *op, void *ud)
 bool
 pass_check_barriers(PassCtx *pc, Func *f)
 {
-	Cb c = { .pc = pc, .f = f };
+	Cb c = { .pc = pc, .f = f, .ncl = 1 };
+	const Attr *cl = attr_find(&f->attrs, "cluster");
+	uint32_t i;
 
 	if (f->kind != FN_KERNEL || ir_func_laid_out(f))
 		return false;
+	for (i = 0; cl && cl->kind == ATTR_INTS && i < cl->ints.n; i++)
+		c.ncl *= cl->ints.v[i];
 	collect(&c, f->body, 0);
 	if (c.uses.n)
 		ir_walk(f, each_alloc, &c);

@@ -48,7 +48,7 @@
  * code, but the simulator checks with it that every agent gets every tile
  * once.  The kernel is marked `persistent`: the runtime launches no more
  * programs than the device runs at once (libtlxrt, docs/runtime.md).
- * `clc` on sm_100a stays at the tile level (the simulator runs it).
+ * `clc` on sm_100a is Cluster Launch Control (lower_clc, below).
  * Requires: tile-level IR.  Counters: schedules.
  */
 #include "passes/passes.h"
@@ -493,13 +493,277 @@ lower_dynamic(Ls *l, Op *create)
 	return true;
 }
 
+/* ---- clc with Cluster Launch Control --------------------------------------- */
+
+/* An `if cond { }` with empty branches before `at`; returns the then
+ * branch's yield (new ops go before it). */
+static Op *
+empty_if(Ls *l, Op *at, Value cond)
+{
+	Op *ifo = ir_op_new(l->f, OP_IF, 1, &cond, 0, NULL, 2), *y = NULL;
+	int r;
+
+	ifo->loc = at->loc;
+	ir_insert_before(at, ifo);
+	for (r = 1; r >= 0; r--) {
+		y = ir_op_new(l->f, OP_YIELD, 0, NULL, 0, NULL, 0);
+		y->loc = at->loc;
+		ir_append(ifo->regions[r], y);
+	}
+	return y;
+}
+
+typedef struct Clc {
+	Dyn d;
+	int64_t cl[3], ncl;     /* the cluster shape, programs per cluster */
+	Value rank;             /* cluster_rank (0 without clusters) */
+} Clc;
+
+/* The tile of the program of cluster rank c->rank in the cluster whose
+ * first program is (x, y, z), before `at`. */
+static Value
+tile_of(Ls *l, Clc *c, Op *at, const Value xyz[3])
+{
+	Builder bd = { .fn = l->f, .before = at, .loc = at->loc };
+	Value p[3], n[3], r = c->rank, t;
+	int d;
+
+	for (d = 0; d < 3; d++) {
+		Value off = r;
+
+		n[d] = b_with_int(&bd, OP_NUM_PROGRAMS, l->i32, "axis", d);
+		if (c->ncl == 1) {
+			p[d] = xyz[d];
+			continue;
+		}
+		if (d == 0)
+			off = b_op2(&bd, OP_REM, l->i32, r,
+				    b_const_int(&bd, l->i32, c->cl[0]));
+		else if (d == 1)
+			off = b_op2(&bd, OP_REM, l->i32,
+				    b_op2(&bd, OP_DIV, l->i32, r,
+					  b_const_int(&bd, l->i32, c->cl[0])),
+				    b_const_int(&bd, l->i32, c->cl[1]));
+		else
+			off = b_op2(&bd, OP_DIV, l->i32, r,
+				    b_const_int(&bd, l->i32, c->cl[0] * c->cl[1]));
+		p[d] = b_op2(&bd, OP_ADD, l->i32, xyz[d], off);
+	}
+	/* p0 + n0 * (p1 + n1 * p2) */
+	t = b_op2(&bd, OP_MUL, l->i32, n[1], p[2]);
+	t = b_op2(&bd, OP_ADD, l->i32, p[1], t);
+	t = b_op2(&bd, OP_MUL, l->i32, n[0], t);
+	return b_op2(&bd, OP_ADD, l->i32, p[0], t);
+}
+
+/* sched_for j of a clc schedule as a while whose first tile is the
+ * program's own and whose body asks for the next at its start (the
+ * claimer) and reads the answer at its end (every agent). */
+static void
+clc_while(Ls *l, Clc *c, uint32_t j)
+{
+	Func *f = l->f;
+	IrCtx *ctx = f->mod->ctx;
+	Dyn *d = &c->d;
+	Op *sf = d->loops[j], *wo, *cond, *y, *ny, *at, *in;
+	Block *body = sf->regions[0], *cb;
+	uint32_t n = sf->nopnds + 1, i;
+	Value *ops = arena_alloc(l->pc->scratch, (n + 2) * sizeof *ops);
+	Type **rt = arena_alloc(l->pc->scratch, (n + 1) * sizeof *rt);
+	Type *mb = ty_mbar(ctx, -1), *i1 = ty_scalar(ctx, TY_I1);
+	Builder bd = { .fn = f, .before = sf, .loc = sf->loc };
+	Value lin, np, iv, slot, ph, full, empty, view, ok, q[4], next, zero;
+	Op *qo;
+	int64_t four = 4;
+
+	/* (tile = the program's own, iters..., i = 0) */
+	linear(l, ir_val(f, b_const_int(&bd, l->i32, 0))->def, &lin, &np);
+	ops[0] = lin;
+	for (i = 1; i < sf->nopnds; i++)
+		ops[i] = sf->opnds[i];
+	ops[n - 1] = const_before(l, sf, 0);
+	for (i = 0; i < n; i++)
+		rt[i] = ir_type(f, ops[i]);
+	wo = ir_op_new(f, OP_WHILE, n, ops, n, rt, 2);
+	wo->loc = sf->loc;
+	wo->tloc = sf->tloc;
+	ir_insert_before(sf, wo);
+	/* the condition: a tile of the schedule */
+	cb = wo->regions[0];
+	for (i = 0; i < n; i++)
+		ops[i + 1] = ir_block_add_arg(cb, rt[i]);
+	y = ir_op_new(f, OP_YIELD, 0, NULL, 0, NULL, 0);  /* a placeholder */
+	ir_append(cb, y);
+	ops[0] = emit_before(l, y, OP_CMP, i1, 2, ops[1], d->create->opnds[0]);
+	attr_set_sym(ctx, &ir_val(f, ops[0])->def->attrs, "pred", "lt");
+	cond = ir_op_new(f, OP_CONDITION, n + 1, ops, 0, NULL, 0);
+	cond->loc = sf->loc;
+	ir_insert_before(y, cond);
+	ir_remove(y);
+	/* the body */
+	wo->regions[1] = body;
+	body->parent = wo;
+	mark_tile(l, d->create, body);
+	iv = ir_block_add_arg(body, l->i32);
+	at = body->first->next;  /* after sched_tile */
+	slot = emit_before(l, at, OP_REM, l->i32, 2, iv, const_before(l, at, RING));
+	ph = emit_before(l, at, OP_AND, l->i32, 2,
+			 emit_before(l, at, OP_DIV, l->i32, 2, iv,
+				     const_before(l, at, RING)),
+			 const_before(l, at, 1));
+	view = emit_before(l, at, OP_SMEM_INDEX, ty_smem(ctx, l->i32, 1, &four), 2,
+			   d->ring, slot);
+	full = emit_before(l, at, OP_MBAR_AT, mb, 2, d->full, slot);
+	empty = emit_before(l, at, OP_MBAR_AT, mb, 2, d->empty, slot);
+	zero = const_before(l, at, 0);
+	if (j == 0) {
+		/* the claimer: when every agent of the cluster has read the
+		 * slot's last answer (rank 0 waits for them), expect the 16
+		 * bytes, and ask (rank 0, for the whole cluster) */
+		Op *arr, *tc;
+		Value r0 = c->ncl > 1 ? emit_before(l, at, OP_CMP, i1, 2, c->rank, zero) : 0;
+		Value vb[2] = { view, full };
+
+		if (r0)
+			attr_set_sym(ctx, &ir_val(f, r0)->def->attrs, "pred", "eq");
+		in = r0 ? empty_if(l, at, r0) : at;
+		emit_before(l, in, OP_MBAR_WAIT, NULL, 2, empty,
+			    emit_before(l, in, OP_XOR, l->i32, 2, ph,
+					const_before(l, in, 1)));
+		emit_before(l, at, OP_MBAR_EXPECT, NULL, 2, full,
+			    const_before(l, at, 16));
+		arr = ir_op_new(f, OP_MBAR_ARRIVE, 1, &full, 0, NULL, 0);
+		arr->loc = at->loc;
+		ir_insert_before(at, arr);
+		in = r0 ? empty_if(l, at, r0) : at;
+		tc = ir_op_new(f, OP_CLC_TRY_CANCEL, 2, vb, 0, NULL, 0);
+		if (c->ncl > 1)
+			attr_set_int(ctx, &tc->attrs, "multicast", 1);
+		tc->loc = at->loc;
+		ir_insert_before(in, tc);
+	}
+	/* every agent, at the end: the answer, the next tile, and the slot
+	 * released to rank 0 (not after the last answer: rank 0 may have
+	 * exited) */
+	y = body->last;
+	emit_before(l, y, OP_MBAR_WAIT, NULL, 2, full, ph);
+	{
+		Type *qt[4] = { i1, l->i32, l->i32, l->i32 };
+
+		qo = ir_op_new(f, OP_CLC_QUERY, 1, &view, 4, qt, 0);
+		qo->loc = y->loc;
+		ir_insert_before(y, qo);
+		for (i = 0; i < 4; i++)
+			q[i] = qo->res[i];
+	}
+	ok = q[0];
+	next = tile_of(l, c, y, q + 1);
+	next = emit_before(l, y, OP_SELECT, l->i32, 2, ok, next);
+	{
+		Op *sel = ir_val(f, next)->def;
+
+		ir_op_add_operand(sel, d->create->opnds[0]);
+	}
+	in = empty_if(l, y, ok);
+	if (c->ncl > 1) {
+		Value ops2[2] = { empty, const_before(l, in, 0) };
+		Op *ra = ir_op_new(f, OP_MBAR_ARRIVE, 2, ops2, 0, NULL, 0);
+
+		ra->loc = y->loc;
+		ir_insert_before(in, ra);
+	} else {
+		emit_before(l, in, OP_MBAR_ARRIVE, NULL, 1, empty, 0);
+	}
+	for (i = 0; i < y->nopnds; i++)
+		ops[i + 1] = y->opnds[i];
+	ops[0] = next;
+	ops[n - 1] = emit_before(l, y, OP_ADD, l->i32, 2, iv, const_before(l, y, 1));
+	ny = ir_op_new(f, OP_YIELD, n, ops, 0, NULL, 0);
+	ny->loc = y->loc;
+	ir_insert_before(y, ny);
+	ir_remove(y);
+	for (i = 0; i < sf->nres; i++) {
+		ir_value_set_name(f, wo->res[i + 1], ir_val(f, sf->res[i])->name);
+		ir_replace_uses(f, sf->res[i], wo->res[i + 1]);
+	}
+	ir_remove(sf);
+	(void)np;
+}
+
+/*
+ * `clc` where the target has Cluster Launch Control: the grid stays the
+ * whole set of tiles, each program takes its own tile first, then asks
+ * the hardware to cancel a cluster that has not started and takes its
+ * tiles, until no cluster is left.  The claimer agent asks at the start
+ * of each tile (so the answer is there by its end) into a ring of R
+ * 16-byte responses, each with a `full` barrier (the claimer's arrival
+ * expecting the 16 bytes) and an `empty` one on which every agent
+ * instance of every program of the cluster arrives (on rank 0's, which
+ * asks for the cluster with the multicast form, writing the answer into
+ * every program of the cluster).  With clusters, a cluster_sync after
+ * the barriers' init and one before the kernel returns keep every
+ * program's barriers alive while others may touch them.
+ */
+static bool
+lower_clc(Ls *l, Op *create)
+{
+	Func *f = l->f;
+	IrCtx *ctx = f->mod->ctx;
+	Clc c = { .d = { .create = create } };
+	const Attr *cl = attr_find(&f->attrs, "cluster");
+	int64_t shape[2] = { RING, 4 };
+	const char *n = ir_val(f, create->res[0])->name;
+	Builder bd = { .fn = f, .before = create, .loc = create->loc };
+	uint32_t i;
+	int d;
+
+	c.ncl = 1;
+	for (d = 0; d < 3; d++) {
+		c.cl[d] = cl && cl->kind == ATTR_INTS && (uint32_t)d < cl->ints.n
+			  ? cl->ints.v[d] : 1;
+		c.ncl *= c.cl[d];
+	}
+	collect(l, &c.d, create);
+	for (i = 1; i < c.d.k; i++)
+		c.d.readers += instances(c.d.loops[i]);
+	if (!dyn_check(l, &c.d))
+		return false;
+	n = n ? n : "tiles";
+	c.d.ring = b_op(&bd, OP_SMEM_ALLOC, 0, NULL, ty_smem(ctx, l->i32, 2, shape))->res[0];
+	attr_set_str(ctx, &ir_val(f, c.d.ring)->def->attrs, "name",
+		     arena_printf(ctx->arena, "%s.clc", n));
+	c.d.full = b_op(&bd, OP_MBAR_ALLOC, 0, NULL, ty_mbar(ctx, RING))->res[0];
+	attr_set_int(ctx, &ir_val(f, c.d.full)->def->attrs, "arrive", 1);
+	ir_value_set_name(f, c.d.full, arena_printf(ctx->arena, "%s.full", n));
+	c.d.empty = b_op(&bd, OP_MBAR_ALLOC, 0, NULL, ty_mbar(ctx, RING))->res[0];
+	attr_set_int(ctx, &ir_val(f, c.d.empty)->def->attrs, "arrive",
+		     (1 + c.d.readers) * c.ncl);
+	ir_value_set_name(f, c.d.empty, arena_printf(ctx->arena, "%s.empty", n));
+	if (c.ncl > 1) {
+		Op *ret;
+
+		c.rank = b_op0(&bd, OP_CLUSTER_RANK, l->i32);
+		b_op(&bd, OP_CLUSTER_SYNC, 0, NULL, NULL);
+		for (ret = f->body->first; ret; ret = ret->next)
+			if (ret->kind == OP_RETURN) {
+				Op *cs = ir_op_new(f, OP_CLUSTER_SYNC, 0, NULL, 0, NULL, 0);
+
+				cs->loc = ret->loc;
+				ir_insert_before(ret, cs);
+			}
+	}
+	for (i = 0; i < c.d.k; i++)
+		clc_while(l, &c, i);
+	return true;
+}
+
 bool
 pass_lower_schedules(PassCtx *pc, Func *f)
 {
 	const Target *t = target_get(pc->sm);
 	Ls l = { .pc = pc, .f = f };
 	Vec(Sched) scheds = { 0 };
-	uint32_t i, k, nc, nl, ndyn = 0;
+	uint32_t i, k, nc, nl, ndyn = 0, nclc = 0;
 	Op **creates, **loops;
 
 	if (f->kind != FN_KERNEL || ir_func_laid_out(f))
@@ -521,6 +785,13 @@ pass_lower_schedules(PassCtx *pc, Func *f)
 			}
 			ir_remove(creates[i]);
 			ndyn++;
+		} else if (!strcmp(kind, "clc") && t) {
+			if (!lower_clc(&l, creates[i])) {
+				pc->failed = true;
+				return false;
+			}
+			ir_remove(creates[i]);
+			nclc++;
 		}
 	}
 	/* (lowering a dynamic schedule may have split a merged task) */
@@ -536,9 +807,11 @@ pass_lower_schedules(PassCtx *pc, Func *f)
 	}
 	for (i = 0; i < scheds.n; i++)
 		ir_remove(scheds.v[i].create);
-	if (!scheds.n && !ndyn)
+	if (!scheds.n && !ndyn && !nclc)
 		return false;
-	attr_set_int(f->mod->ctx, &f->attrs, "persistent", 1);
-	pass_stat(pc, "schedules", scheds.n + ndyn);
+	/* (clc keeps the grid of every tile) */
+	if (scheds.n || ndyn)
+		attr_set_int(f->mod->ctx, &f->attrs, "persistent", 1);
+	pass_stat(pc, "schedules", scheds.n + ndyn + nclc);
 	return true;
 }

@@ -917,6 +917,78 @@ clc_response(SimLaunch *L, SimCluster *cl, Op *op, uint32_t k)
 	return &r->resp.v[k];
 }
 
+/* clc_try_cancel: the cluster's next response for this op (a cluster id
+ * the launch had not started, or -1), written as 16 bytes -- canceled,
+ * then the first program's x, y, z -- into the view of this program (of
+ * every program of the cluster with {multicast}), landing later as a TMA
+ * load's bytes do and completing 16 bytes on the barrier there. */
+static void
+clc_try_cancel(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
+{
+	SimCta *cta = co->cta;
+	SimView v = sim_view_of(act, op->opnds[0]);
+	SimBar *bar = bar_operand(L, act, op, 1);
+	bool mc = attr_int(&op->attrs, "multicast", 0) != 0;
+	int32_t resp[4] = { 0, -1, -1, -1 };
+	uint32_t pid[3], r;
+	SimClcResp *cr;
+	SimAsync *a;
+	int64_t id;
+
+	if (v.esize * (v.rank ? v.shape[0] : 1) != 16 || v.rank != 1)
+		sim_fault(L, op, "clc_try_cancel: the response view is not 16 "
+			  "contiguous bytes");
+	(void)clc_response(L, cta->cl, op, 0);  /* makes the op's entry */
+	for (r = 0; r < cta->cl->clc.n; r++)
+		if (cta->cl->clc.v[r].op == op)
+			break;
+	cr = &cta->cl->clc.v[r];
+	id = *clc_response(L, cta->cl, op, cr->issued);
+	cta->cl->clc.v[r].issued++;
+	if (id >= 0) {
+		sim_cluster_first(L, (uint64_t)id, pid);
+		resp[0] = 1;
+		resp[1] = (int32_t)pid[0];
+		resp[2] = (int32_t)pid[1];
+		resp[3] = (int32_t)pid[2];
+	}
+	a = async_new(L, co, op, AS_TMA_LOAD, 16);
+	a->due = L->steps + delay(L);
+	a->mask = mc ? (cta->cl->n >= 32 ? ~0u : (1u << cta->cl->n) - 1)
+		     : 1u << cta->rank;
+	a->view = v;
+	a->bar_op = bar->alloc;
+	a->bar_index = bar->index;
+	a->bar = a->mask == (1u << cta->rank) ? bar : NULL;
+	memcpy(a->data, resp, 16);
+	if (L->race && a->bar)
+		sim_race_async(L, co, act, a, bar);
+	for (r = 0; r < cta->cl->n; r++)
+		if (a->mask & (1u << r)) {
+			sim_smem_check_async_write(L, &cta->cl->ctas[r], op, &v,
+						   "clc_try_cancel");
+			sim_smem_mark(L, cta->cl->ctas[r].sh_pw, &v, 1);
+		}
+}
+
+/* clc_query: the response's fields. */
+static void
+clc_query(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
+{
+	SimView v = sim_view_of(act, op->opnds[0]);
+	int32_t resp[4];
+	uint32_t i;
+
+	if (v.esize * (v.rank ? v.shape[0] : 1) != 16 || v.rank != 1)
+		sim_fault(L, op, "clc_query: the response view is not 16 "
+			  "contiguous bytes");
+	sim_smem_read(L, co->cta, op, &v, (uint8_t *)resp, false, "clc_query");
+	sim_put_i(TY_I1, &sim_def(L, act, op->res[0])->u.bits, resp[0] != 0);
+	for (i = 1; i < 4; i++)
+		sim_put_i(TY_I32, &sim_def(L, act, op->res[i])->u.bits,
+			  resp[0] ? resp[i] : -1);
+}
+
 /* Appends the next tile of the program's stream, or marks its end.  clc:
  * the program's own tile first, then tiles of clusters it cancels (one
  * response per request, shared by the CTAs of the cluster). */
@@ -1049,6 +1121,12 @@ sim_op_async(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 		return sync_all(L, co, cta->cl, op);
 	case OP_TMA_LOAD:
 		tma_load(L, co, act, op);
+		return true;
+	case OP_CLC_TRY_CANCEL:
+		clc_try_cancel(L, co, act, op);
+		return true;
+	case OP_CLC_QUERY:
+		clc_query(L, co, act, op);
 		return true;
 	case OP_TMA_STORE:
 		tma_store(L, co, act, op);

@@ -278,6 +278,12 @@ cluster_coords(SimLaunch *L, uint64_t id, uint32_t rank, uint32_t pid[3])
 	pid[2] = (uint32_t)(id / (ncx * ncy)) * L->cshape[2] + rz;
 }
 
+void
+sim_cluster_first(SimLaunch *L, uint64_t cluster, uint32_t pid[3])
+{
+	cluster_coords(L, cluster, 0, pid);
+}
+
 uint64_t
 sim_cluster_cta_lin(SimLaunch *L, uint64_t cluster, uint32_t rank)
 {

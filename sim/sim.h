@@ -415,6 +415,7 @@ struct SimCta {
 typedef struct SimClcResp {
 	Op *op;
 	Vec(int64_t) resp;  /* cancelled cluster ids; -1: none left */
+	uint32_t issued;    /* clc_try_cancel: requests the cluster made */
 } SimClcResp;
 
 struct SimCluster {
@@ -548,6 +549,8 @@ void sim_tiles_check(SimLaunch *L);
 /* Takes the next cluster that has not started, or -1. */
 int64_t sim_cancel_cluster(SimLaunch *L);
 uint64_t sim_cluster_cta_lin(SimLaunch *L, uint64_t cluster, uint32_t rank);
+/* The program ids of the cluster's rank-0 program. */
+void sim_cluster_first(SimLaunch *L, uint64_t cluster, uint32_t pid[3]);
 /* Lands / completes async operations of `co` matching kind and group
  * <= upto (all when co is NULL). */
 void sim_async_complete(SimLaunch *L, SimCo *co, int kind, uint32_t upto);
