@@ -261,6 +261,21 @@ dyn_check(Ls *l, Dyn *d)
 	return true;
 }
 
+/* Use i of a ring of RING slots, before `at`: its slot i % RING, and in
+ * *ph the parity of its round, (i / RING) & 1. */
+static Value
+ring_slot(Ls *l, Op *at, Value i, Value *ph)
+{
+	Value slot = emit_before(l, at, OP_REM, l->i32, 2, i,
+				 const_before(l, at, RING));
+
+	*ph = emit_before(l, at, OP_AND, l->i32, 2,
+			  emit_before(l, at, OP_DIV, l->i32, 2, i,
+				      const_before(l, at, RING)),
+			  const_before(l, at, 1));
+	return slot;
+}
+
 /* The claim of agent j's iteration i in its condition region (before
  * `at`): the tile index, the same for every agent. */
 static Value
@@ -282,11 +297,7 @@ claim(Ls *l, Dyn *d, uint32_t j, Op *at, Value i)
 		return op->res[0];
 	}
 	t1 = ty_tile(c, l->i32, 1, &one);
-	slot = emit_before(l, at, OP_REM, l->i32, 2, i, const_before(l, at, RING));
-	ph = emit_before(l, at, OP_AND, l->i32, 2,
-			 emit_before(l, at, OP_DIV, l->i32, 2, i,
-				     const_before(l, at, RING)),
-			 const_before(l, at, 1));
+	slot = ring_slot(l, at, i, &ph);
 	view = emit_before(l, at, OP_SMEM_INDEX, ty_smem(c, l->i32, 1, &one), 2,
 			   d->ring, slot);
 	if (j == 0) {
@@ -319,21 +330,19 @@ claim(Ls *l, Dyn *d, uint32_t j, Op *at, Value i)
 	return op->res[0];
 }
 
-/* sched_for j of d as a while over the claims. */
-static void
-to_while(Ls *l, Dyn *d, uint32_t j)
+/* A while before sched_for sf carrying (tile, sf's iters..., i), from
+ * (tile0, sf's inits, 0); its condition region has the block arguments
+ * and nothing else, its body is sf's with i appended.  Types go to rt
+ * (n = sf->nopnds + 1 of them). */
+static Op *
+new_while(Ls *l, Op *sf, Value tile0, Type **rt)
 {
 	Func *f = l->f;
-	IrCtx *c = f->mod->ctx;
-	Op *sf = d->loops[j], *wo, *cond, *y, *ny;
-	Block *body = sf->regions[0], *cb;
 	uint32_t n = sf->nopnds + 1, i;
 	Value *ops = arena_alloc(l->pc->scratch, (n + 1) * sizeof *ops);
-	Type **rt = arena_alloc(l->pc->scratch, (n + 1) * sizeof *rt);
-	Value t, it, tile, ok, iv;
+	Op *wo;
 
-	/* (tile, iters..., i) */
-	ops[0] = const_before(l, sf, -1);
+	ops[0] = tile0;
 	for (i = 1; i < sf->nopnds; i++)
 		ops[i] = sf->opnds[i];
 	ops[n - 1] = const_before(l, sf, 0);
@@ -343,41 +352,30 @@ to_while(Ls *l, Dyn *d, uint32_t j)
 	wo->loc = sf->loc;
 	wo->tloc = sf->tloc;
 	ir_insert_before(sf, wo);
-	/* the condition: claim the next tile */
-	cb = wo->regions[0];
 	for (i = 0; i < n; i++)
-		ops[i] = ir_block_add_arg(cb, rt[i]);
-	cond = ir_op_new(f, OP_CONDITION, 0, NULL, 0, NULL, 0);
-	cond->loc = sf->loc;
-	ir_append(cb, cond);
-	tile = claim(l, d, j, cond, ops[n - 1]);
-	ok = emit_before(l, cond, OP_CMP, ty_scalar(c, TY_I1), 2, tile,
-			 d->create->opnds[0]);
-	attr_set_sym(c, &ir_val(f, ok)->def->attrs, "pred", "lt");
-	ir_remove(cond);
-	{
-		Value *co = arena_alloc(l->pc->scratch, (n + 1) * sizeof *co);
+		ir_block_add_arg(wo->regions[0], rt[i]);
+	wo->regions[1] = sf->regions[0];
+	wo->regions[1]->parent = wo;
+	ir_block_add_arg(wo->regions[1], l->i32);
+	return wo;
+}
 
-		co[0] = ok;
-		co[1] = tile;
-		for (i = 1; i < n; i++)
-			co[i + 1] = ops[i];
-		cond = ir_op_new(f, OP_CONDITION, n + 1, co, 0, NULL, 0);
-		cond->loc = sf->loc;
-		ir_append(cb, cond);
-	}
-	/* the body: the loop's, with the claim count carried last */
-	wo->regions[1] = body;
-	body->parent = wo;
-	mark_tile(l, d->create, body);
-	iv = ir_block_add_arg(body, l->i32);
-	t = body->args[0];
-	y = body->last;
-	it = emit_before(l, y, OP_ADD, l->i32, 2, iv, const_before(l, y, 1));
+/* Ends the body of while wo (from sf) with `yield tile, iters', i + 1`
+ * in place of sf's yield, and puts wo's results in place of sf's. */
+static void
+end_while(Ls *l, Op *sf, Op *wo, Value tile)
+{
+	Func *f = l->f;
+	Block *body = wo->regions[1];
+	Op *y = body->last, *ny;
+	uint32_t n = sf->nopnds + 1, i;
+	Value *ops = arena_alloc(l->pc->scratch, (n + 1) * sizeof *ops);
+	Value iv = body->args[body->nargs - 1];
+
 	for (i = 0; i < y->nopnds; i++)
 		ops[i + 1] = y->opnds[i];
-	ops[0] = t;
-	ops[n - 1] = it;
+	ops[0] = tile;
+	ops[n - 1] = emit_before(l, y, OP_ADD, l->i32, 2, iv, const_before(l, y, 1));
 	ny = ir_op_new(f, OP_YIELD, n, ops, 0, NULL, 0);
 	ny->loc = y->loc;
 	ir_insert_before(y, ny);
@@ -387,6 +385,42 @@ to_while(Ls *l, Dyn *d, uint32_t j)
 		ir_replace_uses(f, sf->res[i], wo->res[i + 1]);
 	}
 	ir_remove(sf);
+}
+
+/* sched_for j of d as a while over the claims. */
+static void
+to_while(Ls *l, Dyn *d, uint32_t j)
+{
+	Func *f = l->f;
+	IrCtx *c = f->mod->ctx;
+	Op *sf = d->loops[j], *wo, *cond;
+	uint32_t n = sf->nopnds + 1, i;
+	Value *co = arena_alloc(l->pc->scratch, (n + 2) * sizeof *co);
+	Type **rt = arena_alloc(l->pc->scratch, (n + 1) * sizeof *rt);
+	Block *cb;
+	Value tile, ok;
+
+	/* (tile, iters..., i); the condition claims the next tile */
+	wo = new_while(l, sf, const_before(l, sf, -1), rt);
+	cb = wo->regions[0];
+	cond = ir_op_new(f, OP_CONDITION, 0, NULL, 0, NULL, 0);
+	cond->loc = sf->loc;
+	ir_append(cb, cond);
+	tile = claim(l, d, j, cond, cb->args[n - 1]);
+	ok = emit_before(l, cond, OP_CMP, ty_scalar(c, TY_I1), 2, tile,
+			 d->create->opnds[0]);
+	attr_set_sym(c, &ir_val(f, ok)->def->attrs, "pred", "lt");
+	ir_remove(cond);
+	co[0] = ok;
+	co[1] = tile;
+	for (i = 1; i < n; i++)
+		co[i + 1] = cb->args[i];
+	cond = ir_op_new(f, OP_CONDITION, n + 1, co, 0, NULL, 0);
+	cond->loc = sf->loc;
+	ir_append(cb, cond);
+	/* the body: the loop's, the tile as it came */
+	mark_tile(l, d->create, wo->regions[1]);
+	end_while(l, sf, wo, wo->regions[1]->args[0]);
 }
 
 /* The workspace parameter (made once per kernel). */
@@ -565,8 +599,8 @@ clc_while(Ls *l, Clc *c, uint32_t j)
 	Func *f = l->f;
 	IrCtx *ctx = f->mod->ctx;
 	Dyn *d = &c->d;
-	Op *sf = d->loops[j], *wo, *cond, *y, *ny, *at, *in;
-	Block *body = sf->regions[0], *cb;
+	Op *sf = d->loops[j], *wo, *cond, *y, *at, *in;
+	Block *body, *cb;
 	uint32_t n = sf->nopnds + 1, i;
 	Value *ops = arena_alloc(l->pc->scratch, (n + 2) * sizeof *ops);
 	Type **rt = arena_alloc(l->pc->scratch, (n + 1) * sizeof *rt);
@@ -576,41 +610,27 @@ clc_while(Ls *l, Clc *c, uint32_t j)
 	Op *qo;
 	int64_t four = 4;
 
-	/* (tile = the program's own, iters..., i = 0) */
+	/* (tile = the program's own, iters..., i = 0); the condition: a
+	 * tile of the schedule */
 	linear(l, ir_val(f, b_const_int(&bd, l->i32, 0))->def, &lin, &np);
-	ops[0] = lin;
-	for (i = 1; i < sf->nopnds; i++)
-		ops[i] = sf->opnds[i];
-	ops[n - 1] = const_before(l, sf, 0);
-	for (i = 0; i < n; i++)
-		rt[i] = ir_type(f, ops[i]);
-	wo = ir_op_new(f, OP_WHILE, n, ops, n, rt, 2);
-	wo->loc = sf->loc;
-	wo->tloc = sf->tloc;
-	ir_insert_before(sf, wo);
-	/* the condition: a tile of the schedule */
+	wo = new_while(l, sf, lin, rt);
 	cb = wo->regions[0];
 	for (i = 0; i < n; i++)
-		ops[i + 1] = ir_block_add_arg(cb, rt[i]);
-	y = ir_op_new(f, OP_YIELD, 0, NULL, 0, NULL, 0);  /* a placeholder */
-	ir_append(cb, y);
-	ops[0] = emit_before(l, y, OP_CMP, i1, 2, ops[1], d->create->opnds[0]);
+		ops[i + 1] = cb->args[i];
+	cond = ir_op_new(f, OP_CONDITION, 0, NULL, 0, NULL, 0);
+	ir_append(cb, cond);
+	ops[0] = emit_before(l, cond, OP_CMP, i1, 2, ops[1], d->create->opnds[0]);
 	attr_set_sym(ctx, &ir_val(f, ops[0])->def->attrs, "pred", "lt");
+	ir_remove(cond);
 	cond = ir_op_new(f, OP_CONDITION, n + 1, ops, 0, NULL, 0);
 	cond->loc = sf->loc;
-	ir_insert_before(y, cond);
-	ir_remove(y);
+	ir_append(cb, cond);
 	/* the body */
-	wo->regions[1] = body;
-	body->parent = wo;
+	body = wo->regions[1];
 	mark_tile(l, d->create, body);
-	iv = ir_block_add_arg(body, l->i32);
+	iv = body->args[body->nargs - 1];
 	at = body->first->next;  /* after sched_tile */
-	slot = emit_before(l, at, OP_REM, l->i32, 2, iv, const_before(l, at, RING));
-	ph = emit_before(l, at, OP_AND, l->i32, 2,
-			 emit_before(l, at, OP_DIV, l->i32, 2, iv,
-				     const_before(l, at, RING)),
-			 const_before(l, at, 1));
+	slot = ring_slot(l, at, iv, &ph);
 	view = emit_before(l, at, OP_SMEM_INDEX, ty_smem(ctx, l->i32, 1, &four), 2,
 			   d->ring, slot);
 	full = emit_before(l, at, OP_MBAR_AT, mb, 2, d->full, slot);
@@ -674,19 +694,7 @@ clc_while(Ls *l, Clc *c, uint32_t j)
 	} else {
 		emit_before(l, in, OP_MBAR_ARRIVE, NULL, 1, empty, 0);
 	}
-	for (i = 0; i < y->nopnds; i++)
-		ops[i + 1] = y->opnds[i];
-	ops[0] = next;
-	ops[n - 1] = emit_before(l, y, OP_ADD, l->i32, 2, iv, const_before(l, y, 1));
-	ny = ir_op_new(f, OP_YIELD, n, ops, 0, NULL, 0);
-	ny->loc = y->loc;
-	ir_insert_before(y, ny);
-	ir_remove(y);
-	for (i = 0; i < sf->nres; i++) {
-		ir_value_set_name(f, wo->res[i + 1], ir_val(f, sf->res[i])->name);
-		ir_replace_uses(f, sf->res[i], wo->res[i + 1]);
-	}
-	ir_remove(sf);
+	end_while(l, sf, wo, next);
 	(void)np;
 }
 

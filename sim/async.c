@@ -917,6 +917,18 @@ clc_response(SimLaunch *L, SimCluster *cl, Op *op, uint32_t k)
 	return &r->resp.v[k];
 }
 
+/* A CLC op's response: 16 contiguous bytes of shared memory. */
+static SimView
+resp_view(SimLaunch *L, SimAct *act, Op *op)
+{
+	SimView v = sim_view_of(act, op->opnds[0]);
+
+	if (v.rank != 1 || v.esize * v.shape[0] != 16 || v.stride[0] != 1)
+		sim_fault(L, op, "%s: the response view is not 16 contiguous "
+			  "bytes", op_name(op->kind));
+	return v;
+}
+
 /* clc_try_cancel: the cluster's next response for this op (a cluster id
  * the launch had not started, or -1), written as 16 bytes -- canceled,
  * then the first program's x, y, z -- into the view of this program (of
@@ -926,7 +938,7 @@ static void
 clc_try_cancel(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 {
 	SimCta *cta = co->cta;
-	SimView v = sim_view_of(act, op->opnds[0]);
+	SimView v = resp_view(L, act, op);
 	SimBar *bar = bar_operand(L, act, op, 1);
 	bool mc = attr_int(&op->attrs, "multicast", 0) != 0;
 	int32_t resp[4] = { 0, -1, -1, -1 };
@@ -935,9 +947,6 @@ clc_try_cancel(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 	SimAsync *a;
 	int64_t id;
 
-	if (v.esize * (v.rank ? v.shape[0] : 1) != 16 || v.rank != 1)
-		sim_fault(L, op, "clc_try_cancel: the response view is not 16 "
-			  "contiguous bytes");
 	(void)clc_response(L, cta->cl, op, 0);  /* makes the op's entry */
 	for (r = 0; r < cta->cl->clc.n; r++)
 		if (cta->cl->clc.v[r].op == op)
@@ -975,13 +984,10 @@ clc_try_cancel(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 static void
 clc_query(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 {
-	SimView v = sim_view_of(act, op->opnds[0]);
+	SimView v = resp_view(L, act, op);
 	int32_t resp[4];
 	uint32_t i;
 
-	if (v.esize * (v.rank ? v.shape[0] : 1) != 16 || v.rank != 1)
-		sim_fault(L, op, "clc_query: the response view is not 16 "
-			  "contiguous bytes");
 	sim_smem_read(L, co->cta, op, &v, (uint8_t *)resp, false, "clc_query");
 	sim_put_i(TY_I1, &sim_def(L, act, op->res[0])->u.bits, resp[0] != 0);
 	for (i = 1; i < 4; i++)

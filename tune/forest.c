@@ -44,16 +44,6 @@ typedef struct Grow {
 	int sort_f;       /* the feature rows are being sorted by */
 } Grow;
 
-static uint64_t
-next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static double
 entropy(double pos, double all)
 {
@@ -118,7 +108,7 @@ grow(Grow *g, Tree *t, int *rows, int m, int depth)
 	for (i = 0; i < g->d; i++)
 		g->feats[i] = i;
 	for (i = 0; i < g->mtry; i++) {
-		int j = i + (int)(next(&g->rng) % (uint64_t)(g->d - i)), s = g->feats[i];
+		int j = i + (int)(tune_rand(&g->rng) % (uint64_t)(g->d - i)), s = g->feats[i];
 
 		g->feats[i] = g->feats[j];
 		g->feats[j] = s;
@@ -190,7 +180,7 @@ forest_fit(const double *X, int n, int d, const uint8_t *y, const double *w,
 		for (i = 0; i < n; i++)
 			g.w[i] = 0;
 		for (i = 0; i < n; i++)
-			g.w[next(&g.rng) % (uint64_t)n] += 1;
+			g.w[tune_rand(&g.rng) % (uint64_t)n] += 1;
 		for (i = m = 0; i < n; i++) {
 			g.w[i] *= w ? w[i] : 1;
 			if (g.w[i] > 0)

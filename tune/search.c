@@ -57,16 +57,6 @@ typedef struct Search {
 	Forest *model;
 } Search;
 
-static uint64_t
-rnd(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 void
 tune_opts_default(TuneOpts *o)
 {
@@ -264,7 +254,7 @@ fit(Search *S)
 			if (y[i])
 				w[i] /= mean / npos;
 		S->model = forest_fit(S->X, S->n, S->np, y, w, S->o->trees,
-				      rnd(&S->rng));
+				      tune_rand(&S->rng));
 	}
 	free(y);
 	free(w);
@@ -293,7 +283,7 @@ select_batch(Search *S, const int *cands, int count, int want, int *sel)
 			p[i] = forest_proba(S->model, x);
 			forest_leaves(S->model, x, leaves + (size_t)i * nt);
 		} else {
-			p[i] = (double)(rnd(&S->rng) >> 11) / 9007199254740992.0;
+			p[i] = (double)(tune_rand(&S->rng) >> 11) / 9007199254740992.0;
 		}
 	}
 	for (k = 0; k < want && k < count; k++) {
@@ -333,21 +323,21 @@ random_cfg(Search *S, int *c)
 	int p;
 
 	for (p = 0; p < S->np; p++)
-		c[p] = (int)(rnd(&S->rng) % (uint64_t)S->s->params[p].n);
+		c[p] = (int)(tune_rand(&S->rng) % (uint64_t)S->s->params[p].n);
 }
 
 /* A neighbour of c: 1-3 parameters moved by 1 or 2 steps either way. */
 static void
 neighbour(Search *S, const int *c, int *out)
 {
-	int k = 1 + (int)(rnd(&S->rng) % 3), i;
+	int k = 1 + (int)(tune_rand(&S->rng) % 3), i;
 
 	memcpy(out, c, S->np * sizeof *c);
 	for (i = 0; i < k; i++) {
-		int p = (int)(rnd(&S->rng) % (uint64_t)S->np);
-		int d = 1 + (int)(rnd(&S->rng) % 2), v;
+		int p = (int)(tune_rand(&S->rng) % (uint64_t)S->np);
+		int d = 1 + (int)(tune_rand(&S->rng) % 2), v;
 
-		if (rnd(&S->rng) & 1)
+		if (tune_rand(&S->rng) & 1)
 			d = -d;
 		v = out[p] + d;
 		out[p] = v < 0 ? 0 : v >= S->s->params[p].n ? S->s->params[p].n - 1 : v;
@@ -425,6 +415,52 @@ finish(Search *S, TuneResult *r, bool ok)
 	return ok ? 0 : -1;
 }
 
+/* Up to count distinct, unseen, valid configurations into cands:
+ * neighbours of c, or random ones (c NULL).  Returns how many. */
+static int
+propose(Search *S, const int *c, int *cands, int count)
+{
+	int nc = 0, tries, i, np = S->np;
+
+	for (tries = 0; nc < count && tries < 4 * count; tries++) {
+		int *x = cands + (size_t)nc * np;
+
+		if (c)
+			neighbour(S, c, x);
+		else
+			random_cfg(S, x);
+		if (was_seen(S, x) || (S->valid && !S->valid(S->ud, x)))
+			continue;
+		for (i = 0; i < nc; i++)
+			if (!memcmp(x, cands + (size_t)i * np, np * sizeof *x))
+				break;
+		if (i == nc)
+			nc++;
+	}
+	return nc;
+}
+
+/* The best finite configuration evaluated, below `bound`, that none of
+ * the ncopies current ones (cur) is; -1 when there is none. */
+static int
+best_free(const Search *S, const int *cur, int ncopies, double bound)
+{
+	int b = -1, i, k, np = S->np;
+
+	for (i = 0; i < S->n; i++) {
+		if (!isfinite(S->val[i]) || S->val[i] >= bound ||
+		    (b >= 0 && S->val[i] >= S->val[b]))
+			continue;
+		for (k = 0; k < ncopies; k++)
+			if (!memcmp(cur + (size_t)k * np, S->cfg + (size_t)i * np,
+				    np * sizeof *cur))
+				break;
+		if (k == ncopies)
+			b = i;
+	}
+	return b;
+}
+
 int
 tune_lfbo(const TuneSpace *s, TuneEval ev, TuneValid valid, void *ud,
 	  const TuneOpts *o, TuneResult *r)
@@ -469,20 +505,8 @@ tune_lfbo(const TuneSpace *s, TuneEval ev, TuneValid valid, void *ud,
 	}
 	/* the copies start from the best finite ones */
 	for (c = 0; ok && c < o->copies; c++) {
-		int b = -1;
+		int b = best_free(&S, cur, ncopies, INFINITY);
 
-		for (i = 0; i < S.n; i++) {
-			int k;
-
-			if (!isfinite(S.val[i]) || (b >= 0 && S.val[i] >= S.val[b]))
-				continue;
-			for (k = 0; k < ncopies; k++)
-				if (!memcmp(cur + (size_t)k * np, S.cfg + (size_t)i * np,
-					    np * sizeof *cur))
-					break;
-			if (k == ncopies)
-				b = i;
-		}
 		if (b < 0)
 			break;
 		memcpy(cur + (size_t)ncopies * np, S.cfg + (size_t)b * np, np * sizeof *cur);
@@ -497,18 +521,7 @@ tune_lfbo(const TuneSpace *s, TuneEval ev, TuneValid valid, void *ud,
 
 			if (pat[c] < 0)
 				continue;
-			for (tries = 0; nc < o->neighbors && tries < 4 * o->neighbors; tries++) {
-				int *x = cands + (size_t)nc * np;
-
-				neighbour(&S, cur + (size_t)c * np, x);
-				if (was_seen(&S, x) || (S.valid && !S.valid(ud, x)))
-					continue;
-				for (i = 0; i < nc; i++)
-					if (!memcmp(x, cands + (size_t)i * np, np * sizeof *x))
-						break;
-				if (i == nc)
-					nc++;
-			}
+			nc = propose(&S, cur + (size_t)c * np, cands, o->neighbors);
 			want = (int)(nc * o->frac);
 			if (want < 1 && nc > 0)
 				want = 1;
@@ -532,18 +545,7 @@ tune_lfbo(const TuneSpace *s, TuneEval ev, TuneValid valid, void *ud,
 		if (ok && budget_left(&S)) {
 			int nc = 0, k, want;
 
-			for (tries = 0; nc < o->neighbors && tries < 4 * o->neighbors; tries++) {
-				int *x = cands + (size_t)nc * np;
-
-				random_cfg(&S, x);
-				if (was_seen(&S, x) || (S.valid && !S.valid(ud, x)))
-					continue;
-				for (i = 0; i < nc; i++)
-					if (!memcmp(x, cands + (size_t)i * np, np * sizeof *x))
-						break;
-				if (i == nc)
-					nc++;
-			}
+			nc = propose(&S, NULL, cands, o->neighbors);
 			want = (int)(nc * o->frac / 4);
 			if (want < 1)
 				want = nc > 0;
@@ -555,7 +557,7 @@ tune_lfbo(const TuneSpace *s, TuneEval ev, TuneValid valid, void *ud,
 			for (i = 0; ok && i < k && k + i < nc; i++)
 				sel[k + i] = -1;
 			for (i = 0; ok && i < 2 * k && i < nc; i++) {
-				int j = i < k ? sel[i] : (int)(rnd(&S.rng) % (uint64_t)nc);
+				int j = i < k ? sel[i] : (int)(tune_rand(&S.rng) % (uint64_t)nc);
 
 				memcpy(batch + (size_t)m * np, cands + (size_t)j * np,
 				       np * sizeof *batch);
@@ -607,22 +609,11 @@ tune_lfbo(const TuneSpace *s, TuneEval ev, TuneValid valid, void *ud,
 		/* a stopped copy restarts from the best configuration no copy
 		 * holds, when it is better than the copy's */
 		for (c = 0; ok && c < ncopies; c++) {
-			int b = -1, k;
+			int b;
 
 			if (pat[c] >= 0)
 				continue;
-			for (i = 0; i < S.n; i++) {
-				if (!isfinite(S.val[i]) || S.val[i] >= curv[c] ||
-				    (b >= 0 && S.val[i] >= S.val[b]))
-					continue;
-				for (k = 0; k < ncopies; k++)
-					if (!memcmp(cur + (size_t)k * np, S.cfg + (size_t)i * np,
-						    np * sizeof *cur))
-						break;
-				if (k == ncopies)
-					b = i;
-			}
-			if (b >= 0) {
+			if ((b = best_free(&S, cur, ncopies, curv[c])) >= 0) {
 				memcpy(cur + (size_t)c * np, S.cfg + (size_t)b * np,
 				       np * sizeof *cur);
 				curv[c] = S.val[b];

@@ -63,6 +63,17 @@ int tune_random(const TuneSpace *s, TuneEval ev, TuneValid valid, void *ud,
 		int count, uint64_t seed, TuneResult *r);
 void tune_result_free(TuneResult *r);
 
+/* splitmix64: the search's and the forest's random numbers */
+static inline uint64_t
+tune_rand(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
 /* ---- the classifier (forest.c) ------------------------------------------- */
 
 typedef struct Forest Forest;
