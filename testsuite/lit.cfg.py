@@ -37,6 +37,22 @@ config.substitutions.append(("%e2e", os.path.join(config.tlx_obj_root, "testsuit
 config.substitutions.append(("%rtbin", os.path.join(config.tlx_obj_root, "testsuite", "runtime")))
 config.substitutions.append(("%examples", os.path.join(config.tlx_src_root, "examples")))
 config.substitutions.append(("%srcroot", config.tlx_src_root))
+config.substitutions.append(("%objroot", config.tlx_obj_root))
+
+# The Python package's tests: Debian's python3 with numpy; with ASan the
+# interpreter must load its runtime first (and Python's own allocations
+# are not leaks to report)
+import subprocess
+if subprocess.run(["/usr/bin/python3", "-c", "import numpy"],
+                  capture_output=True).returncode == 0:
+    config.available_features.add("numpy")
+pyenv = "env TLX_LIBDIR=" + os.path.join(config.tlx_obj_root, ".libs")
+if config.sanitizers:
+    cc = os.environ.get("CC", "cc")
+    libs = [subprocess.run([cc, "-print-file-name=lib%s.so" % n], capture_output=True,
+                           text=True).stdout.strip() for n in ("asan", "ubsan")]
+    pyenv += " LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0" % ":".join(libs)
+config.substitutions.append(("%python", pyenv + " /usr/bin/python3"))
 
 if config.ptxas:
     config.available_features.add("ptxas")
