@@ -53,6 +53,9 @@ if config.sanitizers:
                            text=True).stdout.strip() for n in ("asan", "ubsan")]
     pyenv += " LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0" % ":".join(libs)
 config.substitutions.append(("%python", pyenv + " /usr/bin/python3"))
+import shutil
+if shutil.which("man"):
+    config.available_features.add("man")
 
 if config.ptxas:
     config.available_features.add("ptxas")
