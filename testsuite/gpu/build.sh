@@ -18,6 +18,8 @@ $cc -o "$out/examples_test" "$top/testsuite/e2e/examples_test.c" $rt
 $cc -o "$out/bench_kernels" "$top/bench/bench_kernels.c" $rt
 # shellcheck disable=SC2086
 $cc -o "$out/rtrun" "$top/testsuite/runtime/rtrun.c" $rt
+# shellcheck disable=SC2086
+$cc -o "$out/launch_cost" "$top/bench/launch_cost.c" $rt
 t="--target=sm_90a $TLXC_FLAGS"  # TLXC_FLAGS: extra options for every cubin
 "$tlxc" $t "$top/examples/vadd.tlx" -o "$out/cubin/vadd.cubin"
 "$tlxc" $t -D BLOCK=128 "$top/examples/vadd.tlx" -o "$out/cubin/vadd128.cubin"
