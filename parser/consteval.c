@@ -198,10 +198,17 @@ int_binary(AstOp op, CVal a, CVal b, CVal *out, const char **err)
 		else
 			r = op == BIN_DIV ? a.i / b.i : a.i % b.i;
 		break;
-	case BIN_SHL: r = (int64_t)(ua << (ub % (uint64_t)bits)); break;
+	case BIN_SHL:
 	case BIN_SHR:
-		r = u ? (int64_t)(ua >> (ub % (uint64_t)bits))
-		      : a.i >> (ub % (uint64_t)bits);
+		if ((!ty_is_unsigned_kind(b.ty) && b.i < 0) || ub >= (uint64_t)bits) {
+			*err = "a shift by a negative amount, or by the width of "
+			       "its type or more, in a constant expression";
+			return false;
+		}
+		if (op == BIN_SHL)
+			r = (int64_t)(ua << ub);
+		else
+			r = u ? (int64_t)(ua >> ub) : a.i >> ub;
 		break;
 	case BIN_BITAND: case BIN_LOGAND: r = a.i & b.i; break;
 	case BIN_BITOR: case BIN_LOGOR: r = a.i | b.i; break;

@@ -1659,11 +1659,24 @@ front_lower(IrCtx *c, Diag *d, Ast *file, const FrontOpts *o)
 		else if (it->kind == AST_KERNEL)
 			lower_kernel(&s, it);
 	}
-	for (i = 0; i < s.opts->ndefs; i++)
-		if (!s.def_used[i])
-			diag_error_noloc(d, "-D %s: no const parameter or constant "
-					 "is named '%s'", s.opts->defs[i].name,
+	for (i = 0; i < s.opts->ndefs; i++) {
+		uint32_t j;
+
+		if (s.def_used[i])
+			continue;
+		for (j = 0; j < s.opts->ndefs; j++)
+			if (j != i && !strcmp(s.opts->defs[j].name,
+					     s.opts->defs[i].name))
+				break;
+		if (j < s.opts->ndefs)
+			diag_error_noloc(d, "-D %s is given twice: give each "
+					 "const parameter one value",
 					 s.opts->defs[i].name);
+		else
+			diag_error_noloc(d, "-D %s: no const parameter or "
+					 "constant is named '%s'",
+					 s.opts->defs[i].name, s.opts->defs[i].name);
+	}
 	if (!d->nerrors) {
 		const Target *t = target_get(s.opts->sm);
 

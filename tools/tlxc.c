@@ -455,6 +455,10 @@ parse_options(Options *o, Arena *a, int argc, char **argv)
 
 /* ---- input and output ------------------------------------------------- */
 
+/* A program's size limit: far past any kernel, and a bound on what
+ * `tlxc /dev/zero` reads. */
+enum { MAX_INPUT = 64 << 20 };
+
 static int
 read_input(const char *path, Buf *out)
 {
@@ -470,8 +474,17 @@ read_input(const char *path, Buf *out)
 		return EXIT_IO;
 	}
 	buf_put(out, "", 0);
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+		if (out->n + n > MAX_INPUT) {
+			fprintf(stderr, "tlxc: error: '%s' is larger than %d MiB, "
+				"the most a program may be\n",
+				is_stdin ? "<stdin>" : path, MAX_INPUT >> 20);
+			if (!is_stdin)
+				fclose(f);
+			return EXIT_INPUT;
+		}
 		buf_put(out, chunk, n);
+	}
 	err = ferror(f) ? errno : 0;
 	if (!is_stdin)
 		fclose(f);
