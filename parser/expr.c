@@ -526,25 +526,6 @@ check_operands(Sema *s, AstOp op, SVal *a, SVal *b, Type *elem, SrcRange loc)
 			   sv_describe(s, b));
 		return false;
 	}
-	if ((op == BIN_SHL || op == BIN_SHR) && b->is_const && !f) {
-		int bits = elem->kind == TY_I1 ? 1 : ty_bits(elem);
-		bool neg = !ty_is_unsigned_kind(b->ty->kind) && b->cval.i < 0;
-
-		if (neg) {
-			diag_error(s->diag, loc, "'%s' by %lld: a shift amount "
-				   "is 0 or more", ast_op_text(op),
-				   (long long)b->cval.i);
-			return false;
-		}
-		if ((uint64_t)b->cval.i >= (uint64_t)bits) {
-			diag_error(s->diag, loc, "'%s' by %lld: a %s shifts by 0 "
-				   "to %d; widen the operand (e.g. 1%s << n) or "
-				   "shift less", ast_op_text(op),
-				   (long long)b->cval.i, ty_kind_name(elem->kind),
-				   bits - 1, bits < 64 ? "i64" : "u64");
-			return false;
-		}
-	}
 	return true;
 }
 
