@@ -1260,11 +1260,8 @@ cg_lower_kernel(Cg *cg, const CgPrep *p, int entry)
 	analyse(&fn);
 	if (entry == CG_ENTRY_FAST) {
 		/* its facts: under what the launch checks, no more */
-		Assume r = fn.assume;
+		Assume r = axis_restrict(&fn.assume, p->fast);
 
-		r.align &= p->fast;
-		r.div &= p->fast;
-		r.eq1 &= p->fast;
 		fn.ax = axis_compute(f, fn.a, &r);
 	}
 	if (!cg_smem_plan(&fn))

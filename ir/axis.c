@@ -466,6 +466,17 @@ ax_same(const Axis *a, const Axis *b)
 	       (!a->has_known || a->known == b->known);
 }
 
+Assume
+axis_restrict(const Assume *as, uint64_t d)
+{
+	Assume r = *as;
+
+	r.align &= d;
+	r.div &= d;
+	r.eq1 &= d;
+	return r;
+}
+
 void
 axis_pick_assumptions(Func *f, const Axis *gen, Assume *as)
 {

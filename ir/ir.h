@@ -618,6 +618,8 @@ Axis *axis_compute(Func *f, Arena *a, const Assume *as);
 /* Picks the fast-path assumptions worth checking at run time, given the
  * facts proven without assumptions. */
 void axis_pick_assumptions(Func *f, const Axis *gen, Assume *as);
+/* as, keeping only the assumptions of the parameters in d (bits) */
+Assume axis_restrict(const Assume *as, uint64_t d);
 /* Do two facts say the same (whatever assumptions they used)? */
 bool ax_same(const Axis *a, const Axis *b);
 

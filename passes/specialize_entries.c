@@ -94,24 +94,13 @@ fast_assumptions(Func *f, const Axis *ax, const Axis *gen, Block *b)
 	return d;
 }
 
-static Assume
-restrict_to(const Assume *as, uint64_t d)
-{
-	Assume r = *as;
-
-	r.align &= d;
-	r.div &= d;
-	r.eq1 &= d;
-	return r;
-}
-
 /* Drops the assumptions of d whose absence changes no access's vector
  * facts (a bound in a mask beside one that matters, as M beside N);
  * those of the tensor maps (keep) stay. */
 static uint64_t
 minimize(Func *f, Arena *a, const Assume *as, uint64_t d, uint64_t keep)
 {
-	Assume r = restrict_to(as, d);
+	Assume r = axis_restrict(as, d);
 	const Axis *ax = axis_compute(f, a, &r), *ax2;
 	uint64_t bit;
 	int i;
@@ -120,7 +109,7 @@ minimize(Func *f, Arena *a, const Assume *as, uint64_t d, uint64_t keep)
 		bit = 1ull << i;
 		if (!(d & bit) || (keep & bit))
 			continue;
-		r = restrict_to(as, d & ~bit);
+		r = axis_restrict(as, d & ~bit);
 		ax2 = axis_compute(f, a, &r);
 		if (!fast_assumptions(f, ax, ax2, f->body))
 			d &= ~bit;

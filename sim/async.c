@@ -899,19 +899,24 @@ sched_create(SimLaunch *L, SimCta *cta, SimAct *act, Op *op)
 	sim_def(L, act, op->res[0])->u.sched = s;
 }
 
-static int64_t *
-clc_response(SimLaunch *L, SimCluster *cl, Op *op, uint32_t k)
+/* The cluster's answers to op's requests (made at the first). */
+static SimClcResp *
+clc_entry(SimCluster *cl, Op *op)
 {
-	SimClcResp *r = NULL;
 	uint32_t i;
 
 	for (i = 0; i < cl->clc.n; i++)
 		if (cl->clc.v[i].op == op)
-			r = &cl->clc.v[i];
-	if (!r) {
-		vec_push(&cl->arena, &cl->clc, ((SimClcResp){ .op = op }));
-		r = &vec_last(&cl->clc);
-	}
+			return &cl->clc.v[i];
+	vec_push(&cl->arena, &cl->clc, ((SimClcResp){ .op = op }));
+	return &vec_last(&cl->clc);
+}
+
+static int64_t *
+clc_response(SimLaunch *L, SimCluster *cl, Op *op, uint32_t k)
+{
+	SimClcResp *r = clc_entry(cl, op);
+
 	while (r->resp.n <= k)
 		vec_push(&cl->arena, &r->resp, sim_cancel_cluster(L));
 	return &r->resp.v[k];
@@ -947,13 +952,8 @@ clc_try_cancel(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 	SimAsync *a;
 	int64_t id;
 
-	(void)clc_response(L, cta->cl, op, 0);  /* makes the op's entry */
-	for (r = 0; r < cta->cl->clc.n; r++)
-		if (cta->cl->clc.v[r].op == op)
-			break;
-	cr = &cta->cl->clc.v[r];
-	id = *clc_response(L, cta->cl, op, cr->issued);
-	cta->cl->clc.v[r].issued++;
+	cr = clc_entry(cta->cl, op);
+	id = *clc_response(L, cta->cl, op, cr->issued++);
 	if (id >= 0) {
 		sim_cluster_first(L, (uint64_t)id, pid);
 		resp[0] = 1;

@@ -162,11 +162,11 @@ budget_left(const Search *S)
 static bool
 evaluate(Search *S, const int *batch, int count)
 {
-	int *todo = malloc((size_t)(count ? count : 1) * S->np * sizeof *todo);
+	int *run = malloc((size_t)(count ? count : 1) * S->np * sizeof *run);
 	int i, m = 0, base = S->n;
 	double *out;
 
-	if (!todo)
+	if (!run)
 		return false;
 	for (i = 0; i < count; i++) {
 		const int *c = batch + (size_t)i * S->np;
@@ -176,29 +176,29 @@ evaluate(Search *S, const int *batch, int count)
 		if (!mark(S, c))
 			continue;
 		if (!grow_to(S, S->n + 1)) {
-			free(todo);
+			free(run);
 			return false;
 		}
 		memcpy(S->cfg + (size_t)S->n * S->np, c, S->np * sizeof *c);
 		encode(S, c, S->X + (size_t)S->n * S->np);
 		S->val[S->n] = INFINITY;
 		if (!S->valid || S->valid(S->ud, c))
-			memcpy(todo + (size_t)m++ * S->np, c, S->np * sizeof *c);
+			memcpy(run + (size_t)m++ * S->np, c, S->np * sizeof *c);
 		else
 			S->val[S->n] = -1;  /* invalid: not evaluated */
 		S->n++;
 	}
 	out = malloc((size_t)(m ? m : 1) * sizeof *out);
 	if (!out) {
-		free(todo);
+		free(run);
 		return false;
 	}
 	if (m)
-		S->ev(S->ud, todo, m, out);
+		S->ev(S->ud, run, m, out);
 	S->evals += m;
 	for (i = base, m = 0; i < S->n; i++)
 		S->val[i] = S->val[i] < 0 ? INFINITY : out[m++];
-	free(todo);
+	free(run);
 	free(out);
 	return true;
 }

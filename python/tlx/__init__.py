@@ -106,6 +106,7 @@ def _libs():
         t.tlx_module_image.argtypes = [_P, ctypes.POINTER(_P), ctypes.POINTER(ctypes.c_size_t),
                                        ctypes.POINTER(ctypes.c_int)]
         t.tlx_module_destroy.argtypes = [_P]
+        t.tlx_ctx_destroy.argtypes = [_P]
         r.tlxrt_device_open_errmsg.argtypes = [ctypes.c_char_p, ctypes.POINTER(_P),
                                                ctypes.c_char_p, ctypes.c_size_t]
         r.tlxrt_errmsg.restype = ctypes.c_char_p
@@ -340,6 +341,5 @@ def compile(source, target=None, name=None, **consts):
     finally:
         if mod:
             t.tlx_module_destroy(mod)
-        t.tlx_ctx_destroy.argtypes = [_P]
         t.tlx_ctx_destroy(ctx)
     return next(iter(m.kernels.values())) if len(m.kernels) == 1 else m
