@@ -170,12 +170,10 @@ cg_axis(CgFn *fn, Value v)
  * with n % 16 == 0 is constant over each 8-element vector) repeat the
  * first register of their run: one compare per vector, not per element
  * (LLVM drops the computations no one uses). */
-static LLVMValueRef *
-share_constant(CgFn *fn, Value v, const Layout *ly, LLVMValueRef *r)
+static uint32_t
+const_runs(const Axis *ax, const Layout *ly)
 {
-	const Axis *ax = cg_axis(fn, v);
-	uint32_t cmask = 0, i, n = (uint32_t)ly_nregs(ly);
-	LLVMValueRef *out;
+	uint32_t cmask = 0;
 	int d, k;
 
 	for (d = 0; d < ly->rank; d++) {
@@ -187,6 +185,15 @@ share_constant(CgFn *fn, Value v, const Layout *ly, LLVMValueRef *r)
 			if (ly->reg[k] >= 1u << sh && ly->reg[k] < 1u << (sh + run))
 				cmask |= 1u << k;
 	}
+	return cmask;
+}
+
+static LLVMValueRef *
+share_constant(CgFn *fn, Value v, const Layout *ly, LLVMValueRef *r)
+{
+	uint32_t cmask = const_runs(cg_axis(fn, v), ly), i, n = (uint32_t)ly_nregs(ly);
+	LLVMValueRef *out;
+
 	if (!cmask)
 		return r;
 	out = cg_regs(fn, ly);
@@ -1086,6 +1093,99 @@ elem_tail(CgFn *fn, Op *from)
 	return true;
 }
 
+/* Do the fast facts say more of a value than the generic ones? */
+static bool
+facts_differ(const Axis *f, const Axis *g)
+{
+	int d;
+
+	for (d = 0; d < TY_MAX_RANK; d++)
+		if (f->contig[d] != g->contig[d] || f->cnst[d] != g->cnst[d])
+			return true;
+	return f->div != g->div || f->has_known != g->has_known ||
+	       (f->has_known && f->known != g->known);
+}
+
+/* Does v hold, in this thread's registers, the runs the fast facts say
+ * are constant (share_constant, mask_uniform)?  NULL where v cannot be
+ * checked here. */
+static LLVMValueRef
+runs_hold(CgFn *fn, Value v)
+{
+	LLVMBuilderRef B = fn->cg->B;
+	const Layout *ly = ir_type(fn->f, v)->layout;
+	Type *et = ty_elem(ir_type(fn->f, v));
+	uint32_t cmask, i, n;
+	LLVMValueRef *r, u = LLVMConstInt(fn->cg->t_i1, 1, 0);
+
+	if (!ly || !ty_is_int(et))
+		return NULL;
+	cmask = const_runs(&fn->ax[v], ly);
+	r = cg_tile(fn, v, ly);
+	n = (uint32_t)ly_nregs(ly);
+	for (i = 0; i < n; i++)
+		if (i & cmask)
+			u = LLVMBuildAnd(B, u, LLVMBuildICmp(B, LLVMIntEQ, r[i],
+					 r[i & ~cmask], ""), "");
+	return u;
+}
+
+/*
+ * The check before a versioned tail: its assumptions hold.  Where some
+ * of them (md) only make values constant over runs of elements -- the
+ * bound of a mask, vadd's n -- each thread may instead check that its
+ * own registers of those values are constant over the runs: in a tail
+ * (per-element work, nothing across threads) a thread's fast copy is
+ * right when its own values are, so every thread but those at the edge
+ * of the last program takes the fast copy at any n.  Values of the tail
+ * itself that depend on md, pointers that do, and parameters assumed
+ * equal to 1 keep the whole check.
+ */
+static LLVMValueRef
+version_cond(CgFn *fn, Op *from, uint64_t deps)
+{
+	LLVMBuilderRef B = fn->cg->B;
+	uint64_t pd = fn->assume.eq1, md;
+	LLVMValueRef u = NULL, c;
+	uint32_t i, k;
+	Value ptr;
+	Op *op;
+
+	if (from != tail_start(fn))
+		return cg_guard(fn, deps);
+	for (op = from; op; op = op->next) {
+		if ((ptr = ir_access_ptr(op)) && cg_is_tile(fn, ptr))
+			pd |= fn->ax[ptr].deps;
+		for (k = 0; sensitive(fn, op) && k < op->nopnds; k++)
+			if (cg_is_tile(fn, op->opnds[k]))
+				pd |= fn->ax[op->opnds[k]].deps;
+	}
+	if (!(md = deps & ~pd))
+		return cg_guard(fn, deps);
+	for (op = from; op; op = op->next)
+		for (i = 0; i < op->nres; i++)
+			if (cg_is_tile(fn, op->res[i]) &&
+			    (fn->ax[op->res[i]].deps & md) &&
+			    facts_differ(&fn->ax[op->res[i]], &fn->ax_gen[op->res[i]]))
+				return cg_guard(fn, deps);
+	for (op = from; op; op = op->next)
+		for (k = 0; k < op->nopnds; k++) {
+			Value v = op->opnds[k];
+
+			if (!cg_is_tile(fn, v) || !(fn->ax[v].deps & md) ||
+			    !facts_differ(&fn->ax[v], &fn->ax_gen[v]))
+				continue;
+			if (!(c = runs_hold(fn, v)))
+				return cg_guard(fn, deps);
+			u = u ? LLVMBuildAnd(B, u, c, "") : c;
+		}
+	if (!u)
+		return deps & ~md ? cg_guard(fn, deps & ~md)
+				  : LLVMConstInt(fn->cg->t_i1, 1, 0);
+	c = LLVMBuildOr(B, cg_guard(fn, md), u, "");
+	return deps & ~md ? LLVMBuildAnd(B, cg_guard(fn, deps & ~md), c, "") : c;
+}
+
 static void
 lower_body(CgFn *fn, int entry)
 {
@@ -1116,7 +1216,7 @@ lower_body(CgFn *fn, int entry)
 		return;
 	copy[0] = cg_new_block(fn, "fast");
 	copy[1] = cg_new_block(fn, "generic");
-	LLVMBuildCondBr(B, cg_guard(fn, deps), copy[0], copy[1]);
+	LLVMBuildCondBr(B, version_cond(fn, tail, deps), copy[0], copy[1]);
 	for (i = 0; i < 2 && !fn->failed; i++) {
 		LLVMPositionBuilderAtEnd(B, copy[i]);
 		fn->mode = i ? CG_GENERIC : CG_FAST;

@@ -447,21 +447,37 @@ loop_ok(Access *a, int n, uint32_t nr)
 /* A load: the loop loads each element (masked-off ones are `other`) into
  * the array, which load_back reads back as the fast path's words (a row
  * kernel's generic path had an unrolled predicated load, address and
- * compare per element). */
+ * compare per element).  An iteration issues LOADS_IN_FLIGHT loads before
+ * it stores any: one load at a time streamed a row kernel's unaligned rows
+ * at a fraction of the bandwidth. */
+enum { LOADS_IN_FLIGHT = 4 };
+
 static LLVMValueRef
 load_loop(Access *a)
 {
 	CgFn *fn = a->fn;
+	LLVMBuilderRef B = fn->cg->B;
 	Op *op = a->op;
+	uint32_t mi = 1 + a->nvals, nr = (uint32_t)ly_nregs(a->ly), k, i;
 	LLVMValueRef arr = elem_array(a, "ld.vals"), c[TY_MAX_RANK], p, m, o, j;
+	LLVMValueRef jj[LOADS_IN_FLIGHT], w[LOADS_IN_FLIGHT];
 	CgLoop loop;
 
-	j = elem_loop_begin(a, &loop, "ld", c, &p, &m);
-	o = op->nopnds > 2 ? cg_elem_at(fn, op->opnds[2], c)
-			   : LLVMConstNull(cg_type(fn->cg, a->ety));
-	LLVMBuildStore(fn->cg->B, vec_load_words(a, p, 1, m, &o),
-		       elem_slot(a, arr, j));
-	cg_loop_end(fn, &loop, (uint32_t)ly_nregs(a->ly));
+	for (k = MIN(nr, LOADS_IN_FLIGHT); nr % k; k--)
+		;
+	j = LLVMBuildMul(B, cg_loop_begin(fn, &loop, "ld"), cg_i32(fn->cg, k), "");
+	for (i = 0; i < k; i++) {
+		jj[i] = i ? LLVMBuildAdd(B, j, cg_i32(fn->cg, i), "") : j;
+		cg_reg_coords(fn, a->ly, jj[i], c);
+		p = cg_elem_at(fn, op->opnds[0], c);
+		m = op->nopnds > mi ? cg_elem_at(fn, op->opnds[mi], c) : NULL;
+		o = op->nopnds > 2 ? cg_elem_at(fn, op->opnds[2], c)
+				   : LLVMConstNull(cg_type(fn->cg, a->ety));
+		w[i] = vec_load_words(a, p, 1, m, &o);
+	}
+	for (i = 0; i < k; i++)
+		LLVMBuildStore(B, w[i], elem_slot(a, arr, jj[i]));
+	cg_loop_end(fn, &loop, nr / k);
 	return arr;
 }
 
