@@ -11,10 +11,14 @@
 #   the same kernel on the nearest aligned shape (multiples of 128),
 #   TFLOP/s counting the shape's own flops; cuBLAS beside it.
 # - rows: softmax and layernorm (bf16) over widths from 1 to 65536, odd
-#   ones among them, against torch; each width runs the smallest
-#   compiled BLOCK that holds it (1k, 4k, 32k), wider rows softmax_loop.
+#   ones among them, against torch; each width runs the build that the
+#   examples' header comments name for it (examples/softmax.tlx,
+#   layernorm.tlx): BLOCK the smallest power of two >= the width up to
+#   32768, ROWS and WARPS by default; wider rows softmax_loop with
+#   BLOCK=8192, and layernorm with BLOCK=65536 (no fast build yet).
 # - vector: vadd and copy (f32) at sizes that are not multiples of the
-#   block, against torch's copy bandwidth at 2^28 elements.
+#   block, against torch's copy bandwidth at 2^28 elements and at the
+#   same size.
 #
 # Times are medians of CUDA events (bench_kernels; triton.testing.do_bench
 # for torch).
@@ -47,10 +51,12 @@ def cubin(name):
     return os.path.join(here, "cubin", name)
 
 
-def record(kernel, size, value, base, base_name, unit):
+def record(kernel, size, value, base, base_name, unit, build=None):
     r = {"kernel": kernel, "size": size, "tlx": value, "baseline": base,
          "baseline_name": base_name, "unit": unit,
          "ratio": value / base if value and base else None}
+    if build:
+        r["build"] = build
     res["rows"].append(r)
     print(json.dumps(r), flush=True)
     if r["ratio"] is not None:
@@ -87,14 +93,16 @@ if "gemm" in parts:
             torch.cuda.empty_cache()
 
 if "rows" in parts:
-    WIDTHS = [1, 7, 100, 127, 1000, 1024, 1025, 3000, 4095, 4096, 4097, 8191, 8192, 16000,
-              30001, 32768, 50257, 65536]
+    WIDTHS = [1, 7, 8, 64, 100, 127, 256, 1000, 1024, 1025, 2048, 3000, 4095, 4096, 4097, 8191,
+              8192, 16000, 30001, 32768, 50257, 65536]
 
     def module(kernel, n):
-        for cap, mod in ((1024, "1k"), (4096, "4k"), (32768, "32k")):
-            if n <= cap:
-                return kernel, cubin(f"{kernel}{mod}.cubin")
-        return ("softmax_loop", cubin("softmax_loop-B8192.cubin")) if kernel == "softmax" else (None, None)
+        b = 1 << (n - 1).bit_length()  # the smallest power of two >= n
+        if b <= 32768:
+            return kernel, f"{kernel}-B{b}.cubin"
+        if kernel == "softmax":
+            return "softmax_loop", "softmax_loop-B8192.cubin"
+        return kernel, "layernorm-B65536.cubin"
 
     for n in WIDTHS:
         m = max(1, (1 << 26) // n)
@@ -107,11 +115,10 @@ if "rows" in parts:
         torch.cuda.empty_cache()
         for k, name in (("softmax", "torch.softmax"), ("layernorm", "torch layer_norm")):
             kn, mod = module(k, n)
-            if not kn:
-                continue
-            o = ours(kn, mod, m, n)
+            o = ours(kn, cubin(mod), m, n)
             aligned = "aligned" if n % 16 == 0 else "odd"
-            record(f"{k} bf16 ({aligned} widths)", f"{m}x{n}", o and o["TBps"], base[k], name, "TB/s")
+            record(f"{k} bf16 ({aligned} widths)", f"{m}x{n}", o and o["TBps"], base[k], name,
+                   "TB/s", build=mod)
 
 if "vector" in parts:
     n = 1 << 28
@@ -122,10 +129,17 @@ if "vector" in parts:
     torch.cuda.empty_cache()
     res["copy_TBps"] = copy_bw
     for n in ((1 << 24) + 1, 30000007, 100000007, (1 << 28) - 3):
+        x = torch.empty(n, dtype=torch.float32, device="cuda").normal_()
+        z = torch.empty_like(x)
+        same_bw = 2 * n * 4 / med(lambda: z.copy_(x)) / 1e9
+        del x, z
+        torch.cuda.empty_cache()
         for k in ("vadd", "copy"):
             o = ours(k, cubin(k + ".cubin"), n)
             record(f"{k} f32 vs copy bandwidth", str(n), o and o["TBps"], copy_bw,
                    "torch copy_ at 2^28", "TB/s")
+            record(f"{k} f32 vs copy at the same size", str(n), o and o["TBps"], same_bw,
+                   "torch copy_ at the same n", "TB/s")
 
 print(json.dumps({"worst": res["worst"]}, indent=1))
 if len(sys.argv) > 1:
