@@ -319,7 +319,7 @@ sema_broadcast_shape(Sema *s, Type *a, Type *b, Type *elem, SrcRange loc)
 	int ra = a->kind == TY_TILE ? a->rank : 0;
 	int rb = b->kind == TY_TILE ? b->rank : 0;
 	int r = MAX(ra, rb), i;
-	int64_t shape[TY_MAX_RANK];
+	int64_t shape[TY_MAX_RANK], numel = 1;
 
 	for (i = 0; i < r; i++) {
 		int64_t da = i < r - ra ? 1 : a->shape[i - (r - ra)];
@@ -339,6 +339,19 @@ sema_broadcast_shape(Sema *s, Type *a, Type *b, Type *elem, SrcRange loc)
 			return NULL;
 		}
 		shape[i] = da == 1 ? db : da;
+		numel = MIN(numel * shape[i], (int64_t)1 << 21);
+	}
+	/* each operand is within the limit, their broadcast need not be
+	 * (range(ROWS)[:, None] + range(BLOCK)[None, :]) */
+	if (numel > (1 << 20)) {
+		Buf m = { 0 };
+
+		for (i = 0; i < r; i++)
+			buf_printf(&m, "%s%lld", i ? "x" : "", (long long)shape[i]);
+		diag_error(s->diag, loc, "a tile of shape %s is too large (at "
+			   "most 1048576 elements)", m.s);
+		buf_free(&m);
+		return NULL;
 	}
 	return ty_tile(s->ir, elem, r, shape);
 }
