@@ -7,8 +7,8 @@
  *
  *   examples_test vadd MODULE N
  *   examples_test copy MODULE N
- *   examples_test softmax|softmax_loop MODULE ROWS COLS
- *   examples_test layernorm MODULE ROWS COLS
+ *   examples_test softmax|softmax_loop MODULE ROWS COLS [STRIDE]
+ *   examples_test layernorm MODULE ROWS COLS [STRIDE]
  *   examples_test matmul MODULE M N K
  *   examples_test gemm MODULE KERNEL M N K     (TMA GEMMs: gemm_ws, ...)
  *   examples_test gemm_fp8 MODULE KERNEL M N K (C = A @ BT^T, e4m3)
@@ -305,10 +305,27 @@ random_bf16(size_t n, double scale, double shift)
 	return h;
 }
 
-static int
-run_softmax(const char *path, const char *name, int rows, int cols)
+/* Rows of cols elements stride apart: x random everywhere (the gaps too),
+ * y poisoned; the gaps of y must stay poisoned. */
+static bool
+gap_intact(const uint16_t *y, int rows, int cols, int stride)
 {
-	size_t n = (size_t)rows * cols, r, c;
+	size_t r, c;
+
+	for (r = 0; r + 1 < (size_t)rows; r++)
+		for (c = (size_t)cols; c < (size_t)stride; c++)
+			if (y[r * stride + c] != 0xffff) {
+				printf("FAIL: the kernel wrote between rows (row %zu, "
+				       "column %zu)\n", r, c);
+				return false;
+			}
+	return true;
+}
+
+static int
+run_softmax(const char *path, const char *name, int rows, int cols, int stride)
+{
+	size_t n = rows ? (size_t)(rows - 1) * stride + cols : 0, r, c;
 	uint16_t *x = random_bf16(n, 4, 0), *y;
 	tlxrt_ptr dx = dalloc(n, 2), dy = dalloc(n, 2);
 	tlxrt_module *m;
@@ -322,28 +339,30 @@ run_softmax(const char *path, const char *name, int rows, int cols)
 	a[1] = tlxrt_arg_ptr(dy);
 	a[2] = tlxrt_arg_i32(rows);
 	a[3] = tlxrt_arg_i32(cols);
-	a[4] = tlxrt_arg_i32(cols);
+	a[4] = tlxrt_arg_i32(stride);
 	ms = launch(k, a, 5);
 	y = download(dy, n, 2);
+	if (!gap_intact(y, rows, cols, stride))
+		return 1;
 	for (r = 0; r < (size_t)rows; r++) {
+		const uint16_t *xr = x + r * stride, *yr = y + r * stride;
 		double mx = -INFINITY, s = 0;
 
 		for (c = 0; c < (size_t)cols; c++)
-			mx = fmax(mx, from_bf16(x[r * cols + c]));
+			mx = fmax(mx, from_bf16(xr[c]));
 		for (c = 0; c < (size_t)cols; c++)
-			s += exp(from_bf16(x[r * cols + c]) - mx);
+			s += exp(from_bf16(xr[c]) - mx);
 		for (c = 0; c < (size_t)cols; c++)
-			compare(&e, r * cols + c, from_bf16(y[r * cols + c]),
-				exp(from_bf16(x[r * cols + c]) - mx) / s,
-				1e-6, 1.0 / 128);
+			compare(&e, r * stride + c, from_bf16(yr[c]),
+				exp(from_bf16(xr[c]) - mx) / s, 1e-6, 1.0 / 128);
 	}
 	return report(name, &e, ms);
 }
 
 static int
-run_layernorm(const char *path, int rows, int cols)
+run_layernorm(const char *path, int rows, int cols, int stride)
 {
-	size_t n = (size_t)rows * cols, r, c;
+	size_t n = rows ? (size_t)(rows - 1) * stride + cols : 0, r, c;
 	uint16_t *x = random_bf16(n, 2, 0.5), *w = random_bf16((size_t)cols, 1, 1),
 		 *bias = random_bf16((size_t)cols, 1, 0), *y;
 	tlxrt_ptr dx = dalloc(n, 2), dw = dalloc((size_t)cols, 2),
@@ -364,25 +383,28 @@ run_layernorm(const char *path, int rows, int cols)
 	a[3] = tlxrt_arg_ptr(dy);
 	a[4] = tlxrt_arg_i32(rows);
 	a[5] = tlxrt_arg_i32(cols);
-	a[6] = tlxrt_arg_i32(cols);
+	a[6] = tlxrt_arg_i32(stride);
 	a[7] = tlxrt_arg_f32(eps);
 	ms = launch(k, a, 8);
 	y = download(dy, n, 2);
+	if (!gap_intact(y, rows, cols, stride))
+		return 1;
 	for (r = 0; r < (size_t)rows; r++) {
+		const uint16_t *xr = x + r * stride, *yr = y + r * stride;
 		double mean = 0, var = 0, rstd;
 
 		for (c = 0; c < (size_t)cols; c++)
-			mean += from_bf16(x[r * cols + c]);
+			mean += from_bf16(xr[c]);
 		mean /= cols;
 		for (c = 0; c < (size_t)cols; c++) {
-			double d = from_bf16(x[r * cols + c]) - mean;
+			double d = from_bf16(xr[c]) - mean;
 
 			var += d * d;
 		}
 		rstd = 1 / sqrt(var / cols + eps);
 		for (c = 0; c < (size_t)cols; c++)
-			compare(&e, r * cols + c, from_bf16(y[r * cols + c]),
-				(from_bf16(x[r * cols + c]) - mean) * rstd *
+			compare(&e, r * stride + c, from_bf16(yr[c]),
+				(from_bf16(xr[c]) - mean) * rstd *
 				from_bf16(w[c]) + from_bf16(bias[c]),
 				2e-2, 1.0 / 64);
 	}
@@ -695,9 +717,11 @@ main(int argc, char **argv)
 	if (!strcmp(what, "vadd") || !strcmp(what, "copy"))
 		rc = run_vadd(path, arg(argv, argc, 3), !strcmp(what, "copy"));
 	else if (!strcmp(what, "softmax") || !strcmp(what, "softmax_loop"))
-		rc = run_softmax(path, what, arg(argv, argc, 3), arg(argv, argc, 4));
+		rc = run_softmax(path, what, arg(argv, argc, 3), arg(argv, argc, 4),
+				 argc > 5 ? arg(argv, argc, 5) : arg(argv, argc, 4));
 	else if (!strcmp(what, "layernorm"))
-		rc = run_layernorm(path, arg(argv, argc, 3), arg(argv, argc, 4));
+		rc = run_layernorm(path, arg(argv, argc, 3), arg(argv, argc, 4),
+				   argc > 5 ? arg(argv, argc, 5) : arg(argv, argc, 4));
 	else if (!strcmp(what, "matmul"))
 		rc = run_matmul(path, arg(argv, argc, 3), arg(argv, argc, 4),
 				arg(argv, argc, 5));
