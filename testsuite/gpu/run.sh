@@ -16,6 +16,21 @@ for rc in "7 1000" "3 1024" "33 1" "4096 1000"; do t softmax cubin/softmax1k.cub
 for rc in "2 4096" "1000 3000" "32768 4096"; do t softmax cubin/softmax4k.cubin $rc; done
 for rc in "5 777" "2 1024" "4096 1000"; do t layernorm cubin/layernorm1k.cubin $rc; done
 for rc in "1000 3000" "32768 4096" "33 4001" "7 4095"; do t layernorm cubin/layernorm4k.cubin $rc; done
+# the rule's builds (examples/softmax.tlx, layernorm.tlx): every BLOCK
+# at a width it takes, aligned and not, with row counts that are not a
+# multiple of ROWS, and with a stride wider than the row
+for k in softmax layernorm; do
+	b=1
+	while [ $b -le 32768 ]; do
+		w=$(( b > 2 ? b * 3 / 4 + 1 : b ))
+		r=$(( 300000 / b + 3 ))
+		t $k cubin/$k-B$b.cubin $r $b
+		t $k cubin/$k-B$b.cubin $r $w
+		t $k cubin/$k-B$b.cubin 5 $w $((b + 8))
+		b=$((b * 2))
+	done
+done
+t layernorm cubin/layernorm-B65536.cubin 7 50257
 # the benchmark's sweep: the fast copy with full and partly masked rows
 # (zeros in softmax: the division's slow path), the generic copy (cols not
 # a multiple of 16)

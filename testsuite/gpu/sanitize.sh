@@ -34,6 +34,9 @@ for tool in memcheck racecheck synccheck; do
 	s $tool ./examples_test layernorm cubin/layernorm1k.cubin 5 777
 	s $tool ./examples_test layernorm cubin/layernorm4k.cubin 3 4001
 	s $tool ./examples_test layernorm cubin/layernorm32k.cubin 2 30001
+	s $tool ./examples_test softmax cubin/softmax-B128.cubin 37 100
+	s $tool ./examples_test layernorm cubin/layernorm-B128.cubin 37 100
+	s $tool ./examples_test layernorm cubin/layernorm-B8.cubin 300 8
 	s $tool ./examples_test softmax_loop cubin/softmax_loop-B4096.cubin 3 30001
 	s $tool ./examples_test matmul cubin/matmul64.cubin 100 72 40
 	s $tool ./examples_test matmul cubin/matmul.cubin 300 200 100
