@@ -476,22 +476,17 @@ lower_one(CgFn *fn, Op *op)
 		fn->failed = true;
 }
 
-/* The op a load schedule.c moved stood before, past other moved loads;
- * NULL when op was not moved. */
+/* The op a load schedule.c moved stood before (resolved there, past
+ * other moved loads); NULL when op was not moved. */
 static Op *
 hoist_anchor(CgFn *fn, Op *op)
 {
-	Op *next = NULL;
 	uint32_t i;
 
-	for (i = 0; i < fn->hoists.n; i++) {
-		if (fn->hoists.v[i].ld != op)
-			continue;
-		next = fn->hoists.v[i].next;
-		op = next;
-		i = (uint32_t)-1;  /* that one may have moved too */
-	}
-	return next;
+	for (i = 0; i < fn->hoists.n; i++)
+		if (fn->hoists.v[i].ld == op)
+			return fn->hoists.v[i].next;
+	return NULL;
 }
 
 /* Needs op no lowering at its place, or only a uniform scalar? */
@@ -572,7 +567,7 @@ lower_from(CgFn *fn, Block *b, Op *from, Op *to, bool defer)
 		next = op->next;
 		if (defer) {
 			for (i = 0; i < fn->hoists.n; i++)
-				if (hoist_anchor(fn, fn->hoists.v[i].ld) == op)
+				if (fn->hoists.v[i].next == op)
 					lower_one(fn, fn->hoists.v[i].ld);
 			if (hoist_anchor(fn, op))
 				continue;

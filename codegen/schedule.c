@@ -122,6 +122,59 @@ hoist(CgFn *fn, Op *ld, int64_t *held)
 	}
 }
 
+/* Where a generic copy lowers the moved load h: the op it stood
+ * before, past other moved loads; NULL for none or a cycle. */
+static Op *
+place(CgFn *fn, const CgHoist *h)
+{
+	Op *at = h->next;
+	uint32_t i, steps = 0;
+
+	for (i = 0; at && i < fn->hoists.n; i++)
+		if (fn->hoists.v[i].ld == at) {
+			if (++steps > fn->hoists.n)
+				return NULL;
+			at = fn->hoists.v[i].next;
+			i = (uint32_t)-1;
+		}
+	return at;
+}
+
+static bool
+is_moved(CgFn *fn, Op *op)
+{
+	uint32_t i;
+
+	for (i = 0; i < fn->hoists.n; i++)
+		if (fn->hoists.v[i].ld == op)
+			return true;
+	return false;
+}
+
+/* Is every op of the load's block that it reads before its place, and
+ * none of them a moved load? */
+static bool
+place_ok(CgFn *fn, const CgHoist *h, Op *at)
+{
+	Op *d, *o;
+	uint32_t i;
+
+	if (!at || at->parent != h->ld->parent)
+		return false;
+	for (i = 0; i < h->ld->nopnds; i++) {
+		d = ir_val(fn->f, h->ld->opnds[i])->def;
+		if (!d || d->parent != h->ld->parent)
+			continue;
+		if (is_moved(fn, d))
+			return false;
+		for (o = d; o && o != at; o = o->next)
+			;
+		if (!o)
+			return false;
+	}
+	return true;
+}
+
 static void
 walk(CgFn *fn, Block *b)
 {
@@ -141,5 +194,25 @@ walk(CgFn *fn, Block *b)
 void
 cg_schedule(CgFn *fn)
 {
+	uint32_t i, k;
+	Op **at;
+
 	walk(fn, fn->f->body);
+	if (!fn->hoists.n)
+		return;
+	/* each record's place resolved once (kernel.c looks them up per op);
+	 * a generic copy lowers a moved load there only where that place is
+	 * still after everything the load reads: a later move may have taken
+	 * the op it stood before up above the load's own operands, or chained
+	 * two places into a cycle; the others are lowered where they moved
+	 * to, which is always right */
+	at = arena_alloc(fn->a, fn->hoists.n * sizeof *at);
+	for (i = 0; i < fn->hoists.n; i++)
+		at[i] = place(fn, &fn->hoists.v[i]);
+	for (i = k = 0; i < fn->hoists.n; i++)
+		if (place_ok(fn, &fn->hoists.v[i], at[i])) {
+			fn->hoists.v[k] = fn->hoists.v[i];
+			fn->hoists.v[k++].next = at[i];
+		}
+	fn->hoists.n = k;
 }

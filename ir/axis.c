@@ -220,6 +220,24 @@ max_contig(const Axis *a, const Type *t)
 	return m;
 }
 
+/* Do the two shapes differ only in dims of 1? */
+static bool
+reshape_units(const Type *a, const Type *b)
+{
+	int i = 0, j = 0;
+
+	for (;;) {
+		while (i < a->rank && a->shape[i] == 1)
+			i++;
+		while (j < b->rank && b->shape[j] == 1)
+			j++;
+		if (i == a->rank || j == b->rank)
+			return i == a->rank && j == b->rank;
+		if (a->shape[i++] != b->shape[j++])
+			return false;
+	}
+}
+
 static void
 shape_op(AxCtx *c, Op *op, Axis *r, const Axis *a)
 {
@@ -266,7 +284,17 @@ shape_op(AxCtx *c, Op *op, Axis *r, const Axis *a)
 	default:  /* reshape */
 		if (at->kind != TY_TILE || !rt->rank)
 			break;
-		if (rt->shape[rt->rank - 1] == at->shape[at->rank - 1]) {
+		if (reshape_units(at, rt)) {
+			/* adds or drops dims of 1: the others keep their facts */
+			for (d = 0; d < rt->rank; d++) {
+				while (n < at->rank && at->shape[n] == 1)
+					n++;
+				if (rt->shape[d] == 1 || n >= at->rank)
+					continue;
+				r->contig[d] = a->contig[n];
+				r->cnst[d] = a->cnst[n++];
+			}
+		} else if (rt->shape[rt->rank - 1] == at->shape[at->rank - 1]) {
 			/* only the innermost dim's facts survive */
 			r->contig[rt->rank - 1] = a->contig[at->rank - 1];
 			r->cnst[rt->rank - 1] = a->cnst[at->rank - 1];
