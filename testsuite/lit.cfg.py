@@ -56,6 +56,12 @@ config.substitutions.append(("%python", pyenv + " /usr/bin/python3"))
 import shutil
 if shutil.which("man"):
     config.available_features.add("man")
+# a vim with syntax highlighting (vim.tiny has none) for syntax-vim.test
+if shutil.which("vim") and subprocess.run(
+        ["vim", "-Nu", "NONE", "-i", "NONE", "-Es", "-c",
+         "if has('syntax') | qa! | else | cq | endif"],
+        stdin=subprocess.DEVNULL, capture_output=True).returncode == 0:
+    config.available_features.add("vim")
 
 if config.ptxas:
     config.available_features.add("ptxas")

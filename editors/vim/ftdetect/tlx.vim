@@ -1,0 +1,2 @@
+" tlx kernels: *.tlx
+autocmd BufRead,BufNewFile *.tlx setfiletype tlx
