@@ -300,22 +300,28 @@ fma_f32(CgFn *fn, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c)
 	return cg_intr(fn->cg, "llvm.fma", &t, 1, args, 3);
 }
 
-/* The rare path of div_uniform: every a[i] / b with div.rn, as a loop
- * over a local array rather than one div.rn per register (ptxas expands
+/* The rare path of div_uniform: every a[i] / b[i] with div.rn, as a loop
+ * over local arrays rather than one div.rn per register (ptxas expands
  * each into a dozen instructions and a call: a softmax row of 32
  * elements per thread took it 40 ms more to assemble).  Returns the block
  * the quotients are defined in. */
 static LLVMBasicBlockRef
 div_slow_loop(CgFn *fn, Type *e, LLVMValueRef *a, uint32_t dup, uint32_t n,
-	      LLVMValueRef b, LLVMValueRef *r)
+	      LLVMValueRef *b, LLVMValueRef *r)
 {
 	Cg *cg = fn->cg;
 	LLVMBuilderRef B = cg->B;
 	LLVMTypeRef at = LLVMArrayType2(cg->t_f32, n);
 	LLVMValueRef arr = LLVMBuildAlloca(fn->Balloca, at, "quot"), ix[2], p;
+	LLVMValueRef den = b[0], d;
 	CgLoop loop;
 	uint32_t i;
+	bool one = true;
 
+	for (i = 1; i < n; i++)
+		one = one && (b[i] == b[0] || (i & dup));
+	if (!one)
+		den = LLVMBuildAlloca(fn->Balloca, at, "den");
 	ix[0] = cg_i32(cg, 0);
 	for (i = 0; i < n; i++) {
 		if (i & dup)
@@ -323,11 +329,15 @@ div_slow_loop(CgFn *fn, Type *e, LLVMValueRef *a, uint32_t dup, uint32_t n,
 		ix[1] = cg_i32(cg, i);
 		LLVMBuildStore(B, cg_widen(fn, e, a[i]),
 			       LLVMBuildGEP2(B, at, arr, ix, 2, ""));
+		if (!one)
+			LLVMBuildStore(B, b[i], LLVMBuildGEP2(B, at, den, ix, 2, ""));
 	}
 	ix[1] = cg_loop_begin(fn, &loop, "div");
 	p = LLVMBuildGEP2(B, at, arr, ix, 2, "");
+	d = one ? den : LLVMBuildLoad2(B, cg->t_f32,
+				       LLVMBuildGEP2(B, at, den, ix, 2, ""), "");
 	LLVMBuildStore(B, LLVMBuildFDiv(B, LLVMBuildLoad2(B, cg->t_f32, p, ""),
-					b, ""), p);
+					d, ""), p);
 	cg_loop_end(fn, &loop, n);
 	for (i = 0; i < n; i++) {
 		if (i & dup)
@@ -339,16 +349,19 @@ div_slow_loop(CgFn *fn, Type *e, LLVMValueRef *a, uint32_t dup, uint32_t n,
 	return loop.exit;
 }
 
-/* A tile divided by one value (a row's sum broadcast back: softmax).
- * The reciprocal is refined once, r = rcp(b) + rcp(b) (1 - b rcp(b)),
- * then each element takes q = a r and q - r (b q - a), with the
- * remainder exact in an fma: the sequence of div.rn's own fast path,
- * IEEE's rounded quotient wherever nothing under- or overflows, which
- * holds when |b| and every |a| lie in [2^-60, 2^60] (all quotients and
- * remainders normal).  A thread with an element outside (zero, inf,
- * subnormal, huge) divides all of them with div.rn instead, in a loop
- * (div_slow_loop); NaNs pass through either way.  Five instructions per
- * element instead of ten and a convergence barrier each. */
+/* A tile divided by a few values (rows' sums broadcast back: softmax,
+ * one row per thread or several).  Each divisor's reciprocal is refined
+ * once, r = rcp(b) + rcp(b) (1 - b rcp(b)), then each element takes
+ * q = a r and q - r (b q - a), with the remainder exact in an fma: the
+ * sequence of div.rn's own fast path, IEEE's rounded quotient wherever
+ * nothing under- or overflows, which holds when every |b| and every |a|
+ * lie in [2^-60, 2^60] (all quotients and remainders normal).  A thread
+ * with an element outside (zero, inf, subnormal, huge) divides all of
+ * them with div.rn instead, in a loop (div_slow_loop); NaNs pass through
+ * either way.  Five instructions per element instead of ten and a
+ * convergence barrier each. */
+enum { DIV_DIVISORS = 4 };  /* distinct divisors per thread, at most */
+
 static bool
 div_uniform(CgFn *fn, Op *op, LLVMValueRef **in, const Layout *ly,
 	    LLVMValueRef *r)
@@ -356,24 +369,40 @@ div_uniform(CgFn *fn, Op *op, LLVMValueRef **in, const Layout *ly,
 	Cg *cg = fn->cg;
 	LLVMBuilderRef B = cg->B;
 	Type *e = ty_elem(ir_type(fn->f, op->opnds[0]));
-	uint32_t dup = ly_dup_mask(ly), i, n = (uint32_t)ly_nregs(ly);
-	LLVMValueRef b, rc, hi, lo, ok, *q;
+	uint32_t dup = ly_dup_mask(ly), i, k, nd = 0, n = (uint32_t)ly_nregs(ly);
+	LLVMValueRef dv[DIV_DIVISORS], bw[DIV_DIVISORS], rcs[DIV_DIVISORS];
+	LLVMValueRef hi = NULL, lo = NULL, ok, *q, *bs, x;
+	uint8_t *which;
 	LLVMBasicBlockRef fast, slow, join;
 
 	if (op->kind != OP_DIV || cg->o->fast_math || n < 2 ||
 	    (e->kind != TY_F32 && !is_half(e)))
 		return false;
-	for (i = 1; i < n; i++)
-		if (in[1][i] != in[1][0])
-			return false;
-	b = cg_widen(fn, e, in[1][0]);
-	rc = cg_intr(cg, "llvm.nvvm.rcp.approx.ftz.f", NULL, 0, &b, 1);
-	rc = fma_f32(fn, rc, fma_f32(fn, LLVMBuildFNeg(B, b, ""), rc,
-				     fconst(fn, 1.0)), rc);
-	hi = lo = intr1(fn, "llvm.fabs", b);
+	which = arena_alloc(fn->a, n);
 	for (i = 0; i < n; i++) {
-		LLVMValueRef x;
-
+		for (k = 0; k < nd && dv[k] != in[1][i]; k++)
+			;
+		if (k == nd) {
+			if (nd == DIV_DIVISORS || (i & dup))
+				return false;
+			dv[nd++] = in[1][i];
+		}
+		which[i] = (uint8_t)k;
+	}
+	if (nd * 2 > n)
+		return false;
+	for (k = 0; k < nd; k++) {
+		bw[k] = cg_widen(fn, e, dv[k]);
+		rcs[k] = cg_intr(cg, "llvm.nvvm.rcp.approx.ftz.f", NULL, 0, &bw[k], 1);
+		rcs[k] = fma_f32(fn, rcs[k], fma_f32(fn, LLVMBuildFNeg(B, bw[k], ""),
+						      rcs[k], fconst(fn, 1.0)), rcs[k]);
+		x = intr1(fn, "llvm.fabs", bw[k]);
+		hi = hi ? intr2(fn, "llvm.maxnum", hi, x) : x;
+		lo = lo ? intr2(fn, "llvm.minnum", lo, x) : x;
+	}
+	bs = cg_regs(fn, ly);
+	for (i = 0; i < n; i++) {
+		bs[i] = bw[which[i]];
 		if (i & dup)
 			continue;
 		x = intr1(fn, "llvm.fabs", cg_widen(fn, e, in[0][i]));
@@ -391,18 +420,18 @@ div_uniform(CgFn *fn, Op *op, LLVMValueRef **in, const Layout *ly,
 	LLVMPositionBuilderAtEnd(B, fast);
 	q = cg_regs(fn, ly);
 	for (i = 0; i < n; i++) {
-		LLVMValueRef a, rem;
+		LLVMValueRef a, rem, rc = rcs[which[i]];
 
 		if (i & dup)
 			continue;
 		a = cg_widen(fn, e, in[0][i]);
 		q[i] = LLVMBuildFMul(B, a, rc, "");
-		rem = fma_f32(fn, q[i], b, LLVMBuildFNeg(B, a, ""));
+		rem = fma_f32(fn, q[i], bs[i], LLVMBuildFNeg(B, a, ""));
 		q[i] = fma_f32(fn, LLVMBuildFNeg(B, rem, ""), rc, q[i]);
 	}
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, slow);
-	slow = div_slow_loop(fn, e, in[0], dup, n, b, r);
+	slow = div_slow_loop(fn, e, in[0], dup, n, bs, r);
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, join);
 	for (i = 0; i < n; i++) {
