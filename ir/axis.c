@@ -39,13 +39,17 @@ rank_of(Type *t)
 	return t->kind == TY_TILE ? t->rank : 0;
 }
 
+/* The largest power of 2 dividing v (in two's complement, that of |v|,
+ * INT64_MIN's included); AX_BIG for 0. */
 static int64_t
 lowbit(int64_t v)
 {
-	if (v == 0)
+	uint64_t u = (uint64_t)v;
+
+	if (u == 0)
 		return AX_BIG;
-	v = v < 0 ? -v : v;
-	return MIN(v & -v, AX_BIG);
+	u &= -u;
+	return u > (uint64_t)AX_BIG ? AX_BIG : (int64_t)u;
 }
 
 static void
