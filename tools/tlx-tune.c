@@ -86,6 +86,9 @@ typedef struct Tuner {
 	double budget, timeout;
 	int repeats;
 	int64_t size;
+	int64_t elems;       /* elements of each pointer buffer */
+	const char *sargs[MAXD];  /* --arg NAME=VALUE */
+	int nsargs;
 	const char *defs[MAXD];
 	int ndefs;
 	Synth syn[MAXSYN];
@@ -149,13 +152,16 @@ help(void)
 "  --repeats N           timed runs per candidate; the median counts\n"
 "                        (default: 3 on sim, 10 on cuda)\n"
 "  --size N              the problem size (default 4096), see below\n"
+"  --elems N             elements of each buffer (default: --size)\n"
+"  --arg NAME=VALUE      the value of scalar parameter NAME (repeat)\n"
 "  -D NAME=VALUE         a fixed const override for every candidate\n"
 "  --json FILE           write a report of every evaluation\n"
 "  -h, --help            this text\n"
 "\n"
-"arguments: every pointer parameter gets a buffer of --size elements of its\n"
-"type filled with deterministic values, every integer scalar the value of\n"
-"--size, every float scalar 1.0; the grid comes from the kernel's grid\n"
+"arguments: every pointer parameter gets a buffer of --elems elements of its\n"
+"type filled with deterministic values, every scalar named by --arg that\n"
+"value, every other integer scalar the value of --size, every other float\n"
+"scalar 1.0; the grid comes from the kernel's grid\n"
 "function.  All pointer buffers are compared with the default\n"
 "configuration's after one launch (floats within a tolerance scaled by\n"
 "magnitude, everything else bitwise).\n"
@@ -381,6 +387,21 @@ parse_args(Tuner *T, int argc, char **argv)
 				return usage_error("--size '%s': expected an "
 						   "integer 1..%d", val, 1 << 28);
 			T->size = v;
+		} else if (IS("--elems")) {
+			VALUE();
+			if (parse_int(val, &v) || v < 1 || v > (1 << 28))
+				return usage_error("--elems '%s': expected an "
+						   "integer 1..%d", val, 1 << 28);
+			T->elems = v;
+		} else if (IS("--arg")) {
+			VALUE();
+			if (!strchr(val, '=') || *val == '=')
+				return usage_error("--arg '%s': expected "
+						   "NAME=VALUE (e.g. --arg "
+						   "cols=1024)", val);
+			if (T->nsargs == MAXD)
+				return usage_error("--arg: at most %d", MAXD);
+			T->sargs[T->nsargs++] = val;
 		} else if (IS("--budget") || IS("--timeout")) {
 			double d;
 
@@ -440,6 +461,8 @@ parse_args(Tuner *T, int argc, char **argv)
 					   "--space; give it one way", T->defs[d]);
 	if (!T->repeats)
 		T->repeats = T->backend == BK_CUDA ? 10 : 3;
+	if (!T->elems)
+		T->elems = T->size;
 	T->cost_unit = T->backend == BK_CUDA  ? "ms (cuda events, median)"
 		     : T->backend == BK_SIM   ? "s (wall time of the simulator, median)"
 					      : "synthetic";
@@ -713,6 +736,44 @@ synth_run(Tuner *T, const int *cfg, int fd)
 	       write_all(fd, &wrong, 1) ? 3 : 0;
 }
 
+/* A scalar argument: its --arg value, else --size (integers) or 1.0. */
+static int
+scalar_arg(const Tuner *T, const tlxrt_param_info *pi, tlxrt_arg *a)
+{
+	double f = pi->type == TLXRT_F32 || pi->type == TLXRT_F64 ? 1 : 0;
+	int64_t x = T->size;
+	int isf = f != 0;
+
+	for (int j = 0; j < T->nsargs; j++) {
+		const char *v = T->sargs[j], *eq = strchr(v, '=');
+		char *end;
+
+		if (strlen(pi->name) != (size_t)(eq - v) ||
+		    strncmp(v, pi->name, (size_t)(eq - v)))
+			continue;
+		if (isf) {
+			f = strtod(eq + 1, &end);
+			if (end == eq + 1 || *end)
+				goto bad;
+		} else if (parse_int(eq + 1, &x)) {
+			goto bad;
+		}
+	}
+	switch (pi->type) {
+	case TLXRT_F32: *a = tlxrt_arg_f32((float)f); break;
+	case TLXRT_F64: *a = tlxrt_arg_f64(f); break;
+	case TLXRT_I64: *a = tlxrt_arg_i64(x); break;
+	case TLXRT_U32: *a = tlxrt_arg_u32((uint32_t)x); break;
+	case TLXRT_U64: *a = tlxrt_arg_u64((uint64_t)x); break;
+	default: *a = tlxrt_arg_i32((int32_t)x); break;
+	}
+	return 0;
+bad:
+	fprintf(stderr, "tlx-tune: error: --arg for '%s': expected %s\n",
+		pi->name, isf ? "a number" : "an integer");
+	return 1;
+}
+
 /* The run child: loads the image the compile child made (set by
  * evaluate() before the fork), launches once, times --repeats more
  * launches, and writes the cost (a double), then each pointer buffer (its
@@ -756,12 +817,12 @@ run_child_fn(Tuner *T, const int *cfg, int fd)
 			return run_fail(dev, "a parameter");
 		if (pi.kind == TLXRT_PARAM_POINTER) {
 			size_t esz = (size_t)tlxrt_type_size(pi.type);
-			size_t bytes = esz * (size_t)T->size;
+			size_t bytes = esz * (size_t)T->elems;
 			unsigned char *h = calloc(1, bytes);
 
 			if (!h || tlxrt_malloc(dev, bytes, &ptrs[np]))
 				return run_fail(dev, "allocating");
-			for (int64_t e = 0; e < T->size; e++)
+			for (int64_t e = 0; e < T->elems; e++)
 				store_value(h + e * esz, pi.type,
 					    fill_value(pi.type, e, np));
 			if (tlxrt_memcpy_htod(dev, ptrs[np], h, bytes))
@@ -770,17 +831,30 @@ run_child_fn(Tuner *T, const int *cfg, int fd)
 			pty[np] = pi.type;
 			args[i] = tlxrt_arg_ptr(ptrs[np++]);
 		} else if (pi.kind == TLXRT_PARAM_SCALAR) {
-			switch (pi.type) {
-			case TLXRT_F32: args[i] = tlxrt_arg_f32(1); break;
-			case TLXRT_F64: args[i] = tlxrt_arg_f64(1); break;
-			case TLXRT_I64: args[i] = tlxrt_arg_i64(T->size); break;
-			case TLXRT_U32: args[i] = tlxrt_arg_u32((uint32_t)T->size); break;
-			case TLXRT_U64: args[i] = tlxrt_arg_u64((uint64_t)T->size); break;
-			default: args[i] = tlxrt_arg_i32((int32_t)T->size); break;
-			}
+			if (scalar_arg(T, &pi, &args[i]))
+				return 1;
 		} else {
 			fprintf(stderr, "tlx-tune: parameter '%s': tensor "
 				"parameters are not supported yet\n", pi.name);
+			return 1;
+		}
+	}
+	for (int j = 0; j < T->nsargs; j++) {
+		size_t n = strcspn(T->sargs[j], "=");
+		int found = 0;
+
+		for (int i = 0; i < ki.num_params && !found; i++) {
+			tlxrt_param_info pi;
+
+			found = !tlxrt_kernel_get_param(k, i, &pi) &&
+				pi.kind == TLXRT_PARAM_SCALAR &&
+				strlen(pi.name) == n &&
+				!strncmp(pi.name, T->sargs[j], n);
+		}
+		if (!found) {
+			fprintf(stderr, "tlx-tune: error: --arg %s: kernel '%s' "
+				"has no scalar parameter '%.*s'\n", T->sargs[j],
+				T->kernel, (int)n, T->sargs[j]);
 			return 1;
 		}
 	}
@@ -828,7 +902,7 @@ run_child_fn(Tuner *T, const int *cfg, int fd)
 	if (write_all(fd, &cost, sizeof cost))
 		return 3;
 	for (int p = 0; p < np; p++) {
-		size_t bytes = (size_t)tlxrt_type_size(pty[p]) * (size_t)T->size;
+		size_t bytes = (size_t)tlxrt_type_size(pty[p]) * (size_t)T->elems;
 		unsigned char *h = malloc(bytes);
 		int32_t ty = pty[p];
 
@@ -897,7 +971,7 @@ output_matches(const Tuner *T, const unsigned char *out, size_t len)
 		memcpy(&ty, T->ref + off, 4);
 		off += 4;
 		esz = (size_t)tlxrt_type_size(ty);
-		bytes = esz * (size_t)T->size;
+		bytes = esz * (size_t)T->elems;
 		isf = ty == TLXRT_F32 || ty == TLXRT_F64 || ty == TLXRT_F16 ||
 		      ty == TLXRT_BF16;
 		if (!isf) {
