@@ -5,7 +5,7 @@
  * bench/run.py runs it beside the torch, cuBLAS and Triton baselines.
  *
  *   bench_kernels vadd|copy MODULE N [REPS]
- *   bench_kernels softmax|softmax_loop|layernorm MODULE ROWS COLS [REPS]
+ *   bench_kernels softmax|softmax_loop|layernorm|layernorm_loop MODULE ROWS COLS [REPS]
  *   bench_kernels matmul MODULE M N K [REPS]
  *   bench_kernels gemm MODULE KERNEL M N K [REPS]   (a, b, c: tma<bf16, 2>)
  *   bench_kernels gemm_bias MODULE KERNEL M N K [REPS]   (gemm's, + bias: *f32)
@@ -165,11 +165,11 @@ main(int argc, char **argv)
 		snprintf(size, sizeof size, "%d", n);
 		bench(what, size, k, a, na, reps, (copy ? 2.0 : 3.0) * 4 * n, 0);
 	} else if (!strcmp(what, "softmax") || !strcmp(what, "softmax_loop") ||
-		   !strcmp(what, "layernorm")) {
+		   !strcmp(what, "layernorm") || !strcmp(what, "layernorm_loop")) {
 		int r = atoi(argv[3]), c = argc > 4 ? atoi(argv[4]) : 0, ln;
 		size_t n = (size_t)r * c;
 
-		ln = !strcmp(what, "layernorm");
+		ln = !strncmp(what, "layernorm", 9);
 		reps = argc > 5 ? atoi(argv[5]) : 50;
 		check(tlxrt_kernel_get(m, what, &k), "kernel");
 		a[0] = tlxrt_arg_ptr(random_buffer(n, 1));

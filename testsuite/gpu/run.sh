@@ -31,6 +31,9 @@ for k in softmax layernorm; do
 	done
 done
 t layernorm cubin/layernorm-B65536.cubin 7 50257
+for rc in "7 50257" "3 65536" "5 1" "4 4096" "3 30001 30016"; do
+	t layernorm_loop cubin/layernorm_loop.cubin $rc
+done
 # the benchmark's sweep: the fast copy with full and partly masked rows
 # (zeros in softmax: the division's slow path), the generic copy (cols not
 # a multiple of 16)

@@ -38,6 +38,7 @@ for tool in memcheck racecheck synccheck; do
 	s $tool ./examples_test layernorm cubin/layernorm-B128.cubin 37 100
 	s $tool ./examples_test layernorm cubin/layernorm-B8.cubin 300 8
 	s $tool ./examples_test softmax_loop cubin/softmax_loop-B4096.cubin 3 30001
+	s $tool ./examples_test layernorm_loop cubin/layernorm_loop.cubin 3 30001
 	s $tool ./examples_test matmul cubin/matmul64.cubin 100 72 40
 	s $tool ./examples_test matmul cubin/matmul.cubin 300 200 100
 	s $tool ./examples_test matmul cubin/matmul.cubin 200 144 80
