@@ -196,6 +196,37 @@ parse_int(const char *s, int64_t *out)
 	return 0;
 }
 
+/* The integer value of option OPT (its first n characters) within its
+ * range; a usage error otherwise. */
+static int
+int_option(const char *opt, int n, const char *val, int64_t *v)
+{
+	static const struct {
+		const char *name;
+		int64_t lo, hi;
+	} r[] = {
+		{ "--seed", 0, INT64_MAX }, { "--max-evals", 0, 1000000 },
+		{ "--repeats", 1, 1000 }, { "--size", 1, 1 << 28 },
+		{ "--elems", 1, 1 << 28 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof r / sizeof *r - 1; i++)
+		if (strlen(r[i].name) == (size_t)n && !strncmp(opt, r[i].name, (size_t)n))
+			break;
+	if (parse_int(val, v) || *v < r[i].lo || *v > r[i].hi) {
+		if (r[i].hi == INT64_MAX)
+			usage_error("%.*s '%s': expected a non-negative integer",
+				    n, opt, val);
+		else
+			usage_error("%.*s '%s': expected an integer %lld..%lld",
+				    n, opt, val, (long long)r[i].lo,
+				    (long long)r[i].hi);
+		return -1;
+	}
+	return 0;
+}
+
 static int
 parse_num(const char *s, double *out)
 {
@@ -363,36 +394,21 @@ parse_args(Tuner *T, int argc, char **argv)
 		} else if (IS("--json")) {
 			VALUE();
 			T->json = val;
-		} else if (IS("--seed")) {
+		} else if (IS("--seed") || IS("--max-evals") || IS("--repeats") ||
+			   IS("--size") || IS("--elems")) {
 			VALUE();
-			if (parse_int(val, &v) || v < 0)
-				return usage_error("--seed '%s': expected a "
-						   "non-negative integer", val);
-			T->seed = (uint64_t)v;
-		} else if (IS("--max-evals")) {
-			VALUE();
-			if (parse_int(val, &v) || v < 0 || v > 1000000)
-				return usage_error("--max-evals '%s': expected "
-						   "an integer 0..1000000", val);
-			T->max_evals = (int)v;
-		} else if (IS("--repeats")) {
-			VALUE();
-			if (parse_int(val, &v) || v < 1 || v > 1000)
-				return usage_error("--repeats '%s': expected an "
-						   "integer 1..1000", val);
-			T->repeats = (int)v;
-		} else if (IS("--size")) {
-			VALUE();
-			if (parse_int(val, &v) || v < 1 || v > (1 << 28))
-				return usage_error("--size '%s': expected an "
-						   "integer 1..%d", val, 1 << 28);
-			T->size = v;
-		} else if (IS("--elems")) {
-			VALUE();
-			if (parse_int(val, &v) || v < 1 || v > (1 << 28))
-				return usage_error("--elems '%s': expected an "
-						   "integer 1..%d", val, 1 << 28);
-			T->elems = v;
+			if (int_option(a, (int)n, val, &v))
+				return EXIT_USAGE;
+			if (IS("--seed"))
+				T->seed = (uint64_t)v;
+			else if (IS("--max-evals"))
+				T->max_evals = (int)v;
+			else if (IS("--repeats"))
+				T->repeats = (int)v;
+			else if (IS("--size"))
+				T->size = v;
+			else
+				T->elems = v;
 		} else if (IS("--arg")) {
 			VALUE();
 			if (!strchr(val, '=') || *val == '=')
