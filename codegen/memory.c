@@ -383,20 +383,29 @@ elem_slot(Access *a, LLVMValueRef arr, LLVMValueRef i)
 	return LLVMBuildGEP2(a->fn->cg->B, a->mt, arr, &i, 1, "");
 }
 
+/* Register j's coordinates c, pointer *p and mask *m (NULL when the
+ * access has none), evaluated at run time. */
+static void
+elem_at(Access *a, LLVMValueRef j, LLVMValueRef *c, LLVMValueRef *p,
+	LLVMValueRef *m)
+{
+	Op *op = a->op;
+	uint32_t mi = 1 + a->nvals;
+
+	cg_reg_coords(a->fn, a->ly, j, c);
+	*p = cg_elem_at(a->fn, op->opnds[0], c);
+	*m = op->nopnds > mi ? cg_elem_at(a->fn, op->opnds[mi], c) : NULL;
+}
+
 /* Starts the loop: register j (returned), its coordinates c, pointer *p
- * and mask *m (NULL when the access has none). */
+ * and mask *m. */
 static LLVMValueRef
 elem_loop_begin(Access *a, CgLoop *loop, const char *name, LLVMValueRef *c,
 		LLVMValueRef *p, LLVMValueRef *m)
 {
-	CgFn *fn = a->fn;
-	Op *op = a->op;
-	uint32_t mi = 1 + a->nvals;
-	LLVMValueRef j = cg_loop_begin(fn, loop, name);
+	LLVMValueRef j = cg_loop_begin(a->fn, loop, name);
 
-	cg_reg_coords(fn, a->ly, j, c);
-	*p = cg_elem_at(fn, op->opnds[0], c);
-	*m = op->nopnds > mi ? cg_elem_at(fn, op->opnds[mi], c) : NULL;
+	elem_at(a, j, c, p, m);
 	return j;
 }
 
@@ -458,7 +467,7 @@ load_loop(Access *a)
 	CgFn *fn = a->fn;
 	LLVMBuilderRef B = fn->cg->B;
 	Op *op = a->op;
-	uint32_t mi = 1 + a->nvals, nr = (uint32_t)ly_nregs(a->ly), k, i;
+	uint32_t nr = (uint32_t)ly_nregs(a->ly), k, i;
 	LLVMValueRef arr = elem_array(a, "ld.vals"), c[TY_MAX_RANK], p, m, o, j;
 	LLVMValueRef jj[LOADS_IN_FLIGHT], w[LOADS_IN_FLIGHT];
 	CgLoop loop;
@@ -468,9 +477,7 @@ load_loop(Access *a)
 	j = LLVMBuildMul(B, cg_loop_begin(fn, &loop, "ld"), cg_i32(fn->cg, k), "");
 	for (i = 0; i < k; i++) {
 		jj[i] = i ? LLVMBuildAdd(B, j, cg_i32(fn->cg, i), "") : j;
-		cg_reg_coords(fn, a->ly, jj[i], c);
-		p = cg_elem_at(fn, op->opnds[0], c);
-		m = op->nopnds > mi ? cg_elem_at(fn, op->opnds[mi], c) : NULL;
+		elem_at(a, jj[i], c, &p, &m);
 		o = op->nopnds > 2 ? cg_elem_at(fn, op->opnds[2], c)
 				   : LLVMConstNull(cg_type(fn->cg, a->ety));
 		w[i] = vec_load_words(a, p, 1, m, &o);
