@@ -34,6 +34,33 @@ ir_module_new(IrCtx *c, const char *source)
 	return m;
 }
 
+static uint32_t
+str_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* Puts f in ir_func_find's table while it has room (at most half full);
+ * a func of a name already there stays behind the first. */
+static void
+byname_add(Module *m, Func *f)
+{
+	uint32_t mask = m->byname_cap - 1, j;
+
+	if (!m->byname || m->byname_stale || 2 * m->funcs.n > m->byname_cap) {
+		m->byname_stale = true;
+		return;
+	}
+	for (j = str_hash(f->name) & mask; m->byname[j]; j = (j + 1) & mask)
+		if (strcmp(m->byname[j]->name, f->name) == 0)
+			return;
+	m->byname[j] = f;
+}
+
 Func *
 ir_func_new(Module *m, FuncKind k, const char *name, uint32_t nparams,
 	    Type *const *ptypes)
@@ -47,17 +74,49 @@ ir_func_new(Module *m, FuncKind k, const char *name, uint32_t nparams,
 	vec_push(a, &f->vals, ((ValInfo){ 0 }));
 	f->body = ir_block_new(f, nparams, ptypes);
 	vec_push(a, &m->funcs, f);
+	byname_add(m, f);
 	return f;
 }
 
+/* A module of a few funcs is searched in order; a large one (a file of
+ * thousands of kernels) through an open-addressing table by name. */
 Func *
 ir_func_find(Module *m, const char *name)
 {
-	uint32_t i;
+	uint32_t i, mask;
+	Func *g;
 
-	for (i = 0; i < m->funcs.n; i++)
-		if (strcmp(m->funcs.v[i]->name, name) == 0)
-			return m->funcs.v[i];
+	if (m->funcs.n <= 16) {
+		for (i = 0; i < m->funcs.n; i++)
+			if (strcmp(m->funcs.v[i]->name, name) == 0)
+				return m->funcs.v[i];
+		return NULL;
+	}
+	if (m->byname_stale || !m->byname) {
+		if (m->byname_cap < 2 * m->funcs.n) {
+			while (m->byname_cap < 4 * m->funcs.n)
+				m->byname_cap = m->byname_cap ? 2 * m->byname_cap : 64;
+			m->byname = arena_alloc(m->ctx->arena,
+						m->byname_cap * sizeof *m->byname);
+		}
+		memset(m->byname, 0, m->byname_cap * sizeof *m->byname);
+		mask = m->byname_cap - 1;
+		/* in reverse, so the first of two funcs of one name is found,
+		 * as in order */
+		for (i = m->funcs.n; i-- > 0;) {
+			uint32_t j = str_hash(m->funcs.v[i]->name) & mask;
+
+			while (m->byname[j] && strcmp(m->byname[j]->name,
+						      m->funcs.v[i]->name) != 0)
+				j = (j + 1) & mask;
+			m->byname[j] = m->funcs.v[i];
+		}
+		m->byname_stale = false;
+	}
+	mask = m->byname_cap - 1;
+	for (i = str_hash(name) & mask; (g = m->byname[i]); i = (i + 1) & mask)
+		if (strcmp(g->name, name) == 0)
+			return g;
 	return NULL;
 }
 
@@ -433,6 +492,7 @@ ir_func_remove(Module *m, Func *f)
 		memmove(m->funcs.v + i, m->funcs.v + i + 1,
 			(m->funcs.n - i - 1) * sizeof *m->funcs.v);
 		m->funcs.n--;
+		m->byname_stale = true;
 		return;
 	}
 }

@@ -364,6 +364,10 @@ struct Module {
 	IrCtx *ctx;
 	const char *source;  /* the .tlx file the module came from */
 	Vec(Func *) funcs;
+	/* ir_func_find's table by name, rebuilt when funcs change */
+	Func **byname;
+	uint32_t byname_cap;
+	bool byname_stale;
 };
 
 /* Op table queries */

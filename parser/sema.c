@@ -31,6 +31,73 @@ sema_pop_scope(Sema *s)
 	s->scope = s->scope->up;
 }
 
+/* Names are interned, so a symbol is found by the name's address.  A
+ * scope's list is searched directly while short; past SCOPE_LIST symbols
+ * (a block of thousands of lets) it has an open-addressing table. */
+enum { SCOPE_LIST = 16 };
+
+static uint32_t
+name_hash(const char *name)
+{
+	uint64_t h = (uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15ull;
+
+	return (uint32_t)(h >> 32);
+}
+
+static Sym *
+scope_find(Scope *sc, const char *name)
+{
+	Sym *y;
+	uint32_t i;
+
+	if (!sc->tab) {
+		for (y = sc->syms; y; y = y->next)
+			if (y->name == name)
+				return y;
+		return NULL;
+	}
+	for (i = name_hash(name) & (sc->cap - 1); (y = sc->tab[i]);
+	     i = (i + 1) & (sc->cap - 1))
+		if (y->name == name)
+			return y;
+	return NULL;
+}
+
+static void
+scope_table_put(Scope *sc, Sym *y)
+{
+	uint32_t i = name_hash(y->name) & (sc->cap - 1);
+
+	while (sc->tab[i])
+		i = (i + 1) & (sc->cap - 1);
+	sc->tab[i] = y;
+}
+
+/* Adds y (not yet in the scope) to its list and, for a long scope, its
+ * table, grown to keep it at most half full. */
+static void
+scope_add(Sema *s, Scope *sc, Sym *y)
+{
+	Sym *z;
+
+	y->next = sc->syms;
+	sc->syms = y;
+	sc->nsyms++;
+	if (sc->nsyms <= SCOPE_LIST)
+		return;
+	if (2 * sc->nsyms > sc->cap) {
+		sc->cap = sc->cap ? 2 * sc->cap : 4 * SCOPE_LIST;
+		sc->tab = arena_alloc(s->arena, sc->cap * sizeof *sc->tab);
+		memset(sc->tab, 0, sc->cap * sizeof *sc->tab);
+		/* the list is newest first; shadowing within a scope is refused,
+		 * so every name is in it once */
+		for (z = sc->syms; z; z = z->next)
+			scope_table_put(sc, z);
+		return;
+	}
+	scope_table_put(sc, y);
+}
+
 Sym *
 sema_lookup(Sema *s, const char *name)
 {
@@ -38,9 +105,8 @@ sema_lookup(Sema *s, const char *name)
 	Sym *y;
 
 	for (sc = s->scope; sc; sc = sc->up)
-		for (y = sc->syms; y; y = y->next)
-			if (y->name == name)
-				return y;
+		if ((y = scope_find(sc, name)))
+			return y;
 	return NULL;
 }
 
@@ -49,12 +115,11 @@ sema_declare(Sema *s, SymKind k, const char *name, SrcRange loc)
 {
 	Sym *y;
 
-	for (y = s->scope->syms; y; y = y->next)
-		if (y->name == name) {
-			diag_error(s->diag, loc, "redefinition of '%s'", name);
-			diag_note(s->diag, y->loc, "'%s' was defined here", name);
-			return NULL;
-		}
+	if ((y = scope_find(s->scope, name))) {
+		diag_error(s->diag, loc, "redefinition of '%s'", name);
+		diag_note(s->diag, y->loc, "'%s' was defined here", name);
+		return NULL;
+	}
 	if (s->scope == s->globals && sema_is_builtin(name)) {
 		/* local names may shadow builtins; file-level ones may not */
 		diag_error(s->diag, loc, "'%s' is a builtin function and cannot "
@@ -67,8 +132,7 @@ sema_declare(Sema *s, SymKind k, const char *name, SrcRange loc)
 	y->loc = loc;
 	y->depth = s->scope->depth;
 	y->task = s->task;
-	y->next = s->scope->syms;
-	s->scope->syms = y;
+	scope_add(s, s->scope, y);
 	return y;
 }
 

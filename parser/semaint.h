@@ -98,6 +98,9 @@ struct Scope {
 	Scope *up;
 	Sym *syms;
 	int depth;
+	uint32_t nsyms;
+	uint32_t cap;      /* slots of tab, a power of two; 0: no table yet */
+	Sym **tab;         /* by name, once the scope has many symbols */
 };
 
 /* One instantiation of a device function. */

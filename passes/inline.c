@@ -10,8 +10,12 @@
  * call.  Then the `func`s that no kernel or grid function reaches through
  * calls are removed from the module (a module with no kernel or grid
  * function keeps its funcs).
+ * A call's results are replaced by the copy's values lazily: the walk
+ * rewrites each op's operands through a substitution table as it reaches
+ * the op, and every use of a result comes after its call in that walk, so
+ * inlining costs time linear in the inlined code.
  * Limits (user errors): call chains deeper than 256, regions nested more
- * than 1024 deep after inlining, a function grown past 2^20 inlined ops.
+ * than 1024 deep after inlining, a function grown past 2^17 inlined ops.
  * Requires: verified IR (callees exist; signatures match).
  * Preserves: name hints and locations of the copied ops.
  * Counters: calls, funcs-removed.
@@ -19,7 +23,7 @@
 #include "passes/passes.h"
 
 enum { MAX_CHAIN = 256, MAX_NESTING = 1024 };
-#define MAX_GROWTH ((uint64_t)1 << 20)
+#define MAX_GROWTH ((uint64_t)1 << 17)
 
 typedef struct Inliner {
 	PassCtx *pc;
@@ -27,6 +31,9 @@ typedef struct Inliner {
 	Func *chain[MAX_CHAIN + 1];  /* the function, then the callees being inlined */
 	int depth;
 	uint64_t grown;
+	Op *top;  /* the call in the function itself being inlined now */
+	Value *subst;  /* subst[v]: what replaces v (0: nothing) */
+	uint32_t nsubst;
 	bool changed;
 } Inliner;
 
@@ -68,6 +75,41 @@ count_op(Op *op, void *ud)
 	++*(uint64_t *)ud;
 }
 
+static void
+substitute(Inliner *in, Value from, Value to)
+{
+	uint32_t n = in->f->vals.n;
+
+	if (from == to)
+		return;
+	if (in->nsubst < n) {
+		Value *v = arena_alloc(in->pc->scratch, 2 * n * sizeof *v);
+
+		if (in->nsubst)
+			memcpy(v, in->subst, in->nsubst * sizeof *v);
+		memset(v + in->nsubst, 0, (2 * n - in->nsubst) * sizeof *v);
+		in->subst = v;
+		in->nsubst = 2 * n;
+	}
+	in->subst[from] = to;
+}
+
+/* What v stands for after the substitutions so far (chains shortened). */
+static Value
+resolve(Inliner *in, Value v)
+{
+	Value r = v, next;
+
+	while (r < in->nsubst && in->subst[r])
+		r = in->subst[r];
+	while (v < in->nsubst && in->subst[v]) {
+		next = in->subst[v];
+		in->subst[v] = r;
+		v = next;
+	}
+	return r;
+}
+
 /* Copies g's body before `call` and wires it up; returns the first copy. */
 static Op *
 splice_body(Inliner *in, Op *call, Func *g)
@@ -93,7 +135,7 @@ splice_body(Inliner *in, Op *call, Func *g)
 	for (i = 0; ret && i < ret->nopnds && i < call->nres; i++) {
 		Value v = ret->opnds[i];
 
-		ir_replace_uses(f, call->res[i], v < mapn && map[v] ? map[v] : v);
+		substitute(in, call->res[i], v < mapn && map[v] ? map[v] : v);
 	}
 	return first;
 }
@@ -110,11 +152,17 @@ inline_call(Inliner *in, Op *call, int depth)
 		return true;  /* the verifier rejects this; nothing to do */
 	if (!check_call(in, call, g))
 		return false;
+	if (in->depth == 0)
+		in->top = call;
 	ir_walk(g, count_op, &size);
 	in->grown += size;
 	if (in->grown > MAX_GROWTH) {
-		ir_error(in->pc->diag, in->f, call, "inlining into '%s' grows it past "
-			 "2^20 ops", in->f->name);
+		ir_error(in->pc->diag, in->f, in->top, "inlining this call of '%s' "
+			 "makes '%s' larger than %llu operations: call functions "
+			 "in a runtime loop rather than many times in straight-line "
+			 "code, or split the work over kernels",
+			 attr_str(&in->top->attrs, "callee"), in->f->name,
+			 (unsigned long long)MAX_GROWTH);
 		return false;
 	}
 	first = splice_body(in, call, g);
@@ -141,6 +189,8 @@ inline_range(Inliner *in, Op *op, Op *stop, int depth)
 		Op *next = op->next;
 		uint32_t i;
 
+		for (i = 0; in->nsubst && i < op->nopnds; i++)
+			op->opnds[i] = resolve(in, op->opnds[i]);
 		for (i = 0; i < op->nregions; i++)
 			if (!inline_range(in, op->regions[i]->first, NULL, depth + 1))
 				return false;
@@ -223,19 +273,36 @@ remove_unreached(PassCtx *pc)
 	return changed;
 }
 
+/* The index of the module's last kernel or grid function, -1 if none. */
+static int
+last_root(Module *m)
+{
+	uint32_t i;
+
+	for (i = m->funcs.n; i-- > 0;)
+		if (m->funcs.v[i]->kind != FN_DEVICE)
+			return (int)i;
+	return -1;
+}
+
 bool
 pass_inline(PassCtx *pc, Func *f)
 {
 	Inliner in = { .pc = pc, .f = f };
+	int last = last_root(pc->mod);
 
+	/* Calls in funcs are inlined with the copies a kernel or grid function
+	 * gets; funcs are inlined into only in a module of funcs alone. */
+	if (f->kind == FN_DEVICE && last >= 0)
+		return false;
 	in.chain[0] = f;
 	if (!inline_range(&in, f->body->first, NULL, 0)) {
 		pc->failed = true;
 		return true;
 	}
-	/* Only a kernel or grid function losing its calls can strand funcs;
-	 * once every one has been inlined into, no func is left. */
-	if (f->kind == FN_DEVICE)
+	/* After the last root, no root has a call left: drop the funcs once
+	 * for the module rather than once per root. */
+	if (last < 0 || pc->mod->funcs.v[last] != f || pc->failed)
 		return in.changed;
 	return remove_unreached(pc) || in.changed;
 }
