@@ -194,8 +194,10 @@ cg_const(Cg *cg, Type *t, const Attr *a)
 	int64_t i = 0;
 
 	if (a && a->kind == ATTR_FLOAT) {
+		/* only an integer type reads i: a float constant there (none
+		 * after the verifier) converts with saturation, never UB */
 		f = a->f;
-		i = (int64_t)f;
+		i = f64_to_i64_sat(f);
 	} else if (a && a->kind == ATTR_INT) {
 		i = a->i;
 		f = (double)a->i;

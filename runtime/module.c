@@ -218,7 +218,7 @@ build_kernel(tlxrt_module *m, Func *f, tlxrt_kernel *k)
 		} else if (c->kind == ATTR_FLOAT) {
 			ci->is_float = 1;
 			ci->f = c->f;
-			ci->i = (int64_t)c->f;
+			ci->i = f64_to_i64_sat(c->f);
 		} else {
 			continue;
 		}

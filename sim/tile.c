@@ -100,7 +100,7 @@ sim_op_const(SimLaunch *L, SimAct *act, Op *op)
 		sim_put_f(r.k, r.p, v->kind == ATTR_INT ? (double)v->i : v->f);
 	else if (ty_is_int_kind(r.k) || r.k == TY_PTR)
 		sim_put_i(r.k == TY_PTR ? TY_I64 : r.k, r.p,
-			  v->kind == ATTR_INT ? v->i : (int64_t)v->f);
+			  v->kind == ATTR_INT ? v->i : f64_to_i64_sat(v->f));
 	else
 		malformed(L, op, "of a non-numeric type");
 	replicate(r.p, r.n, r.es);

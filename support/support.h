@@ -111,6 +111,20 @@ hash_mix(uint64_t h, uint64_t x)
 	return h;
 }
 
+/* A double as an int64_t, saturating (NaN: 0): a plain cast of inf, NaN or
+ * a value outside the range is undefined behaviour. */
+static inline int64_t
+f64_to_i64_sat(double f)
+{
+	if (f != f)
+		return 0;
+	if (f >= 0x1p63)
+		return INT64_MAX;
+	if (f < -0x1p63)
+		return INT64_MIN;
+	return (int64_t)f;
+}
+
 /* ---- strtab.c: interned strings (compare by pointer) ---------------- */
 
 typedef struct Strtab {
