@@ -4,6 +4,9 @@
  *   "TLXCACHE" u32 version | key (16 bytes) | u32 kind |
  *   u64 image size | u64 ir size | u64 checksum | image | ir
  *
+ * The checksum covers the kind, the image and the IR.  Only a regular
+ * file is read (opened without blocking, so a FIFO or a device at an
+ * entry's path is ignored, not waited on).
  * A file is written to a temporary name in the same directory and
  * renamed into place, so readers in other processes see either nothing
  * or a whole file.  A file whose header, size or checksum does not match
@@ -17,8 +20,9 @@
 
 #include "config.h"
 #include "jit/jit.h"
+#include "tlx/tlx.h"
 
-enum { CACHE_FORMAT = 1 };
+enum { CACHE_FORMAT = 2 };
 static const char magic[8] = { 'T', 'L', 'X', 'C', 'A', 'C', 'H', 'E' };
 
 typedef struct Header {
@@ -81,8 +85,9 @@ entry_path(const char *dir, CacheKey k, const char *suffix)
 static uint64_t
 checksum(const CacheEntry *e)
 {
-	return hash_mix(hash_bytes(e->image, e->image_size, 1),
-			hash_bytes(e->ir, e->ir_size, 2));
+	return hash_mix(hash_mix(hash_bytes(e->image, e->image_size, 1),
+				 hash_bytes(e->ir, e->ir_size, 2)),
+			(uint64_t)e->kind);
 }
 
 static bool
@@ -136,13 +141,15 @@ cache_read(const char *dir, CacheKey k, CacheEntry *e)
 	e->key = k;
 	if (!path)
 		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	free(path);
 	if (fd < 0)
 		return false;
-	if (fstat(fd, &st) != 0 || !read_all(fd, &h, sizeof h) ||
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    !read_all(fd, &h, sizeof h) ||
 	    memcmp(h.magic, magic, sizeof magic) != 0 ||
-	    h.format != CACHE_FORMAT || h.key[0] != k.h[0] ||
+	    h.format != CACHE_FORMAT || h.kind > TLX_IMAGE_IR ||
+	    h.key[0] != k.h[0] ||
 	    h.key[1] != k.h[1] || h.image_size > (1ull << 32) ||
 	    h.ir_size > (1ull << 32) ||
 	    (uint64_t)st.st_size != sizeof h + h.image_size + h.ir_size)

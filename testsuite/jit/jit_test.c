@@ -159,6 +159,37 @@ test_compile_and_run(const char *dir)
 	tlx_module_cached(m3, &from);
 	ASSERT(0, from);
 	tlx_module_destroy(m3);
+	/* the kind field (after the magic and the format) is checksummed:
+	 * a cubin flipped to "PTX" was served as PTX */
+	CHECK((f = fopen(path, "r+b")) != NULL);
+	if (f) {
+		uint32_t k;
+
+		fseek(f, 12, SEEK_SET);
+		CHECK(fread(&k, sizeof k, 1, f) == 1);
+		k ^= 1;
+		fseek(f, 12, SEEK_SET);
+		fwrite(&k, sizeof k, 1, f);
+		fclose(f);
+	}
+	tlx_cache_clear(c);
+	ASSERT(TLX_OK, tlx_compile(c, vadd, sizeof vadd - 1, &o, &m3));
+	tlx_module_cached(m3, &from);
+	ASSERT(0, from);
+	ASSERT(TLX_OK, tlx_module_image(m3, &img, &size, &kind));
+	ASSERT(0, run_vadd(img, size, 300));
+	tlx_module_destroy(m3);
+	/* a FIFO at the entry's path is not opened for reading (which waited
+	 * for a writer forever): a miss, and the entry is written again */
+	CHECK(unlink(path) == 0);
+	CHECK(mkfifo(path, 0644) == 0);
+	tlx_cache_clear(c);
+	alarm(20);
+	ASSERT(TLX_OK, tlx_compile(c, vadd, sizeof vadd - 1, &o, &m3));
+	alarm(0);
+	tlx_module_cached(m3, &from);
+	ASSERT(0, from);
+	tlx_module_destroy(m3);
 	tlx_module_destroy(m);
 	tlx_ctx_destroy(c);
 }
