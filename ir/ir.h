@@ -38,6 +38,9 @@ typedef enum TypeKind {
 } TypeKind;
 
 enum { TY_MAX_RANK = 4 };
+/* The most elements a tile or shared buffer has, in every dimension and in
+ * all: the front end, the IR reader and the simulator share the limit. */
+enum { TY_MAX_ELEMS = 1 << 20 };
 enum { AS_GLOBAL = 1, AS_SHARED = 3 };
 
 typedef struct Type Type;

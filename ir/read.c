@@ -46,7 +46,6 @@ enum {
 	MAX_TYPE_DEPTH = 16,  /* types inside types */
 };
 #define MAX_DIM ((int64_t)1 << 31)
-#define MAX_ELEMS ((int64_t)1 << 32)
 
 typedef enum Tok {
 	T_EOF, T_WORD, T_VALUE, T_FNAME, T_LOC, T_INT, T_FLOAT, T_STRING,
@@ -253,13 +252,14 @@ lex_dims(Parser *p, Token *t)
 		if (t->ndims == TY_MAX_RANK)
 			fail_at(p, t->line, t->col, (int)(q - t->s),
 				"a shape has at most %d dimensions", TY_MAX_RANK);
-		if (over || v == 0)
+		if (over || v == 0 || v > TY_MAX_ELEMS)
 			fail_at(p, t->line, t->col + (int)(d0 - t->s), (int)(q - d0),
-				"dimension must be between 1 and 2^31");
+				"dimension must be between 1 and %d", TY_MAX_ELEMS);
 		elems *= (int64_t)v;
-		if (elems > MAX_ELEMS)
+		if (elems > TY_MAX_ELEMS)
 			fail_at(p, t->line, t->col, (int)(q - t->s),
-				"shape has more than 2^32 elements");
+				"shape has more than %d elements, the most a tile "
+				"or shared buffer may have", TY_MAX_ELEMS);
 		t->dims[t->ndims++] = (int64_t)v;
 		q++;
 	}
@@ -566,7 +566,7 @@ static int
 parse_layout_shape(Parser *p, int64_t *shape)
 {
 	Token at = p->tok;
-	int n = parse_ints(p, shape, TY_MAX_RANK, 1, MAX_DIM, "a layout's shape"), i;
+	int n = parse_ints(p, shape, TY_MAX_RANK, 1, TY_MAX_ELEMS, "a layout's shape"), i;
 	int64_t elems = 1;
 
 	for (i = 0; i < n; i++) {
@@ -574,8 +574,9 @@ parse_layout_shape(Parser *p, int64_t *shape)
 			fail_tok(p, &at, "the dims of a layout are powers of two");
 		elems *= shape[i];
 	}
-	if (elems > MAX_DIM)
-		fail_tok(p, &at, "a layout's shape has more than 2^31 elements");
+	if (elems > TY_MAX_ELEMS)
+		fail_tok(p, &at, "a layout's shape has more than %d elements",
+			 TY_MAX_ELEMS);
 	return n;
 }
 

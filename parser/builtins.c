@@ -144,7 +144,7 @@ shape_arg(Sema *s, Ast *e, const char *what, int64_t *shape, int *rank)
 		return false;
 	}
 	for (i = 0; i < e->list.n; i++) {
-		if (!sema_const_int_in(s, e->list.v[i], "a dimension", 1, 1 << 20,
+		if (!sema_const_int_in(s, e->list.v[i], "a dimension", 1, TY_MAX_ELEMS,
 				   &shape[i]))
 			return false;
 		if (!is_pow2(shape[i])) {
@@ -155,7 +155,7 @@ shape_arg(Sema *s, Ast *e, const char *what, int64_t *shape, int *rank)
 		}
 		numel *= shape[i];
 	}
-	if (numel > (1 << 20)) {
+	if (numel > TY_MAX_ELEMS) {
 		diag_error(s->diag, e->loc, "a tile of %lld elements is too "
 			   "large (at most 1048576)", (long long)numel);
 		return false;

@@ -121,7 +121,7 @@ shape_dims(Sema *s, AstList *dims, const char *what, bool pow2,
 	for (i = 0; i < dims->n; i++) {
 		if (!sema_const_int(s, dims->v[i], "a dimension", &shape[i]))
 			return false;
-		if (shape[i] <= 0 || shape[i] > (1 << 20)) {
+		if (shape[i] <= 0 || shape[i] > TY_MAX_ELEMS) {
 			diag_error(s->diag, dims->v[i]->loc,
 				   "dimension must be between 1 and 1048576, "
 				   "got %lld", (long long)shape[i]);
@@ -135,7 +135,7 @@ shape_dims(Sema *s, AstList *dims, const char *what, bool pow2,
 		}
 		numel *= shape[i];
 	}
-	if (numel > (1 << 20)) {
+	if (numel > TY_MAX_ELEMS) {
 		diag_error(s->diag, dims->v[0]->loc,
 			   "%s has %lld elements; at most 1048576 are supported",
 			   what, (long long)numel);
@@ -343,7 +343,7 @@ sema_broadcast_shape(Sema *s, Type *a, Type *b, Type *elem, SrcRange loc)
 	}
 	/* each operand is within the limit, their broadcast need not be
 	 * (range(ROWS)[:, None] + range(BLOCK)[None, :]) */
-	if (numel > (1 << 20)) {
+	if (numel > TY_MAX_ELEMS) {
 		Buf m = { 0 };
 
 		for (i = 0; i < r; i++)

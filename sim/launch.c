@@ -256,12 +256,49 @@ sim_tiles_check(SimLaunch *L)
 	}
 }
 
+/* One round's function of a Feistel network: a mixed half-word. */
+static uint64_t
+feistel_f(uint64_t r, uint64_t key)
+{
+	uint64_t h = (r ^ key) * 0x9e3779b97f4a7c15ull;
+
+	return h ^ (h >> 29) ^ (h >> 47);
+}
+
+/* The next cluster to start.  Without a shuffle seed, in order; with one,
+ * a pseudo-random permutation of [0, qn): a four-round Feistel network
+ * over 2^qbits (qbits even) keyed from the seed, walking the cycle until
+ * it lands in range (fewer than four steps on average).  Nothing is held
+ * per cluster, whatever the grid. */
+static uint64_t
+queue_next(SimLaunch *L)
+{
+	uint64_t k = L->qhead++, x = k;
+	int h = L->qbits / 2, i;
+	uint64_t mask = h ? (h == 64 ? ~0ull : (1ull << h) - 1) : 0;
+
+	if (L->o.seed < 0 || L->qn < 2)
+		return k;
+	do {
+		uint64_t lo = x & mask, hi = h ? x >> h : 0;
+
+		for (i = 0; i < 4; i++) {
+			uint64_t t = lo;
+
+			lo = hi ^ (feistel_f(lo, L->qkey[i]) & mask);
+			hi = t;
+		}
+		x = (hi << h) | lo;
+	} while (x >= L->qn);
+	return x;
+}
+
 int64_t
 sim_cancel_cluster(SimLaunch *L)
 {
 	if (L->qhead >= L->qn || sim_rand(L) % 2 == 0)
 		return -1;
-	return (int64_t)L->queue[L->qhead++];
+	return (int64_t)queue_next(L);
 }
 
 static void
@@ -807,7 +844,7 @@ schedule(SimLaunch *L)
 		uint32_t r;
 
 		while (L->nres < L->o.resident && L->qhead < L->qn)
-			start_cluster(L, L->queue[L->qhead++]);
+			start_cluster(L, queue_next(L));
 		if (!L->nres)
 			break;
 		progress = run_round(L);
@@ -851,7 +888,6 @@ teardown(SimLaunch *L)
 	}
 	L->tiles.n = 0;
 	free(L->res);
-	free(L->queue);
 	for (i = 0; i < 6; i++)
 		free(L->scratch[i]);
 	for (i = 0; i < L->ntmp; i++)
@@ -878,17 +914,11 @@ run(SimLaunch *L)
 		}
 		return SIM_FAULT;
 	}
-	L->queue = sim_xalloc(L, L->nclusters * sizeof *L->queue);
-	for (i = 0; i < L->nclusters; i++)
-		L->queue[i] = i;
-	if (L->o.seed >= 0)
-		for (i = L->nclusters; i > 1; i--) {
-			uint64_t j = sim_rand(L) % i, t = L->queue[i - 1];
-
-			L->queue[i - 1] = L->queue[j];
-			L->queue[j] = t;
-		}
 	L->qn = L->nclusters;
+	for (L->qbits = 2; L->qbits < 64 && (1ull << L->qbits) < L->qn;)
+		L->qbits += 2;
+	for (i = 0; i < 4; i++)
+		L->qkey[i] = L->o.seed >= 0 ? sim_rand(L) : 0;
 	L->res = sim_xalloc(L, L->o.resident * sizeof *L->res);
 	sim_smem_plan(L->mod, L->kern, &L->plan, &L->arena);
 	if (L->kern->kind == FN_KERNEL)

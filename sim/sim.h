@@ -503,10 +503,10 @@ struct SimLaunch {
 	Buf *err;
 	jmp_buf jb;
 	SimCo *cur;          /* the running coroutine (fault context) */
-	/* clusters waiting to start, in launch order; cancelled ones are
-	 * taken out by clc */
-	uint64_t *queue;
-	uint64_t qhead, qn;
+	/* clusters start (or clc cancels them) in the order queue_next gives */
+	uint64_t qhead, qn;      /* clusters started (or cancelled), all */
+	uint64_t qkey[4];        /* the start order's round keys */
+	int qbits;               /* the order's domain: 2^qbits clusters */
 	SimCluster **res;
 	uint32_t nres;
 	SimAsync *inflight;  /* in issue order */
