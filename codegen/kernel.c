@@ -1245,6 +1245,7 @@ check_supported(CgFn *fn)
 			 cg->t->name);
 		ok = false;
 	}
+	ok = target_check_params(fn->f, cg->d, cg->t) && ok;
 	return cg_check_ops(fn, fn->f->body) && ok;
 }
 

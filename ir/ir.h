@@ -691,6 +691,7 @@ struct Target {
 	const char *name;       /* "sm_90a": LLVM's CPU and ptxas's -arch */
 	int ptx;                /* PTX ISA version x10 (LLVM feature +ptxNN) */
 	int64_t smem;           /* shared memory per program, in bytes */
+	int64_t params;         /* bytes of a kernel's parameters (ptxas) */
 	int64_t smem_pipeline;  /* what software pipelining may take of it */
 	uint64_t features;      /* bit TF_x: the target has feature x */
 };
@@ -705,8 +706,14 @@ TargetFeature target_op_feature(Func *f, Op *op);
 /* Why target t cannot run op, in the user's words (in arena a), or NULL
  * when it can. */
 const char *target_lacks(const Target *t, Func *f, Op *op, Arena *a);
-/* Reports every op the target lacks and shared memory over its limit;
- * false if there was one. */
+/* Bytes of kernel f's parameters as PTX lays them out (each aligned to
+ * its size; a tensor descriptor 128 bytes aligned to 64). */
+int64_t target_param_bytes(Func *f);
+/* Whether kernel f's parameters fit target t's parameter space; if not,
+ * reports it at the kernel. */
+bool target_check_params(Func *f, Diag *d, const Target *t);
+/* Reports every op the target lacks, shared memory and parameters over
+ * their limits; false if there was one. */
 bool target_check_module(Module *m, Diag *d, const Target *t);
 
 #endif

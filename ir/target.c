@@ -32,20 +32,20 @@
 
 static const Target sm_80 = {
 	.sm = 80, .name = "sm_80", .ptx = 86,
-	.smem = 166912, .smem_pipeline = 96 * 1024,
+	.smem = 166912, .smem_pipeline = 96 * 1024, .params = 32764,
 	.features = TF(MMA) | TF(MMA_I8),
 };
 
 static const Target sm_90a = {
 	.sm = 90, .name = "sm_90a", .ptx = 86,
-	.smem = 232448, .smem_pipeline = 160 * 1024,
+	.smem = 232448, .smem_pipeline = 160 * 1024, .params = 32764,
 	.features = HOPPER_AND_LATER | TF(WGMMA),
 };
 
 /* ptxas rejects every wgmma instruction on sm_100a. */
 static const Target sm_100a = {
 	.sm = 100, .name = "sm_100a", .ptx = 86,
-	.smem = 232448, .smem_pipeline = 160 * 1024,
+	.smem = 232448, .smem_pipeline = 160 * 1024, .params = 32764,
 	.features = HOPPER_AND_LATER | TF(TCGEN05) | TF(CLC),
 };
 
@@ -255,6 +255,40 @@ check_smem(Func *f, Diag *d, const Target *t, Arena *a)
 	return false;
 }
 
+int64_t
+target_param_bytes(Func *f)
+{
+	int64_t off = 0, size, align;
+	uint32_t i;
+
+	for (i = 0; i < f->body->nargs; i++) {
+		Type *t = ir_type(f, f->body->args[i]);
+
+		if (t->kind == TY_TMA) {
+			size = 128;
+			align = 64;
+		} else {
+			size = align = t->kind == TY_I1 ? 1 : ty_bytes(t);
+		}
+		off = (off + align - 1) / align * align + size;
+	}
+	return off;
+}
+
+bool
+target_check_params(Func *f, Diag *d, const Target *t)
+{
+	int64_t n;
+
+	if (f->kind != FN_KERNEL || (n = target_param_bytes(f)) <= t->params)
+		return true;
+	diag_error(d, range_at(f->loc), "kernel '%s' takes %lld bytes of "
+		   "parameters; %s passes at most %lld: pass large groups of "
+		   "values through a pointer to memory", f->name, (long long)n,
+		   t->name, (long long)t->params);
+	return false;
+}
+
 bool
 target_check_module(Module *m, Diag *d, const Target *t)
 {
@@ -265,6 +299,7 @@ target_check_module(Module *m, Diag *d, const Target *t)
 		c.f = m->funcs.v[i];
 		ir_walk(c.f, check_op, &c);
 		c.ok = check_smem(c.f, d, t, d->arena) && c.ok;
+		c.ok = target_check_params(c.f, d, t) && c.ok;
 	}
 	return c.ok;
 }
