@@ -387,10 +387,16 @@ Op *
 ir_clone_op(Func *dst, Func *src, Op *op, Value **map, uint32_t *mapn)
 {
 	Arena *a = dst->mod->ctx->arena;
-	Type *rt[op->nres ? op->nres : 1];
-	Value ops[op->nopnds ? op->nopnds : 1];
+	Type *rt_small[8], **rt = rt_small;
+	Value ops_small[8], *ops = ops_small;
 	Op *c;
 	uint32_t i;
+
+	/* ir_op_new copies both: the arena holds only those of large ops */
+	if (op->nres > 8)
+		rt = arena_alloc(a, op->nres * sizeof *rt);
+	if (op->nopnds > 8)
+		ops = arena_alloc(a, op->nopnds * sizeof *ops);
 
 	for (i = 0; i < op->nres; i++)
 		rt[i] = ir_type(src, op->res[i]);

@@ -174,7 +174,7 @@ leave(Sema *s, Builder old)
 static void
 yield_syms(Sema *s, Sym **syms, uint32_t n, OpKind k, SrcRange loc)
 {
-	Value v[n ? n : 1];
+	Value *v = arena_alloc(s->arena, (n + 1) * sizeof *v);
 	uint32_t i;
 
 	for (i = 0; i < n; i++)
@@ -419,8 +419,8 @@ stmt_if(Sema *s, Ast *st)
 	}
 	n = carried(s, st->b, st->c, &syms);
 	{
-		Type *rt[n ? n : 1];
-		SVal saved[n ? n : 1];
+		Type **rt = arena_alloc(s->arena, (n + 1) * sizeof *rt);
+		SVal *saved = arena_alloc(s->arena, (n + 1) * sizeof *saved);
 
 		for (i = 0; i < n; i++) {
 			rt[i] = syms[i]->val.ty;
@@ -519,8 +519,8 @@ stmt_for(Sema *s, Ast *st)
 		return;
 	n = carried(s, st->d, NULL, &syms);
 	{
-		Value ops[3 + n];
-		Type *rt[n ? n : 1];
+		Value *ops = arena_alloc(s->arena, (3 + n) * sizeof *ops);
+		Type **rt = arena_alloc(s->arena, (n + 1) * sizeof *rt);
 		Op *op;
 
 		ops[0] = sema_materialize(s, &lo);
@@ -555,8 +555,8 @@ stmt_foreach(Sema *s, Ast *st)
 	}
 	n = carried(s, st->d, NULL, &syms);
 	{
-		Value ops[1 + n];
-		Type *rt[n ? n : 1];
+		Value *ops = arena_alloc(s->arena, (1 + n) * sizeof *ops);
+		Type **rt = arena_alloc(s->arena, (n + 1) * sizeof *rt);
 		Op *op;
 
 		ops[0] = w.v;
@@ -583,8 +583,9 @@ stmt_while(Sema *s, Ast *st)
 		return;
 	n = carried(s, st->d, NULL, &syms);
 	{
-		Value ops[n ? n : 1], cv[1 + n];
-		Type *rt[n ? n : 1];
+		Value *ops = arena_alloc(s->arena, (n + 1) * sizeof *ops);
+		Value *cv = arena_alloc(s->arena, (n + 1) * sizeof *cv);
+		Type **rt = arena_alloc(s->arena, (n + 1) * sizeof *rt);
 		Op *op;
 		SVal c;
 
@@ -818,7 +819,7 @@ check_budgets(Sema *s, Ast *st, TaskArgs *ta, uint32_t n)
 static void
 stmt_tasks(Sema *s, Ast *st)
 {
-	TaskArgs ta[st->list.n ? st->list.n : 1];
+	TaskArgs *ta = arena_alloc(s->arena, (st->list.n + 1) * sizeof *ta);
 	uint32_t i, j;
 	Op *tasks;
 	Builder old, old2;
@@ -1020,9 +1021,8 @@ static bool
 fn_args(Sema *s, Ast *fn, Ast *call, SVal *args)
 {
 	uint32_t np = fn->list.n, i, next = 0;
-	bool given[np ? np : 1];
+	bool *given = arena_alloc(s->arena, (np + 1) * sizeof *given);
 
-	memset(given, 0, sizeof given);
 	for (i = 0; i < call->list.n; i++) {
 		Ast *a = call->list.v[i];
 		uint32_t k = next;
@@ -1144,7 +1144,7 @@ static void
 instantiate(Sema *s, Inst *in, Ast *fn, SVal *args)
 {
 	SaveState saved = save_state(s);
-	Type *pt[in->nargs ? in->nargs : 1];
+	Type **pt = arena_alloc(s->arena, (in->nargs + 1) * sizeof *pt);
 	uint32_t i, np = 0, nres = 0, count = 0;
 	Builder fb;
 	Inst *o;
@@ -1217,8 +1217,8 @@ sema_call_fn(Sema *s, Sym *fy, Ast *call)
 {
 	Ast *fn = fy->ast;
 	uint32_t np = fn->list.n, i, n = 0;
-	SVal args[np ? np : 1], r;
-	Value ops[np ? np : 1];
+	SVal *args = arena_alloc(s->arena, (np + 1) * sizeof *args), r;
+	Value *ops = arena_alloc(s->arena, (np + 1) * sizeof *ops);
 	Inst *in;
 	int errors = s->diag->nerrors;
 	Op *op;
@@ -1501,7 +1501,7 @@ static void
 grid_fn(Sema *s, Func *kf, Ast *attr, Ast *k, Ast **pa, uint32_t n)
 {
 	SaveState saved = save_state(s);
-	Type *pt[n ? n : 1], *i32 = ty_of_scalar(s, TY_I32);
+	Type **pt = arena_alloc(s->arena, (n + 1) * sizeof *pt), *i32 = ty_of_scalar(s, TY_I32);
 	Type *rt[3] = { i32, i32, i32 };
 	Value rv[3];
 	Builder gb;
@@ -1650,8 +1650,8 @@ static void
 lower_kernel(Sema *s, Ast *k)
 {
 	uint32_t np = k->list.n, n, i;
-	Type *pt[np ? np : 1];
-	Ast *pa[np ? np : 1];
+	Type **pt = arena_alloc(s->arena, (np + 1) * sizeof *pt);
+	Ast **pa = arena_alloc(s->arena, (np + 1) * sizeof *pa);
 	Builder kb;
 	Func *f;
 	Sym *y;
