@@ -46,6 +46,13 @@ struct Cg {
 	LLVMModuleRef M;
 	LLVMTargetMachineRef TM;
 	LLVMBuilderRef B;
+	/* What cg_llvm_dispose releases, so that an out-of-memory jump out
+	 * of codegen loses none of it: the entry builders of a kernel (0)
+	 * and of a task (1), text buffers, LLVM's output */
+	LLVMBuilderRef Bentries[2];
+	Buf text[2];
+	char *llvm_str;
+	LLVMMemoryBufferRef llvm_mb;
 	LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_f16, t_bf16,
 		t_f32, t_f64, t_ptr, t_gptr, t_sptr;
 	LayoutTab layouts;    /* over the module's, for layouts codegen derives */
@@ -63,6 +70,7 @@ struct Cg {
 
 bool cg_llvm_init(Cg *cg);
 void cg_llvm_dispose(Cg *cg);
+LLVMBuilderRef cg_entry_builder(Cg *cg, int which);
 /* Verifies, optimizes and emits the module as o->emit asks (llvm, ptx). */
 bool cg_llvm_emit(Cg *cg, char **text, size_t *len);
 /* Declares intrinsic `name` (overloaded on `ovl`) and calls it. */

@@ -747,7 +747,7 @@ make_entry(CgFn *fn)
 	fn->lane = LLVMBuildAnd(cg->B, fn->tid, cg_i32(cg, 31), "lane");
 	fn->warp = LLVMBuildLShr(cg->B, fn->tid, cg_i32(cg, 5), "warp");
 	br = LLVMBuildBr(cg->B, body);
-	fn->Bentry = LLVMCreateBuilderInContext(cg->C);
+	fn->Bentry = cg_entry_builder(cg, 0);
 	LLVMPositionBuilderBefore(fn->Bentry, br);
 	fn->Balloca = fn->Bentry;
 	LLVMPositionBuilderAtEnd(cg->B, body);
@@ -1392,8 +1392,6 @@ cg_lower_kernel(Cg *cg, const CgPrep *p, int entry)
 	}
 	ok = true;
 done:
-	if (fn.Bentry)
-		LLVMDisposeBuilder(fn.Bentry);
 	if (!ok)
 		cg->failed = true;
 	arena_reset(&a);

@@ -138,9 +138,33 @@ cg_llvm_init(Cg *cg)
 	return true;
 }
 
+/* The builder of entry-block allocas of a kernel (which 0) or a task (1):
+ * one per compilation, positioned by each user. */
+LLVMBuilderRef
+cg_entry_builder(Cg *cg, int which)
+{
+	if (!cg->Bentries[which])
+		cg->Bentries[which] = LLVMCreateBuilderInContext(cg->C);
+	return cg->Bentries[which];
+}
+
 void
 cg_llvm_dispose(Cg *cg)
 {
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (cg->Bentries[i])
+			LLVMDisposeBuilder(cg->Bentries[i]);
+		cg->Bentries[i] = NULL;
+		buf_free(&cg->text[i]);
+	}
+	if (cg->llvm_str)
+		LLVMDisposeMessage(cg->llvm_str);
+	if (cg->llvm_mb)
+		LLVMDisposeMemoryBuffer(cg->llvm_mb);
+	cg->llvm_str = NULL;
+	cg->llvm_mb = NULL;
 	if (cg->dib)
 		LLVMDisposeDIBuilder(cg->dib);
 	if (cg->B)
@@ -410,11 +434,11 @@ cg_llvm_emit(Cg *cg, char **text, size_t *len)
 		return false;
 	phase(cg, "optimize");
 	if (cg->o->emit == CG_EMIT_LLVM) {
-		char *s = LLVMPrintModuleToString(cg->M);
-
-		*len = strlen(s);
-		*text = arena_dup(&cg->arena, s, *len + 1);
-		LLVMDisposeMessage(s);
+		cg->llvm_str = LLVMPrintModuleToString(cg->M);
+		*len = strlen(cg->llvm_str);
+		*text = arena_dup(&cg->arena, cg->llvm_str, *len + 1);
+		LLVMDisposeMessage(cg->llvm_str);
+		cg->llvm_str = NULL;
 		return true;
 	}
 	if (LLVMTargetMachineEmitToMemoryBuffer(cg->TM, cg->M, LLVMAssemblyFile,
@@ -424,10 +448,12 @@ cg_llvm_emit(Cg *cg, char **text, size_t *len)
 		LLVMDisposeMessage(err);
 		return false;
 	}
+	cg->llvm_mb = mb;
 	*len = LLVMGetBufferSize(mb);
 	*text = arena_alloc(&cg->arena, *len + 1);
 	memcpy(*text, LLVMGetBufferStart(mb), *len);
 	LLVMDisposeMemoryBuffer(mb);
+	cg->llvm_mb = NULL;
 	phase(cg, "ptx");
 	return true;
 }
@@ -556,80 +582,124 @@ carry_generic(Cg *cg, const char *a, size_t alen, const char *b, size_t blen,
 	return out;
 }
 
-bool
-cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
-{
-	Cg cg = { .mod = m, .o = o, .t = target_get(o->sm), .d = d };
-	GenJob *g = NULL;
-	CgPrep *preps;
+/* What a compilation holds beyond its arenas: released on every exit,
+ * an out-of-memory jump's included. */
+typedef struct CgRun {
+	Cg cg;
+	GenJob *g;
 	pthread_t th;
-	char *text = NULL, *bin;
+	bool threaded;
+	char *bin;  /* the assembler's output (malloc) */
+} CgRun;
+
+/* The thread of the generic entries: its arenas are its own (malloc, no
+ * scope: another thread's scope cannot take its chunks). */
+static void
+gen_start(CgRun *r, Module *m, const CgOpts *o, Diag *d, CgPrep *preps,
+	  uint32_t nk)
+{
+	GenJob *g;
+
+	/* a caller's allocator need not be thread-safe: with one, the
+	 * generic entries are lowered in this thread */
+	if (oom_scope_current() && oom_scope_current()->alloc != default_alloc)
+		return;
+	if (!(g = calloc(1, sizeof *g)))
+		return;
+	g->darena = (Arena){ .alloc = default_alloc };
+	g->cg.arena = (Arena){ .alloc = default_alloc };
+	diag_init(&g->d, &g->darena, d->src, NULL);
+	g->cg.mod = m;
+	g->cg.o = o;
+	g->cg.t = r->cg.t;
+	g->cg.d = &g->d;
+	g->cg.dyn_smem = "__tlx_smem_generic";
+	ly_tab_init(&g->cg.layouts, &g->cg.arena, &m->ctx->layouts);
+	g->preps = preps;
+	g->n = nk;
+	r->g = g;
+	r->threaded = pthread_create(&r->th, NULL, gen_main, g) == 0;
+}
+
+static void
+cg_release(CgRun *r)
+{
+	GenJob *g = r->g;
+
+	if (r->threaded) {
+		pthread_join(r->th, NULL);
+		r->threaded = false;
+	}
+	if (g) {
+		cg_llvm_dispose(&g->cg);
+		arena_reset(&g->cg.arena);
+		arena_reset(&g->darena);
+		free(g);
+		r->g = NULL;
+	}
+	free(r->bin);
+	r->bin = NULL;
+	cg_llvm_dispose(&r->cg);
+	arena_reset(&r->cg.arena);
+}
+
+static bool
+cg_run(CgRun *r, Module *m, const CgOpts *o, Diag *d, CgResult *out)
+{
+	CgPrep *preps;
+	char *text = NULL;
 	size_t len = 0, size;
 	uint32_t i, nk = 0, nfast = 0;
-	bool ok = false, threaded = false, carry = false;
+	bool ok = false, carry = false;
 
-	memset(out, 0, sizeof *out);
-	if (!cg.t) {
-		diag_error_noloc(d, "unknown target sm_%d", o->sm);
+	arena_init(&r->cg.arena, NULL, NULL, NULL);
+	ly_tab_init(&r->cg.layouts, &r->cg.arena, &m->ctx->layouts);
+	r->cg.timing = getenv("TLX_CG_TIME") != NULL;
+	phase(&r->cg, NULL);
+	if (!cg_llvm_init(&r->cg))
 		return false;
-	}
-	arena_init(&cg.arena, NULL, NULL, NULL);
-	ly_tab_init(&cg.layouts, &cg.arena, &m->ctx->layouts);
-	cg.timing = getenv("TLX_CG_TIME") != NULL;
-	phase(&cg, NULL);
-	if (!cg_llvm_init(&cg))
-		goto done;
-	phase(&cg, "init");
-	cg_debug_init(&cg);
-	cg_meta_ir(&cg);  /* the IR before codegen rewrites any of it */
-	preps = arena_alloc(&cg.arena, (m->funcs.n + 1) * sizeof *preps);
+	phase(&r->cg, "init");
+	cg_debug_init(&r->cg);
+	cg_meta_ir(&r->cg);  /* the IR before codegen rewrites any of it */
+	preps = arena_alloc(&r->cg.arena, (m->funcs.n + 1) * sizeof *preps);
 	for (i = 0; i < m->funcs.n; i++) {
 		Func *f = m->funcs.v[i];
 
 		if (f->kind != FN_KERNEL)
 			continue;
-		if (cg_prepare_kernel(&cg, f, &preps[nk]))
+		if (cg_prepare_kernel(&r->cg, f, &preps[nk]))
 			nfast += preps[nk].fast != 0;
 		nk++;
 	}
-	if (cg.failed)
-		goto done;
+	if (r->cg.failed)
+		return false;
 	/* LLVM IR is one module: the generic entries then go into it */
-	if (nfast && o->emit != CG_EMIT_LLVM && (g = calloc(1, sizeof *g))) {
-		arena_init(&g->darena, NULL, NULL, NULL);
-		diag_init(&g->d, &g->darena, d->src, NULL);
-		g->cg.mod = m;
-		g->cg.o = o;
-		g->cg.t = cg.t;
-		g->cg.d = &g->d;
-		g->cg.dyn_smem = "__tlx_smem_generic";
-		arena_init(&g->cg.arena, NULL, NULL, NULL);
-		ly_tab_init(&g->cg.layouts, &g->cg.arena, &m->ctx->layouts);
-		g->preps = preps;
-		g->n = nk;
-		threaded = pthread_create(&th, NULL, gen_main, g) == 0;
-	}
+	if (nfast && o->emit != CG_EMIT_LLVM)
+		gen_start(r, m, o, d, preps, nk);
 	/* without an assembler, a cubin is asked for in vain: PTX, which
 	 * the driver assembles at load time */
 	if (o->emit == CG_EMIT_CUBIN && o->ptx_ok && !o->use_ptxas &&
 	    !cg_can_assemble())
 		out->ptx_fallback = true;
-	carry = threaded && o->emit == CG_EMIT_CUBIN && !out->ptx_fallback &&
+	carry = r->threaded && o->emit == CG_EMIT_CUBIN && !out->ptx_fallback &&
 		!o->generic_cubin;
-	cg.generic_ptx = carry;
+	r->cg.generic_ptx = carry;
 	for (i = 0; i < nk; i++)
-		cg_lower_kernel(&cg, &preps[i],
+		cg_lower_kernel(&r->cg, &preps[i],
 				preps[i].fast ? CG_ENTRY_FAST : CG_ENTRY_ONE);
-	if (nfast && !threaded)
-		lower_generic(&cg, preps, nk);
-	if (!cg.failed) {
-		cg_meta_finish(&cg);
-		cg_debug_finish(&cg);
-		ok = cg_llvm_emit(&cg, &text, &len);
+	if (nfast && !r->threaded)
+		lower_generic(&r->cg, preps, nk);
+	if (!r->cg.failed) {
+		cg_meta_finish(&r->cg);
+		cg_debug_finish(&r->cg);
+		ok = cg_llvm_emit(&r->cg, &text, &len);
 	}
-	if (threaded) {
-		pthread_join(th, NULL);
-		if (cg.timing)
+	if (r->threaded) {
+		GenJob *g = r->g;
+
+		pthread_join(r->th, NULL);
+		r->threaded = false;
+		if (r->cg.timing)
 			fprintf(stderr, "codegen: %-10s %8.1f ms (its thread)\n",
 				"generic", g->ms);
 		if (ok && !g->ok) {
@@ -644,17 +714,18 @@ cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
 						 "entries failed");
 			ok = false;
 		}
+		if (ok && carry)
+			text = carry_generic(&r->cg, text, len, g->text, g->len,
+					     &len);
+		else if (ok && o->emit != CG_EMIT_LLVM)
+			text = merge_ptx(&r->cg, text, len, g->text, g->len,
+					 &len);
 	}
-	if (ok && carry)
-		text = carry_generic(&cg, text, len, g->text, g->len, &len);
-	else if (ok && threaded && o->emit != CG_EMIT_LLVM)
-		text = merge_ptx(&cg, text, len, g->text, g->len, &len);
 	if (!ok)
-		goto done;
-	ok = false;
-	out->kernels = arena_dup(m->ctx->arena, cg.kinfo.v,
-				 cg.kinfo.n * sizeof *cg.kinfo.v);
-	out->nkernels = cg.kinfo.n;
+		return false;
+	out->kernels = arena_dup(m->ctx->arena, r->cg.kinfo.v,
+				 r->cg.kinfo.n * sizeof *r->cg.kinfo.v);
+	out->nkernels = r->cg.kinfo.n;
 	for (i = 0; i < out->nkernels; i++)
 		if (out->kernels[i].fast)
 			out->kernels[i].fast = arena_strdup(m->ctx->arena,
@@ -662,25 +733,41 @@ cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
 	if (o->emit != CG_EMIT_CUBIN || out->ptx_fallback) {
 		out->data = arena_dup(m->ctx->arena, text, len + 1);
 		out->size = len;
-		ok = true;
-		goto done;
+		return true;
 	}
-	cg.entries = nk + (carry ? 0 : nfast);
-	if (!cg_assemble(&cg, text, len, &bin, &size, &out->linker))
-		goto done;
-	phase(&cg, "assemble");
-	out->data = arena_dup(m->ctx->arena, bin, size);
+	r->cg.entries = nk + (carry ? 0 : nfast);
+	if (!cg_assemble(&r->cg, text, len, &r->bin, &size, &out->linker))
+		return false;
+	phase(&r->cg, "assemble");
+	out->data = arena_dup(m->ctx->arena, r->bin, size);
 	out->size = size;
-	free(bin);
-	ok = true;
-done:
-	if (g) {
-		cg_llvm_dispose(&g->cg);
-		arena_reset(&g->cg.arena);
-		arena_reset(&g->darena);
-		free(g);
+	return true;
+}
+
+/* Codegen runs in an out-of-memory scope of its own: exhaustion joins the
+ * generic entries' thread and disposes of LLVM's objects before the jump
+ * goes on to the caller's scope. */
+bool
+cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
+{
+	CgRun r = { .cg = { .mod = m, .o = o, .t = target_get(o->sm), .d = d } };
+	OomScope os;
+	bool ok;
+
+	memset(out, 0, sizeof *out);
+	if (!r.cg.t) {
+		diag_error_noloc(d, "unknown target sm_%d", o->sm);
+		return false;
 	}
-	cg_llvm_dispose(&cg);
-	arena_reset(&cg.arena);
+	oom_scope_enter(&os, NULL, NULL);
+	if (setjmp(os.jb)) {
+		cg_release(&r);
+		oom_scope_unwind(&os);
+		oom_scope_leave(&os);
+		oom_raise();
+	}
+	ok = cg_run(&r, m, o, d, out);
+	cg_release(&r);
+	oom_scope_leave(&os);
 	return ok;
 }

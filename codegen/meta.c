@@ -45,57 +45,57 @@ static void
 add_text_words(Cg *cg, const char *name, const char *text, size_t len)
 {
 	size_t n = len / 8 + 1, i, k;
-	Buf b = { 0 };
+	Buf *b = &cg->text[1];
 
-	buf_printf(&b, ".visible .global .align 8 .b64 %s[%zu] = {", name, n);
+	b->n = 0;
+	buf_printf(b, ".visible .global .align 8 .b64 %s[%zu] = {", name, n);
 	for (i = 0; i < n; i++) {
 		uint64_t v = 0;
 
 		for (k = 0; k < 8; k++)
 			if (i * 8 + k < len)
 				v |= (uint64_t)(unsigned char)text[i * 8 + k] << (8 * k);
-		buf_printf(&b, i ? ", 0x%llx" : "0x%llx", (unsigned long long)v);
+		buf_printf(b, i ? ", 0x%llx" : "0x%llx", (unsigned long long)v);
 	}
-	buf_printf(&b, "};\n");
-	LLVMAppendModuleInlineAsm(cg->M, b.s, b.n);
-	buf_free(&b);
+	buf_printf(b, "};\n");
+	LLVMAppendModuleInlineAsm(cg->M, b->s, b->n);
 }
 
 void
 cg_meta_ir(Cg *cg)
 {
 	PrintOpts po = { .locs = true };
-	Buf b = { 0 };
+	Buf *b = &cg->text[0];
 
-	ir_print_module(&b, cg->mod, &po);
-	add_text_words(cg, "__tlx_ir", b.s ? b.s : "", b.n);
-	buf_free(&b);
+	b->n = 0;
+	ir_print_module(b, cg->mod, &po);
+	add_text_words(cg, "__tlx_ir", b->s ? b->s : "", b->n);
 }
 
 void
 cg_meta_finish(Cg *cg)
 {
-	Buf b = { 0 };
+	Buf *b = &cg->text[0];
 	uint32_t i;
 
-	buf_printf(&b, "tlx-meta 1 target=%s\n", cg->t->name);
+	b->n = 0;
+	buf_printf(b, "tlx-meta 1 target=%s\n", cg->t->name);
 	for (i = 0; i < cg->kinfo.n; i++) {
 		CgKernelInfo *k = &cg->kinfo.v[i];
 
-		buf_printf(&b, "kernel %s threads=%d smem=%lld static=%lld",
+		buf_printf(b, "kernel %s threads=%d smem=%lld static=%lld",
 			   k->name, k->threads, (long long)k->smem,
 			   (long long)k->smem_static);
 		if (k->fast)
-			buf_printf(&b, " fast=%s align=0x%llx div%d=0x%llx eq1=0x%llx",
+			buf_printf(b, " fast=%s align=0x%llx div%d=0x%llx eq1=0x%llx",
 				   k->fast, (unsigned long long)k->align,
 				   k->divisor, (unsigned long long)k->div,
 				   (unsigned long long)k->eq1);
 		if (k->fast && cg->generic_ptx)
-			buf_printf(&b, " generic=ptx");
-		buf_printf(&b, "\n");
+			buf_printf(b, " generic=ptx");
+		buf_printf(b, "\n");
 	}
-	add_text_global(cg, "__tlx_meta", b.s, b.n);
-	buf_free(&b);
+	add_text_global(cg, "__tlx_meta", b->s, b->n);
 }
 
 void

@@ -103,7 +103,7 @@ task_body(CgFn *fn, Op *t, LLVMValueRef first, LLVMValueRef ri, int64_t warps)
 	fn->coords = NULL;
 	fn->guards = NULL;
 	br = LLVMBuildBr(cg->B, body);
-	fn->Bentry = LLVMCreateBuilderInContext(cg->C);
+	fn->Bentry = cg_entry_builder(cg, 1);
 	LLVMPositionBuilderBefore(fn->Bentry, br);
 	LLVMPositionBuilderAtEnd(cg->B, body);
 	cg_scope_push(fn);
@@ -112,7 +112,6 @@ task_body(CgFn *fn, Op *t, LLVMValueRef first, LLVMValueRef ri, int64_t warps)
 	ir_walk_block(t->regions[0], find_store, &stores);
 	if (stores && !fn->failed)
 		cg_tma_drain(fn);  /* bulk groups are the issuing thread's */
-	LLVMDisposeBuilder(fn->Bentry);
 	fn->tid = saved.tid;
 	fn->warp = saved.warp;
 	fn->task_bar_id = saved.task_bar_id;

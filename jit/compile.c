@@ -62,7 +62,6 @@ run(Job *j)
 	PipelineOpts po = j->popts;
 	Module *m = NULL;
 	Ast *file = NULL;
-	Buf ir = { 0 };
 
 	src_init(&j->src, j->arena, j->name, j->text, j->len);
 	diag_init(&j->diag, j->arena, &j->src, j->diag_out);
@@ -104,9 +103,9 @@ run(Job *j)
 	 * the simulator runs of a compiled module) */
 	if (!pass_run_pipeline(m, pass_lower_pipeline(j->olevel), &po, &j->diag))
 		return false;
-	ir_print_module(&ir, m, &pr);
-	j->ir_text = arena_strdup(j->arena, ir.s ? ir.s : "");
-	buf_free(&ir);
+	ir_print_module(&j->ir_buf, m, &pr);
+	j->ir_text = arena_strdup(j->arena, j->ir_buf.s ? j->ir_buf.s : "");
+	buf_free(&j->ir_buf);
 	if (j->emit == EMIT_LIR) {
 		buf_puts(&j->out, j->ir_text);
 		return true;
@@ -120,11 +119,23 @@ run(Job *j)
 bool
 compile_run(Job *j)
 {
-	bool preload = j->emit == EMIT_CUBIN && !j->ptxas && !j->use_ptxas, ok;
+	volatile bool preload = j->emit == EMIT_CUBIN && !j->ptxas &&
+				!j->use_ptxas;
+	bool ok;
+	OomScope os;
 
 	if (preload)
 		cg_preload_assembler(j->sm);
+	oom_scope_enter(&os, NULL, NULL);
+	if (setjmp(os.jb)) {
+		if (preload)
+			cg_settle_assembler();
+		oom_scope_unwind(&os);
+		oom_scope_leave(&os);
+		oom_raise();
+	}
 	ok = run(j);
+	oom_scope_leave(&os);
 	if (preload)
 		cg_settle_assembler();
 	return ok;

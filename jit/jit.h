@@ -47,6 +47,7 @@ typedef struct Job {
 	Source src;
 	Diag diag;
 	Buf out;                   /* the emitted text or binary (caller frees) */
+	Buf ir_buf;                /* the laid-out IR's text while printed */
 	bool binary;               /* out is a cubin */
 	bool ptx_fallback;         /* cubin asked, PTX given: no assembler */
 	bool parsed;               /* the input parsed (a tree or a module) */
@@ -55,7 +56,9 @@ typedef struct Job {
 
 /* Runs the job: parse, check, lower, passes, code generation.  Returns
  * false when errors were reported to j->diag (or the emit kind cannot be
- * produced: j->diag has the reason). */
+ * produced: j->diag has the reason).  Out of memory in an arena of the
+ * caller's out-of-memory scope goes on to that scope (j->out and
+ * j->ir_buf left for the caller to free). */
 bool compile_run(Job *j);
 
 /* ---- cache.c ------------------------------------------------------------ */

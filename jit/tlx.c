@@ -246,18 +246,8 @@ compile_error(tlx_ctx *c, Job *j)
 static int
 run_job(tlx_ctx *c, Job *j, CacheEntry *e)
 {
-	jmp_buf oom;
-
-	if (setjmp(oom)) {
-		j->arena->oom = NULL;
-		return fail(c, TLX_NOMEM, "out of memory while compiling");
-	}
-	j->arena->oom = &oom;
-	if (!compile_run(j)) {
-		j->arena->oom = NULL;
+	if (!compile_run(j))
 		return compile_error(c, j);
-	}
-	j->arena->oom = NULL;
 	e->kind = j->emit == EMIT_LIR ? TLX_IMAGE_IR
 		  : j->binary ? TLX_IMAGE_CUBIN : TLX_IMAGE_PTX;
 	e->image = dup_bytes(j->out.s ? j->out.s : "", j->out.n);
@@ -279,12 +269,25 @@ tlx_compile(tlx_ctx *c, const char *src, size_t len, const tlx_options *o,
 	Arena arena;
 	Job j = { 0 };
 	CacheEntry e = { 0 }, *hit;
+	OomScope os;
 	int rc;
 
 	if (!c || !src || !out)
 		return fail(c, TLX_MISUSE, "tlx_compile: NULL argument");
 	*out = NULL;
-	arena_init(&arena, c->alloc, c->ud, NULL);
+	/* every arena of the compilation is in this scope: exhaustion anywhere
+	 * comes back here with the chunks freed */
+	oom_scope_enter(&os, c->alloc, c->ud);
+	arena_init(&arena, NULL, NULL, NULL);
+	if (setjmp(os.jb)) {
+		arena_reset(&arena);
+		oom_scope_unwind(&os);
+		oom_scope_leave(&os);
+		cache_entry_free(&e);
+		buf_free(&j.out);
+		buf_free(&j.ir_buf);
+		return fail(c, TLX_NOMEM, "out of memory while compiling");
+	}
 	j.arena = &arena;
 	if ((rc = setup_job(c, &j, src, len, o)) != TLX_OK)
 		goto done;
@@ -312,7 +315,9 @@ keep:
 done:
 	cache_entry_free(&e);
 	buf_free(&j.out);
+	buf_free(&j.ir_buf);
 	arena_reset(&arena);
+	oom_scope_leave(&os);
 	return rc;
 }
 

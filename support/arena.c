@@ -9,9 +9,14 @@
 
 struct ArenaChunk {
 	ArenaChunk *next;
+	ArenaChunk *snext, **sprev;  /* on its scope's list */
+	AllocFn alloc;
+	void *ud;
 	size_t size, used;
 	_Alignas(16) unsigned char data[];
 };
+
+static _Thread_local OomScope *cur_scope;
 
 enum { CHUNK_MIN = 64 * 1024 };
 
@@ -41,9 +46,74 @@ tlx_bug_at(const char *file, int line, const char *fmt, ...)
 }
 
 void
+oom_scope_enter(OomScope *s, AllocFn alloc, void *ud)
+{
+	if (!alloc && cur_scope) {  /* a nested scope: the same allocator */
+		alloc = cur_scope->alloc;
+		ud = cur_scope->ud;
+	}
+	s->alloc = alloc ? alloc : default_alloc;
+	s->ud = ud;
+	s->chunks = NULL;
+	s->up = cur_scope;
+	cur_scope = s;
+}
+
+static void
+chunk_unlink(ArenaChunk *c)
+{
+	if (!c->sprev)
+		return;
+	*c->sprev = c->snext;
+	if (c->snext)
+		c->snext->sprev = c->sprev;
+	c->snext = NULL;
+	c->sprev = NULL;
+}
+
+void
+oom_scope_unwind(OomScope *s)
+{
+	while (s->chunks) {
+		ArenaChunk *c = s->chunks;
+
+		chunk_unlink(c);
+		c->alloc(c->ud, c, sizeof *c + c->size, 0);
+	}
+}
+
+void
+oom_scope_leave(OomScope *s)
+{
+	if (s->chunks)
+		tlx_bug("an arena made in a scope outlives it");
+	cur_scope = s->up;
+}
+
+OomScope *
+oom_scope_current(void)
+{
+	return cur_scope;
+}
+
+void
+oom_raise(void)
+{
+	if (cur_scope)
+		longjmp(cur_scope->jb, 1);
+	fprintf(stderr, "tlx: out of memory\n");
+	abort();
+}
+
+void
 arena_init(Arena *a, AllocFn alloc, void *ud, jmp_buf *oom)
 {
 	memset(a, 0, sizeof *a);
+	a->scope = cur_scope;
+	if (!alloc && cur_scope) {
+		alloc = cur_scope->alloc;
+		ud = cur_scope->ud;
+	}
 	a->alloc = alloc ? alloc : default_alloc;
 	a->ud = ud;
 	a->oom = oom;
@@ -54,8 +124,14 @@ out_of_memory(Arena *a)
 {
 	if (a->oom)
 		longjmp(*a->oom, 1);
-	fprintf(stderr, "tlx: out of memory\n");
-	abort();
+	oom_raise();
+}
+
+static void
+chunk_free(Arena *a, ArenaChunk *c)
+{
+	chunk_unlink(c);
+	a->alloc(a->ud, c, sizeof *c + c->size, 0);
 }
 
 static ArenaChunk *
@@ -71,6 +147,17 @@ new_chunk(Arena *a, size_t need)
 		out_of_memory(a);
 	c->size = size;
 	c->used = 0;
+	c->alloc = a->alloc;
+	c->ud = a->ud;
+	c->snext = NULL;
+	c->sprev = NULL;
+	if (a->scope) {
+		c->snext = a->scope->chunks;
+		if (c->snext)
+			c->snext->sprev = &c->snext;
+		c->sprev = &a->scope->chunks;
+		a->scope->chunks = c;
+	}
 	c->next = a->head;
 	a->head = c;
 	a->total += sizeof *c + size;
@@ -156,7 +243,7 @@ arena_reset(Arena *a)
 
 	for (c = a->head; c; c = next) {
 		next = c->next;
-		a->alloc(a->ud, c, sizeof *c + c->size, 0);
+		chunk_free(a, c);
 	}
 	a->head = NULL;
 	a->total = 0;
@@ -176,7 +263,7 @@ arena_release(Arena *a, ArenaMark m)
 
 		a->head = c->next;
 		a->total -= sizeof *c + c->size;
-		a->alloc(a->ud, c, sizeof *c + c->size, 0);
+		chunk_free(a, c);
 	}
 	if (a->head)
 		a->head->used = m.used;
@@ -202,11 +289,11 @@ buf_put(Buf *b, const char *s, size_t n)
 
 		while (ncap < b->n + n + 1)
 			ncap *= 2;
-		b->s = realloc(b->s, ncap);
-		if (!b->s) {
-			fprintf(stderr, "tlx: out of memory\n");
-			abort();
-		}
+		char *ns = realloc(b->s, ncap);
+
+		if (!ns)
+			oom_raise();  /* b keeps its old text for its owner to free */
+		b->s = ns;
 		b->cap = ncap;
 	}
 	memcpy(b->s + b->n, s, n);

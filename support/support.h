@@ -47,14 +47,52 @@ TLX_NORETURN void tlx_bug_at(const char *file, int line, const char *fmt, ...)
 typedef void *(*AllocFn)(void *ud, void *ptr, size_t osize, size_t nsize);
 
 typedef struct ArenaChunk ArenaChunk;
+typedef struct OomScope OomScope;
 typedef struct Arena {
 	ArenaChunk *head;
 	AllocFn alloc;
 	void *ud;
-	jmp_buf *oom;     /* where to longjmp on exhaustion; NULL aborts */
+	jmp_buf *oom;     /* where to longjmp on exhaustion; NULL: the scope */
+	OomScope *scope;  /* the scope it was made in, or NULL */
 	size_t total;     /* bytes obtained from alloc */
 	long fail_after;  /* fault injection: fail the N-th chunk (0 = never) */
 } Arena;
+
+/*
+ * An out-of-memory scope: a library call's boundary, as Lua has one per
+ * protected call.  Arenas made while a scope is current (in this thread)
+ * take its allocator unless given one, and their chunks are on the
+ * scope's list; exhaustion of one with no `oom` of its own (and of a Buf)
+ * longjmps to the innermost scope, whose handler calls oom_scope_unwind
+ * to free the chunks of every arena the jump skipped.  Every arena made
+ * in a scope is reset before the scope is left.
+ *
+ *	OomScope s;
+ *	oom_scope_enter(&s, alloc, ud);
+ *	if (setjmp(s.jb)) {
+ *		... release what is not in an arena ...
+ *		oom_scope_unwind(&s);
+ *		oom_scope_leave(&s);
+ *		return NOMEM;   (or oom_raise() to the scope around it)
+ *	}
+ *	... work ...
+ *	oom_scope_leave(&s);
+ */
+struct OomScope {
+	jmp_buf jb;
+	AllocFn alloc;
+	void *ud;
+	ArenaChunk *chunks;  /* every chunk of its arenas */
+	OomScope *up;
+};
+
+void oom_scope_enter(OomScope *s, AllocFn alloc, void *ud);
+void oom_scope_unwind(OomScope *s);
+void oom_scope_leave(OomScope *s);
+/* The innermost scope of this thread, or NULL. */
+OomScope *oom_scope_current(void);
+/* Out of memory: longjmp to the innermost scope; abort if there is none. */
+TLX_NORETURN void oom_raise(void);
 
 void arena_init(Arena *a, AllocFn alloc, void *ud, jmp_buf *oom);
 void *arena_alloc(Arena *a, size_t n);      /* zeroed, 16-byte aligned */
