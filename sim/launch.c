@@ -942,6 +942,7 @@ setup(SimLaunch *L, SimMem *mem, Module *m, Func *fn, const SimArg *args,
 
 	memset(L, 0, sizeof *L);
 	L->mem = mem;
+	L->epoch = ++mem->launches;
 	L->mod = m;
 	L->kern = fn;
 	L->err = err;

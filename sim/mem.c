@@ -32,7 +32,9 @@ free_backing(SimAlloc *a)
 {
 	free(a->data);
 	free(a->shadow);
+	free(a->wprog);
 	a->data = a->shadow = NULL;
+	a->wprog = NULL;
 }
 
 void

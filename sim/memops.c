@@ -5,7 +5,11 @@
  * Global: an access must lie inside one live allocation and be aligned to
  * its element; a read must find every byte written (the shadow).  Masked
  * off lanes are never touched.  The common case (all lanes in one
- * allocation, the range fully written) is checked once per op.
+ * allocation, the range fully written) is checked once per op.  Programs
+ * of different clusters are ordered by nothing but global atomics: a
+ * load or store of bytes another such program stored in this launch, when
+ * neither has used an atomic (after which a protocol the simulator does
+ * not follow may order them), is a race.
  *
  * Shared: per CTA, one byte of shadow per byte says "written"; two more
  * count async writes (TMA, cp.async) and async reads (dot_async,
@@ -191,6 +195,78 @@ all_written(SimAlloc *a, Access *x)
 				  hi - lo + (uint64_t)x->es);
 }
 
+/* ---- races between programs ------------------------------------------- */
+
+static uint64_t
+cluster_of(SimLaunch *L, uint64_t lin)
+{
+	uint64_t x = lin % L->grid[0], y = lin / L->grid[0] % L->grid[1];
+	uint64_t z = lin / ((uint64_t)L->grid[0] * L->grid[1]);
+
+	return x / L->cshape[0] + (uint64_t)(L->grid[0] / L->cshape[0]) *
+		(y / L->cshape[1] + (uint64_t)(L->grid[1] / L->cshape[1]) *
+		 (z / L->cshape[2]));
+}
+
+static TLX_NORETURN void
+race(SimLaunch *L, Op *op, SimAlloc *a, uint64_t off, uint32_t w,
+     const char *what)
+{
+	uint64_t o = w - 1;
+	uint32_t x = (uint32_t)(o % L->grid[0]);
+	uint32_t y = (uint32_t)(o / L->grid[0] % L->grid[1]);
+	uint32_t z = (uint32_t)(o / ((uint64_t)L->grid[0] * L->grid[1]));
+
+	sim_fault(L, op, "%s of global memory at address 0x%llx (offset %llu "
+		  "of the %llu-byte allocation at 0x%llx) that program (%u, "
+		  "%u, %u) stored in this launch: programs are not ordered "
+		  "without atomics, a race", what,
+		  (unsigned long long)(a->base + off), (unsigned long long)off,
+		  (unsigned long long)a->size, (unsigned long long)a->base,
+		  x, y, z);
+}
+
+/* The running program's access to [off, off + n) of a: a store records
+ * it, both check it. */
+static void
+race_check(SimLaunch *L, Op *op, SimAlloc *a, uint64_t off, uint64_t n,
+	   bool store)
+{
+	SimCta *cta = L->cur ? L->cur->cta : NULL;
+	uint32_t me, w;
+	uint64_t i, mine;
+
+	if (!cta || L->kern->kind != FN_KERNEL)
+		return;
+	if (a->wepoch != L->epoch) {
+		if (!store)
+			return;  /* nothing stored in this launch yet */
+		if (!a->wprog && !(a->wprog = calloc(a->size, sizeof *a->wprog)))
+			sim_fault(L, op, "out of host memory in the simulator");
+		else if (a->wepoch)
+			memset(a->wprog, 0, a->size * sizeof *a->wprog);
+		a->wepoch = L->epoch;
+	}
+	me = cta->atomics ? 0 : (uint32_t)(cta->lin + 1);
+	mine = cluster_of(L, cta->lin);
+	for (i = 0; i < n; i++) {
+		w = a->wprog[off + i];
+		if (w && me && w != me && cluster_of(L, w - 1) != mine)
+			race(L, op, a, off + i, w, store ? "store" : "load");
+		if (store)
+			a->wprog[off + i] = me;
+	}
+}
+
+static void
+race_at(SimLaunch *L, Op *op, uint64_t addr, uint64_t n, bool store)
+{
+	SimAlloc *a = sim_mem_find(L->mem, addr, n);
+
+	if (a)
+		race_check(L, op, a, addr - a->base, n, store);
+}
+
 void
 sim_op_load(SimLaunch *L, SimAct *act, Op *op)
 {
@@ -231,6 +307,8 @@ sim_op_load(SimLaunch *L, SimAct *act, Op *op)
 				;
 			memcpy(r + i * es, a->data + (x.ptr[i] - a->base),
 			       (size_t)((j - i) * es));
+			race_check(L, op, a, x.ptr[i] - a->base,
+				   (uint64_t)((j - i) * es), false);
 		}
 	} else {
 		for (i = 0; i < x.n; i++) {
@@ -240,6 +318,7 @@ sim_op_load(SimLaunch *L, SimAct *act, Op *op)
 			       sim_gptr(L, op, x.ptr[i], (uint64_t)es, false,
 					"load", x.t, i),
 			       (size_t)es);
+			race_at(L, op, x.ptr[i], (uint64_t)es, false);
 		}
 	}
 	if (!x.mask)
@@ -290,16 +369,20 @@ sim_op_store(SimLaunch *L, SimAct *act, Op *op)
 					x.ptr[j] == x.ptr[j - 1] + (uint64_t)es;
 			     j++)
 				;
+			race_check(L, op, a, off, (uint64_t)((j - i) * es), true);
 			memcpy(a->data + off, v + i * es, (size_t)((j - i) * es));
 			memset(a->shadow + off, 1, (size_t)((j - i) * es));
 		}
 		return;
 	}
 	for (i = 0; i < x.n; i++)
-		if (!x.mask || (x.mask[i] & 1))
-			memcpy(sim_gptr(L, op, x.ptr[i], (uint64_t)es, true,
-					"store", x.t, i),
-			       v + i * es, (size_t)es);
+		if (!x.mask || (x.mask[i] & 1)) {
+			uint8_t *p = sim_gptr(L, op, x.ptr[i], (uint64_t)es, true,
+					      "store", x.t, i);
+
+			race_at(L, op, x.ptr[i], (uint64_t)es, true);
+			memcpy(p, v + i * es, (size_t)es);
+		}
 }
 
 enum { A_ADD, A_MAX, A_MIN, A_XCHG, A_AND, A_OR, A_XOR };
@@ -376,6 +459,8 @@ sim_op_atomic(SimLaunch *L, SimAct *act, Op *op)
 			  "its pointers");
 	v = sim_data(&act->vals[op->opnds[1]], vt);
 	r = sim_data(sim_def(L, act, op->res[0]), rt);
+	if (L->cur)
+		L->cur->cta->atomics = true;
 	for (i = 0; i < x.n; i++) {
 		if (x.mask && !(x.mask[i] & 1)) {
 			memset(r + i * es, 0, (size_t)es);
@@ -404,6 +489,8 @@ sim_op_atomic_cas(SimLaunch *L, SimAct *act, Op *op)
 	c = sim_data(&act->vals[op->opnds[1]], vt);
 	v = sim_data(&act->vals[op->opnds[2]], vt);
 	r = sim_data(sim_def(L, act, op->res[0]), rt);
+	if (L->cur)
+		L->cur->cta->atomics = true;
 	for (i = 0; i < x.n; i++) {
 		uint8_t *m = sim_gptr(L, op, x.ptr[i], (uint64_t)es, false,
 				      "atomic_cas", x.t, i);

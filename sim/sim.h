@@ -68,6 +68,11 @@ typedef struct SimAlloc {
 	uint64_t base, size;
 	uint8_t *data;    /* host backing; NULL once freed */
 	uint8_t *shadow;  /* 1 per byte that was written */
+	/* per byte, 1 + the program that stored it last in launch `wepoch`
+	 * (0: none, or one that had used an atomic); made at the first store
+	 * of a kernel, for the race check between programs (memops.c) */
+	uint32_t *wprog;
+	uint64_t wepoch;
 	bool freed;
 } SimAlloc;
 
@@ -78,6 +83,7 @@ typedef struct SimMem {
 	uint64_t next;    /* base of the next allocation */
 	uint64_t live;    /* bytes allocated */
 	uint64_t limit;   /* device memory size */
+	uint64_t launches;  /* kernel launches so far (SimAlloc.wepoch) */
 	SimAlloc *hint;   /* last lookup */
 } SimMem;
 
@@ -386,6 +392,7 @@ struct SimCta {
 	SimCluster *cl;
 	uint32_t pid[3];
 	uint64_t lin;       /* linear program id */
+	bool atomics;       /* it has used a global atomic (races unchecked) */
 	uint32_t rank;      /* in its cluster */
 	int64_t smem_size;
 	uint8_t *smem;
@@ -495,6 +502,7 @@ struct SimLaunch {
 	SimArg *args;        /* a copy, one per parameter */
 	SimOpts o;
 	uint32_t grid[3], cshape[3];
+	uint64_t epoch;      /* this launch's number in mem (SimMem.launches) */
 	bool fast_entry;      /* entry_fast (SimLaunchCfg) */
 	uint32_t csize;      /* CTAs per cluster */
 	uint64_t nprog, nclusters;
