@@ -346,7 +346,7 @@ eval_grid(tlxrt_kernel *k, const RtArg *args, uint32_t grid[3])
 				k->grid->name);
 	if (!getenv("TLXRT_GRID_INTERP") && rt_grid_run(k, args, grid))
 		return TLXRT_OK;
-	if (!(sa = calloc((size_t)k->nall + 1, sizeof *sa)))
+	if (!(sa = tlx_calloc((size_t)k->nall + 1, sizeof *sa)))
 		return rt_error(dev, TLXRT_NOMEM, "out of memory");
 	rt_args_to_sim(k, args, sa);
 	sim_mem_init(&mem, 0);

@@ -275,7 +275,7 @@ cuda_open(tlxrt_device *dev, const char *arg)
 					"'%s' in 'cuda:%s'", arg, arg);
 		ordinal = (int)v;
 	}
-	if (!(a = calloc(1, sizeof *a)))
+	if (!(a = tlx_calloc(1, sizeof *a)))
 		return rt_error(dev, TLXRT_NOMEM, "out of memory");
 	dev->impl = a;
 	if ((rc = load_api(dev, a)) != TLXRT_OK)
@@ -425,7 +425,7 @@ global_text(tlxrt_device *dev, CUmodule mod, const char *name, char **text,
 
 	if (r != 0 || n == 0)
 		return TLXRT_NOT_FOUND;
-	if (!(*text = malloc(n + 1)))
+	if (!(*text = tlx_malloc(n + 1)))
 		return rt_error(dev, TLXRT_NOMEM, "out of memory");
 	if ((r = api(dev)->MemcpyDtoH(*text, p, n)) != 0) {
 		free(*text);
@@ -496,7 +496,7 @@ cuda_module_load(tlxrt_module *m, const void *image, size_t n, char **ir,
 				"on the sim backend");
 	if ((rc = bind(dev)))
 		return rc;
-	if (!(buf = malloc(n + 1)))
+	if (!(buf = tlx_malloc(n + 1)))
 		return rt_error(dev, TLXRT_NOMEM, "out of memory");
 	memcpy(buf, image, n);
 	buf[n] = 0;  /* PTX must be NUL-terminated */
@@ -679,8 +679,8 @@ cuda_launch(tlxrt_kernel *k, const uint32_t grid[3], const uint32_t cluster[3],
 	if (nmaps > 4)
 		maps = aligned_alloc(128, (size_t)nmaps * sizeof *maps);
 	if (n > 32) {
-		vals = calloc((size_t)n, sizeof *vals);
-		ptrs = calloc((size_t)n, sizeof *ptrs);
+		vals = tlx_calloc((size_t)n, sizeof *vals);
+		ptrs = tlx_calloc((size_t)n, sizeof *ptrs);
 	}
 	if (!maps || !vals || !ptrs) {
 		rc = rt_error(dev, TLXRT_NOMEM, "out of memory");

@@ -159,7 +159,7 @@ rt_image_ptx_global(const char *ptx, size_t n, const char *sym, char **ir,
 		*why = "the PTX declares __tlx_ir without an initializer";
 		return TLXRT_INVALID_ARG;
 	}
-	if (!(buf = calloc((size_t)count, 1))) {
+	if (!(buf = tlx_calloc((size_t)count, 1))) {
 		*why = "out of memory";
 		return TLXRT_NOMEM;
 	}
@@ -279,7 +279,7 @@ rt_image_elf_global(const uint8_t *elf, size_t n, const char *name, char **ir,
 				return TLXRT_INVALID_ARG;
 			}
 			off = sec.off + val;
-			if (!(*ir = malloc((size_t)size))) {
+			if (!(*ir = tlx_malloc((size_t)size))) {
 				*why = "out of memory";
 				return TLXRT_NOMEM;
 			}

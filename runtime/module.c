@@ -237,7 +237,7 @@ rt_module_build(tlxrt_module *m, const char *text, size_t len,
 		const char *srcname)
 {
 	tlxrt_device *dev = m->dev;
-	jmp_buf jb;
+	OomScope os;
 	Source src;
 	Diag d;
 	Buf b = { 0 };
@@ -245,9 +245,15 @@ rt_module_build(tlxrt_module *m, const char *text, size_t len,
 	volatile int n = 0;
 	int rc;
 
-	arena_init(&m->arena, NULL, NULL, &jb);
-	if (setjmp(jb)) {
-		m->arena.oom = NULL;
+	/* the module's arena lives as long as the module: made outside the
+	 * scope, which catches exhaustion of it and of the reader's and the
+	 * verifier's own */
+	arena_init(&m->arena, NULL, NULL, NULL);
+	oom_scope_enter(&os, NULL, NULL);
+	if (setjmp(os.jb)) {
+		oom_scope_unwind(&os);
+		oom_scope_leave(&os);
+		buf_free(&b);
 		return rt_error(dev, TLXRT_NOMEM, "out of memory reading the "
 				"module");
 	}
@@ -260,7 +266,7 @@ rt_module_build(tlxrt_module *m, const char *text, size_t len,
 		first_diag(&d, &b);
 		rc = rt_error(dev, TLXRT_INVALID_ARG, "%s", b.s);
 		buf_free(&b);
-		m->arena.oom = NULL;
+		oom_scope_leave(&os);
 		return rc;
 	}
 	for (i = 0; i < m->ir->funcs.n; i++)
@@ -273,11 +279,11 @@ rt_module_build(tlxrt_module *m, const char *text, size_t len,
 			continue;
 		rc = build_kernel(m, f, &m->kernels[m->nkernels++]);
 		if (rc != TLXRT_OK) {
-			m->arena.oom = NULL;
+			oom_scope_leave(&os);
 			return rc;
 		}
 	}
-	m->arena.oom = NULL;
+	oom_scope_leave(&os);
 	return TLXRT_OK;
 }
 
@@ -290,7 +296,7 @@ load(tlxrt_device *dev, const void *image, size_t size, const char *name,
 	size_t len = 0;
 	int rc, i;
 
-	if (!(m = calloc(1, sizeof *m)))
+	if (!(m = tlx_calloc(1, sizeof *m)))
 		return rt_error(dev, TLXRT_NOMEM, "out of memory");
 	m->dev = dev;
 	rc = dev->be->module_load(m, image, size, &ir, &len);
@@ -346,7 +352,7 @@ tlxrt_module_load_file(tlxrt_device *dev, const char *path,
 			char *nb;
 
 			cap = cap ? cap * 2 : 65536;
-			if (!(nb = realloc(buf, cap))) {
+			if (!(nb = tlx_realloc(buf, cap))) {
 				free(buf);
 				fclose(f);
 				return rt_error(dev, TLXRT_NOMEM, "out of memory "

@@ -94,7 +94,7 @@ open_one(const char *name, tlxrt_device **out, Buf *why)
 			   name);
 		return TLXRT_NODEVICE;
 	}
-	dev = calloc(1, sizeof *dev);
+	dev = tlx_calloc(1, sizeof *dev);
 	if (!dev) {
 		why->n = 0;
 		buf_puts(why, "out of memory");
@@ -371,7 +371,7 @@ tlxrt_launch(tlxrt_kernel *k, const tlxrt_launch_config *cfg,
 		return rt_error(dev, TLXRT_MISUSE, "the stream belongs to "
 				"another device");
 	if (k->nall > 32)
-		ra = calloc((size_t)k->nall, sizeof *ra);
+		ra = tlx_calloc((size_t)k->nall, sizeof *ra);
 	else
 		memset(sra, 0, (size_t)(k->nall ? k->nall : 1) * sizeof *sra);
 	if (!ra)
@@ -399,7 +399,7 @@ tlxrt_stream_create(tlxrt_device *dev, tlxrt_stream **out)
 		return TLXRT_MISUSE;
 	rt_clear(dev);
 	*out = NULL;
-	if (!(s = calloc(1, sizeof *s)))
+	if (!(s = tlx_calloc(1, sizeof *s)))
 		return rt_error(dev, TLXRT_NOMEM, "out of memory");
 	s->dev = dev;
 	if ((rc = dev->be->stream_create(s)) != TLXRT_OK) {
@@ -445,7 +445,7 @@ tlxrt_event_create(tlxrt_device *dev, tlxrt_event **out)
 		return TLXRT_MISUSE;
 	rt_clear(dev);
 	*out = NULL;
-	if (!(e = calloc(1, sizeof *e)))
+	if (!(e = tlx_calloc(1, sizeof *e)))
 		return rt_error(dev, TLXRT_NOMEM, "out of memory");
 	e->dev = dev;
 	if ((rc = dev->be->event_create(e)) != TLXRT_OK) {

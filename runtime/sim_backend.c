@@ -53,7 +53,7 @@ sim_open(tlxrt_device *dev, const char *arg)
 	size_t i;
 
 	(void)arg;
-	if (!(m = calloc(1, sizeof *m)))
+	if (!(m = tlx_calloc(1, sizeof *m)))
 		return rt_error(dev, TLXRT_NOMEM, "out of memory");
 	sim_mem_init(m, 16ull << 30);
 	dev->impl = m;
@@ -191,7 +191,7 @@ sim_module_load(tlxrt_module *m, const void *image, size_t n, char **ir,
 		rc = rt_image_ptx_ir(image, n, ir, len, &why);
 		break;
 	default:
-		if (!(*ir = malloc(n)))
+		if (!(*ir = tlx_malloc(n)))
 			return rt_error(m->dev, TLXRT_NOMEM, "out of memory");
 		memcpy(*ir, image, n);
 		*len = n;
@@ -254,7 +254,7 @@ sim_launch_kernel(tlxrt_kernel *k, const uint32_t grid[3],
 		fprintf(stderr, "tlxrt: launch %s%s grid %ux%ux%u (sim)\n",
 			k->fn->name, cfg.fast_entry ? "$fast" : "", grid[0],
 			grid[1], grid[2]);
-	if (!(sa = calloc((size_t)k->nall + 1, sizeof *sa)))
+	if (!(sa = tlx_calloc((size_t)k->nall + 1, sizeof *sa)))
 		return rt_error(dev, TLXRT_NOMEM, "out of memory");
 	rt_args_to_sim(k, args, sa);
 	rc = sim_launch(mem_of(dev), k->mod->ir, k->fn, sa, &cfg, &dev->sim,

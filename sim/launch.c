@@ -84,7 +84,7 @@ sim_oom(SimLaunch *L)
 void *
 sim_xalloc(SimLaunch *L, size_t n)
 {
-	void *p = calloc(1, n ? n : 1);
+	void *p = tlx_calloc(1, n ? n : 1);
 
 	if (!p)
 		sim_oom(L);
@@ -94,7 +94,7 @@ sim_xalloc(SimLaunch *L, size_t n)
 void *
 sim_xrealloc(SimLaunch *L, void *p, size_t n)
 {
-	void *q = realloc(p, n ? n : 1);
+	void *q = tlx_realloc(p, n ? n : 1);
 
 	if (!q)
 		sim_oom(L);
@@ -975,7 +975,7 @@ setup(SimLaunch *L, SimMem *mem, Module *m, Func *fn, const SimArg *args,
 	L->nprog = (uint64_t)L->grid[0] * L->grid[1] * L->grid[2];
 	L->nclusters = L->nprog / L->csize;
 	arena_init(&L->arena, NULL, NULL, NULL);
-	L->args = calloc(n ? n : 1, sizeof *L->args);
+	L->args = tlx_calloc(n ? n : 1, sizeof *L->args);
 	if (!L->args) {
 		buf_puts(err, "out of host memory in the simulator");
 		return SIM_NOMEM;
@@ -990,7 +990,7 @@ int
 sim_launch(SimMem *mem, Module *m, Func *kernel, const SimArg *args,
 	   const SimLaunchCfg *cfg, const SimOpts *o, Buf *err)
 {
-	SimLaunch *L = calloc(1, sizeof *L);
+	SimLaunch *L = tlx_calloc(1, sizeof *L);
 	int rc;
 
 	if (!L)
@@ -1008,7 +1008,7 @@ sim_eval_grid(SimMem *mem, Module *m, Func *gridfn, const SimArg *args,
 {
 	SimLaunchCfg cfg = { { 1, 1, 1 }, { 1, 1, 1 }, false };
 	SimOpts o;
-	SimLaunch *L = calloc(1, sizeof *L);
+	SimLaunch *L = tlx_calloc(1, sizeof *L);
 	int rc;
 
 	if (!L)

@@ -82,18 +82,18 @@ sim_mem_alloc(SimMem *m, uint64_t size, uint64_t *out)
 		return size == 0 ? SIM_INVALID : SIM_NOMEM;
 	if (m->n == m->cap) {
 		uint32_t cap = m->cap ? m->cap * 2 : 16;
-		SimAlloc **v = realloc(m->v, cap * sizeof *v);
+		SimAlloc **v = tlx_realloc(m->v, cap * sizeof *v);
 
 		if (!v)
 			return SIM_NOMEM;
 		m->v = v;
 		m->cap = cap;
 	}
-	a = calloc(1, sizeof *a);
+	a = tlx_calloc(1, sizeof *a);
 	if (!a)
 		return SIM_NOMEM;
-	a->data = malloc(size);
-	a->shadow = calloc(size, 1);
+	a->data = tlx_malloc(size);
+	a->shadow = tlx_calloc(size, 1);
 	if (!a->data || !a->shadow) {
 		free_backing(a);
 		free(a);

@@ -241,8 +241,8 @@ race_check(SimLaunch *L, Op *op, SimAlloc *a, uint64_t off, uint64_t n,
 	if (a->wepoch != L->epoch) {
 		if (!store)
 			return;  /* nothing stored in this launch yet */
-		if (!a->wprog && !(a->wprog = calloc(a->size, sizeof *a->wprog)))
-			sim_fault(L, op, "out of host memory in the simulator");
+		if (!a->wprog)
+			a->wprog = sim_xalloc(L, a->size * sizeof *a->wprog);
 		else if (a->wepoch)
 			memset(a->wprog, 0, a->size * sizeof *a->wprog);
 		a->wepoch = L->epoch;

@@ -2,6 +2,8 @@
  * arena.c: bump allocation in chunks, freed all at once.  Exhaustion
  * longjmps to the arena's `oom` buffer (the API boundary), as Lua does.
  */
+#include "config.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +22,53 @@ static _Thread_local OomScope *cur_scope;
 
 enum { CHUNK_MIN = 64 * 1024 };
 
+#ifdef TLX_CHECKING
+static long fail_countdown;
+
+void
+tlx_alloc_fail_at(long n)
+{
+	__atomic_store_n(&fail_countdown, n, __ATOMIC_SEQ_CST);
+}
+
+static bool
+injected(void)
+{
+	return __atomic_load_n(&fail_countdown, __ATOMIC_SEQ_CST) > 0 &&
+	       __atomic_sub_fetch(&fail_countdown, 1, __ATOMIC_SEQ_CST) == 0;
+}
+#else
+void
+tlx_alloc_fail_at(long n)
+{
+	(void)n;
+}
+
+static bool
+injected(void)
+{
+	return false;
+}
+#endif
+
+void *
+tlx_malloc(size_t n)
+{
+	return injected() ? NULL : malloc(n);
+}
+
+void *
+tlx_calloc(size_t n, size_t size)
+{
+	return injected() ? NULL : calloc(n, size);
+}
+
+void *
+tlx_realloc(void *p, size_t n)
+{
+	return injected() ? NULL : realloc(p, n);
+}
+
 void *
 default_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
@@ -29,7 +78,7 @@ default_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 		free(ptr);
 		return NULL;
 	}
-	return realloc(ptr, nsize);
+	return tlx_realloc(ptr, nsize);
 }
 
 void
@@ -289,7 +338,7 @@ buf_put(Buf *b, const char *s, size_t n)
 
 		while (ncap < b->n + n + 1)
 			ncap *= 2;
-		char *ns = realloc(b->s, ncap);
+		char *ns = tlx_realloc(b->s, ncap);
 
 		if (!ns)
 			oom_raise();  /* b keeps its old text for its owner to free */

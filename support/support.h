@@ -41,7 +41,17 @@ TLX_NORETURN void tlx_bug_at(const char *file, int line, const char *fmt, ...)
 #define NEVER(x) ((x) ? (tlx_bug("NEVER(%s) failed", #x), 1) : 0)
 #endif
 
-/* ---- arena.c -------------------------------------------------------- */
+/* ---- arena.c: malloc, arenas, buffers -------------------------------- */
+
+/* malloc and its kin for libtlxrt, the simulator and the default arena
+ * allocator.  In checking builds (TLX_CHECKING) tlx_alloc_fail_at(n)
+ * makes the n-th call from then on fail (0: none), for the
+ * allocation-failure tests. */
+void *tlx_malloc(size_t n);
+void *tlx_calloc(size_t n, size_t size);
+void *tlx_realloc(void *p, size_t n);
+void tlx_alloc_fail_at(long n);
+
 
 /* Lua's allocator contract: nsize == 0 frees, else (re)allocates. */
 typedef void *(*AllocFn)(void *ud, void *ptr, size_t osize, size_t nsize);
