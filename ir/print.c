@@ -38,8 +38,13 @@ typedef struct Printer {
 	const PrintOpts *o;
 	const char **names;  /* per value, assigned on definition */
 	Strtab used;         /* names taken so far */
+	Strtab hints;        /* the hints seen, interned */
 	Arena arena;
 	uint32_t next;       /* next numeric name */
+	/* per hint (interned in `used`), the next suffix to try: a hint
+	 * given to thousands of values costs one probe each, not thousands */
+	struct HintNext { const char *hint; int k; } *hnext;
+	uint32_t nhnext, caphnext;
 } Printer;
 
 /* A hint as the reader accepts it: [A-Za-z0-9_.] only, never all digits
@@ -68,23 +73,61 @@ clean_hint(const char *hint, char *out, size_t cap)
 	return out;
 }
 
+/* The slot of hint h (interned) in the table of next suffixes. */
+static int *
+hint_next(Printer *p, const char *h)
+{
+	uint32_t i, mask;
+
+	if (2 * (p->nhnext + 1) > p->caphnext) {
+		struct HintNext *old = p->hnext;
+		uint32_t oldcap = p->caphnext;
+
+		p->caphnext = oldcap ? 2 * oldcap : 64;
+		p->hnext = arena_alloc(&p->arena, p->caphnext * sizeof *p->hnext);
+		mask = p->caphnext - 1;
+		for (i = 0; i < oldcap; i++) {
+			uint32_t j;
+
+			if (!old[i].hint)
+				continue;
+			j = (uint32_t)(hash_mix(0, (uintptr_t)old[i].hint) & mask);
+			while (p->hnext[j].hint)
+				j = (j + 1) & mask;
+			p->hnext[j] = old[i];
+		}
+	}
+	mask = p->caphnext - 1;
+	for (i = (uint32_t)(hash_mix(0, (uintptr_t)h) & mask); p->hnext[i].hint;
+	     i = (i + 1) & mask)
+		if (p->hnext[i].hint == h)
+			return &p->hnext[i].k;
+	p->hnext[i].hint = h;
+	p->nhnext++;
+	return &p->hnext[i].k;
+}
+
 static const char *
 fresh_name(Printer *p, const char *hint)
 {
 	char tmp[256], clean[256];
-	int k;
+	int *k = NULL;
 
 	hint = clean_hint(hint, clean, sizeof clean - 1);
-	for (k = 0;; k++) {
+	if (hint)
+		k = hint_next(p, strtab_intern(&p->hints, hint, strlen(hint)));
+	for (;;) {
 		uint32_t before = p->used.n;
 		const char *s;
 
 		if (!hint)
 			snprintf(tmp, sizeof tmp, "%u", p->next++);
-		else if (k == 0)
+		else if (*k == 0)
 			snprintf(tmp, sizeof tmp, "%s", hint);
 		else
-			snprintf(tmp, sizeof tmp, "%s.%d", hint, k);
+			snprintf(tmp, sizeof tmp, "%s.%d", hint, *k);
+		if (k)
+			++*k;
 		s = strtab_cstr(&p->used, tmp);
 		if (p->used.n != before)
 			return s;
@@ -273,6 +316,7 @@ print_func(Buf *b, Func *f, const PrintOpts *o, Aliases *al)
 
 	arena_init(&p.arena, NULL, NULL, NULL);
 	strtab_init(&p.used, &p.arena);
+	strtab_init(&p.hints, &p.arena);
 	p.names = arena_alloc(&p.arena, f->vals.n * sizeof *p.names);
 	buf_printf(b, "%s @%s(", kind_word[f->kind], f->name);
 	for (i = 0; i < f->body->nargs; i++) {
@@ -349,6 +393,7 @@ ir_print_op(Buf *b, Func *f, Op *op, const PrintOpts *o)
 
 	arena_init(&p.arena, NULL, NULL, NULL);
 	strtab_init(&p.used, &p.arena);
+	strtab_init(&p.hints, &p.arena);
 	p.names = arena_alloc(&p.arena, f->vals.n * sizeof *p.names);
 	for (i = 1; i < f->vals.n; i++) {
 		char tmp[16];
