@@ -119,6 +119,7 @@ struct tlxrt_stream {
 	void *impl;
 	tlxrt_ptr ws;    /* the workspace of launches on this stream */
 	size_t ws_size;
+	bool borrowed;   /* tlxrt_stream_wrap: impl is not ours to destroy */
 };
 
 struct tlxrt_event {

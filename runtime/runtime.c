@@ -412,6 +412,25 @@ tlxrt_stream_create(tlxrt_device *dev, tlxrt_stream **out)
 }
 
 int
+tlxrt_stream_wrap(tlxrt_device *dev, void *native, tlxrt_stream **out)
+{
+	tlxrt_stream *s;
+
+	if (!dev || !out)
+		return TLXRT_MISUSE;
+	rt_clear(dev);
+	*out = NULL;
+	if (!(s = calloc(1, sizeof *s)))
+		return rt_error(dev, TLXRT_NOMEM, "out of memory");
+	s->dev = dev;
+	s->impl = native;
+	s->borrowed = true;
+	dev->nobjects++;
+	*out = s;
+	return TLXRT_OK;
+}
+
+int
 tlxrt_stream_destroy(tlxrt_stream *s)
 {
 	if (!s)
@@ -420,7 +439,8 @@ tlxrt_stream_destroy(tlxrt_stream *s)
 	s->dev->be->stream_sync(s);
 	if (s->ws)
 		s->dev->be->free(s->dev, s->ws);
-	s->dev->be->stream_destroy(s);
+	if (!s->borrowed)
+		s->dev->be->stream_destroy(s);
 	s->dev->nobjects--;
 	free(s);
 	return TLXRT_OK;

@@ -559,6 +559,20 @@ TLXRT_API int tlxrt_launch(tlxrt_kernel *k, const tlxrt_launch_config *cfg,
 TLXRT_API int tlxrt_stream_create(tlxrt_device *dev, tlxrt_stream **out);
 
 /*
+ * Wrap a stream made elsewhere.  CONSTRUCTOR.
+ * native: a CUstream of the device's context -- the primary context of
+ * its GPU, which the CUDA runtime uses too, so PyTorch's
+ * torch.cuda.current_stream().cuda_stream qualifies -- to which launches,
+ * copies and events on the returned stream are queued; NULL: the legacy
+ * default stream.  The sim backend ignores it.
+ * OUT *out: a stream owned by the caller (tlxrt_stream_destroy, which
+ * waits for its work and releases the handle but not the native stream:
+ * that must outlive it).  Errors: TLXRT_MISUSE, TLXRT_NOMEM.
+ */
+TLXRT_API int tlxrt_stream_wrap(tlxrt_device *dev, void *native,
+				tlxrt_stream **out);
+
+/*
  * Destroy a stream.  DESTRUCTOR.
  * Waits for its work first.  Accepts NULL.
  */

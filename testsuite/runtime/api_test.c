@@ -183,7 +183,7 @@ static void
 test_streams(tlxrt_device *dev, const char *dir)
 {
 	tlxrt_device *other;
-	tlxrt_stream *s, *s2;
+	tlxrt_stream *s, *s2, *w;
 	tlxrt_event *e0, *e1;
 	tlxrt_module *m;
 	tlxrt_kernel *k;
@@ -223,6 +223,15 @@ test_streams(tlxrt_device *dev, const char *dir)
 	ASSERT(TLXRT_OK, tlxrt_memcpy_dtoh(dev, v, x, sizeof v));
 	for (i = 0; i < 8; i++)
 		CHECK(v[i] == 4.0f * (float)i);  /* x += x, twice */
+	/* a wrapped (borrowed) stream: the sim ignores the native handle */
+	ASSERT(TLXRT_MISUSE, tlxrt_stream_wrap(dev, NULL, NULL));
+	ASSERT(TLXRT_OK, tlxrt_stream_wrap(dev, NULL, &w));
+	cfg.stream = w;
+	ASSERT(TLXRT_OK, tlxrt_launch(k, &cfg, args, 4));
+	ASSERT(TLXRT_OK, tlxrt_stream_synchronize(w));
+	ASSERT(TLXRT_OK, tlxrt_memcpy_dtoh(dev, v, x, sizeof v));
+	CHECK(v[3] == 24.0f);
+	ASSERT(TLXRT_OK, tlxrt_stream_destroy(w));
 	cfg.stream = s2;
 	ASSERT(TLXRT_MISUSE, tlxrt_launch(k, &cfg, args, 4));
 	ASSERT_STR("the stream belongs to another device", tlxrt_errmsg(dev));
