@@ -161,7 +161,17 @@ class Buffer:
             self.ptr = 0
 
     def copy_from(self, a):
-        """Copy a host array of the same number of bytes into the buffer."""
+        """Copy a host array (or bytes) of the same size into the buffer."""
+        if isinstance(a, (bytes, bytearray, memoryview)):
+            data = (ctypes.c_char * len(a)).from_buffer_copy(a)
+            if len(a) != self.nbytes:
+                raise Error("copy_from: expected %d bytes, got %d" % (self.nbytes, len(a)))
+            if self.nbytes:
+                with self.device.lock:
+                    self.device.check(_lib.L.rt.tlxrt_memcpy_htod(
+                        self.device.h, self.ptr, ctypes.addressof(data), self.nbytes),
+                        "copy_from")
+            return self
         d = describe(a, "copy_from")
         if d is None or not d.host:
             raise Error("copy_from: expected a host array, got %s" % type(a).__name__)
@@ -308,7 +318,9 @@ def load(image, device=None):
     with dev.lock:
         dev.check(_lib.L.rt.tlxrt_module_load(dev.h, image, len(image), ctypes.byref(h)),
                   "load")
-        return Module(dev, h)
+        m = Module(dev, h)
+    m.image = image
+    return m
 
 
 class Module:
@@ -373,6 +385,8 @@ class Kernel:
         self.device.check(rt.tlxrt_kernel_get_info(handle, ctypes.byref(info)), "kernel")
         self.name = info.name.decode()
         self.has_grid = bool(info.has_grid)
+        self.warps, self.total_warps = info.warps, info.total_warps
+        self.cluster, self.smem_bytes = tuple(info.cluster), info.smem_bytes
         self.params = []
         for i in range(info.num_params):
             p = _lib.ParamInfo()

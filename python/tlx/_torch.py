@@ -22,33 +22,34 @@ def _caller(f, what):
     return lambda env: f(**{n: env[n] for n in names if n in env})
 
 
-def torch_op(kernel, name, *, inputs, out, scalars=None, grid=None, select=None,
-             contiguous=True):
-    """Register `kernel` as the operator `name` ("namespace::op") with
-    torch.library.custom_op, and return it (a callable CustomOpDef).
+def torch_op(kernel, name, *, inputs, out, scalars=None, grid=None, contiguous=True):
+    """Register a tlx kernel as the operator `name` ("namespace::op") with
+    torch.library.custom_op, with a fake implementation that allocates
+    the declared outputs, and return it (a callable CustomOpDef).
 
-      kernel    a tlx Kernel: every parameter must be named in inputs, out
-                or scalars
+      kernel    a tlx Kernel (a simulator one for CPU tensors, a GPU one
+                for CUDA tensors); or {"cpu": Kernel, "cuda": Kernel}, one
+                op for both; or a function of the inputs that returns the
+                Kernel to launch (a build picked by shape), whose inputs
+                are then Tensors unless typed
       inputs    the op's arguments, in order: names of kernel parameters
                 (pointers and tensors become Tensor, scalars int, float or
                 bool), or "name: type" (int, float, bool, Tensor) for an
                 argument only the functions below use
-      out       {parameter: spec}, the outputs the op allocates and
-                returns, in this order; spec is the name of a Tensor input
-                (an output like it: shape, dtype, device) or a function of
-                the inputs that returns (shape, dtype)
-      scalars   {parameter: function of the inputs}: the other parameters
-                (sizes, strides)
+      out       {parameter: spec}, the outputs the op allocates (on the
+                device of its first Tensor input) and returns, in this
+                order; spec is the name of a Tensor input (an output like
+                it: shape and dtype) or a function of the inputs that
+                returns (shape, dtype)
+      scalars   {parameter: function of the inputs and outputs}: the other
+                parameters (sizes, strides)
       grid      None (the kernel's grid function), a tuple, or a function
-                of the inputs (and outputs) that returns one
-      select    a function of the inputs that returns the Kernel to launch
-                (a build picked by shape), with kernel's parameters
+                of the inputs and outputs that returns one
       contiguous  make Tensor inputs contiguous first (default True)
 
     A function of the inputs is called with the ones it names:
-    scalars={"n": lambda x: x.numel()}.  The op runs on the kernel's
-    device: CUDA tensors for a cuda kernel, CPU tensors for a simulator
-    one.  It has no autograd formula."""
+    scalars={"n": lambda x: x.numel()}.  The op mutates none of its
+    inputs and has no autograd formula."""
     try:
         import torch
     except ImportError:
@@ -56,7 +57,30 @@ def torch_op(kernel, name, *, inputs, out, scalars=None, grid=None, select=None,
     if not hasattr(torch, "library") or not hasattr(torch.library, "custom_op"):
         raise Error("tlx.torch_op needs torch >= 2.4 (torch.library.custom_op); this is %s"
                     % torch.__version__)
-    params = {p.name: p for p in kernel.params}
+    from ._core import Kernel
+    if isinstance(kernel, Kernel):
+        kernels = {"cpu" if kernel.device.sim else "cuda": kernel}
+    elif isinstance(kernel, dict):
+        kernels = dict(kernel)
+        for dt, k in kernels.items():
+            if dt not in ("cpu", "cuda") or not isinstance(k, Kernel):
+                raise Error("kernel: expected {'cpu': Kernel, 'cuda': Kernel}, got %r: %r"
+                            % (dt, k))
+            if k.device.sim != (dt == "cpu"):
+                raise Error("kernel '%s' for %s tensors runs on %s: CPU tensors take "
+                            "simulator kernels, CUDA ones GPU kernels" % (k.name, dt,
+                                                                          k.device.name))
+    elif callable(kernel):
+        kernels = None
+    else:
+        raise Error("kernel: expected a tlx Kernel, a dict of them or a function, got %r"
+                    % (kernel,))
+    ref = next(iter(kernels.values())) if kernels else None
+    for k in (kernels or {}).values():
+        if [p.name for p in k.params] != [p.name for p in ref.params]:
+            raise Error("kernels %s and %s differ in their parameters"
+                        % (ref.signature, k.signature))
+    params = {p.name: p for p in ref.params} if ref else None
     scalars = dict(scalars or {})
     out = dict(out)
     args, types = [], {}
@@ -66,23 +90,20 @@ def torch_op(kernel, name, *, inputs, out, scalars=None, grid=None, select=None,
             if t not in _SCHEMA_TYPES:
                 raise Error("input '%s': type '%s' is not one of %s"
                             % (n, t, ", ".join(_SCHEMA_TYPES)))
+        elif params is None:
+            t = "Tensor"
         elif n not in params:
             raise Error("input '%s' is no parameter of %s: give its type ('%s: int')"
-                        % (n, kernel.signature, n))
+                        % (n, ref.signature, n))
+        elif params[n].kind != _lib.PARAM_SCALAR:
+            t = "Tensor"
         else:
-            p = params[n]
-            if p.kind != _lib.PARAM_SCALAR:
-                t = "Tensor"
-            else:
-                t = "bool" if p.type == 1 else "float" if p.type >= 10 else "int"
+            t = "bool" if params[n].type == 1 else "float" if params[n].type >= 10 else "int"
+        if n in types:
+            raise Error("input '%s' twice" % n)
         args.append(n)
         types[n] = t
-    for n in list(out) + list(scalars):
-        if n not in params:
-            raise Error("'%s' is no parameter of %s" % (n, kernel.signature))
     for n in out:
-        if params[n].kind == _lib.PARAM_SCALAR:
-            raise Error("output '%s' is a scalar parameter" % n)
         if n in types or n in scalars:
             raise Error("'%s' is both an output and an input" % n)
         if isinstance(out[n], str) and types.get(out[n]) != "Tensor":
@@ -90,51 +111,51 @@ def torch_op(kernel, name, *, inputs, out, scalars=None, grid=None, select=None,
     for n in scalars:
         if n in types:
             raise Error("'%s' is both an input and in scalars" % n)
-    missing = [p for p in params if p not in types and p not in out and p not in scalars]
-    if missing:
-        raise Error("%s: parameters %s are in neither inputs, out nor scalars"
-                    % (kernel.signature, ", ".join("'%s'" % m for m in missing)))
+    if params is not None:
+        _check_params(ref, params, types, out, scalars)
     tensor_in = [n for n in args if types[n] == "Tensor"]
     if not tensor_in:
         raise Error("the op needs a Tensor input (its device and the outputs')")
-
-    def shape_of(spec, env):
-        if isinstance(spec, str):
-            return env[spec].shape, env[spec].dtype
-        shape, dtype = spec(env)
-        return tuple(shape), getattr(torch, dtype) if isinstance(dtype, str) else dtype
 
     outs = [(n, out[n] if isinstance(out[n], str) else _caller(out[n], "out '%s'" % n))
             for n in out]
     calls = [(n, _caller(f, "scalars '%s'" % n)) for n, f in scalars.items()]
     grid_of = _caller(grid, "grid") if callable(grid) else None
-    pick = _caller(select, "select") if select is not None else None
-    ref = tensor_in[0]
+    pick = _caller(kernel, "kernel") if kernels is None else None
+    first = tensor_in[0]
 
     def allocate(env):
         res = []
         for n, spec in outs:
-            shape, dtype = shape_of(spec, env)
-            res.append(env[ref].new_empty(shape, dtype=dtype))
+            if isinstance(spec, str):
+                shape, dtype = env[spec].shape, env[spec].dtype
+            else:
+                shape, dtype = spec(env)
+                dtype = getattr(torch, dtype) if isinstance(dtype, str) else dtype
+            res.append(env[first].new_empty(tuple(shape), dtype=dtype))
         return res
 
-    def impl(*vals):
-        env = dict(zip(args, vals))
-        if contiguous:
-            for n in tensor_in:
-                env[n] = env[n].contiguous()
-        res = allocate(env)
-        env.update(zip(out, res))
-        for n, f in calls:
-            env[n] = f(env)
-        k = pick(env) if pick else kernel
-        a = [env[p.name] for p in k.params]
-        g = grid_of(env) if grid_of else grid
-        if g is None:
-            k(*a)
-        else:
-            k[g](*a)
-        return res[0] if len(res) == 1 else tuple(res)
+    def impl_of(fixed):
+        def impl(*vals):
+            env = dict(zip(args, vals))
+            if contiguous:
+                for n in tensor_in:
+                    env[n] = env[n].contiguous()
+            res = allocate(env)
+            env.update(zip(out, res))
+            for n, f in calls:
+                env[n] = f(env)
+            k = fixed or pick(env)
+            if fixed is None:
+                _check_params(k, {p.name: p for p in k.params}, types, out, scalars)
+            a = [env[p.name] for p in k.params]
+            g = grid_of(env) if grid_of else grid
+            if g is None:
+                k(*a)
+            else:
+                k[g](*a)
+            return res[0] if len(res) == 1 else tuple(res)
+        return impl
 
     def fake(*vals):
         res = allocate(dict(zip(args, vals)))
@@ -142,9 +163,27 @@ def torch_op(kernel, name, *, inputs, out, scalars=None, grid=None, select=None,
 
     ret = "Tensor" if len(outs) == 1 else "(%s)" % ", ".join(["Tensor"] * len(outs))
     schema = "(%s) -> %s" % (", ".join("%s %s" % (types[n], n) for n in args), ret)
-    op = torch.library.custom_op(name, impl, mutates_args=(),
-                                 device_types="cpu" if kernel.device.sim else "cuda",
-                                 schema=schema)
+    if kernels is None:
+        op = torch.library.custom_op(name, impl_of(None), mutates_args=(), schema=schema)
+    else:
+        dts = list(kernels)
+        op = torch.library.custom_op(name, impl_of(kernels[dts[0]]), mutates_args=(),
+                                     device_types=dts[0], schema=schema)
+        for dt in dts[1:]:
+            op.register_kernel(dt, impl_of(kernels[dt]))
     op.register_fake(fake)
     op.tlx_schema = schema
     return op
+
+
+def _check_params(k, params, types, out, scalars):
+    for n in list(out) + list(scalars):
+        if n not in params:
+            raise Error("'%s' is no parameter of %s" % (n, k.signature))
+    for n in out:
+        if params[n].kind == _lib.PARAM_SCALAR:
+            raise Error("output '%s' is a scalar parameter of %s" % (n, k.signature))
+    missing = [p for p in params if p not in types and p not in out and p not in scalars]
+    if missing:
+        raise Error("%s: parameters %s are in neither inputs, out nor scalars"
+                    % (k.signature, ", ".join("'%s'" % m for m in missing)))
