@@ -267,18 +267,28 @@ def _compile_image(source, name, target, emit, defines):
     if exe is None:
         raise Error("cannot compile: %s; and no tlxc program was found (set TLX_TLXC)"
                     % _lib.L.tlx_why)
-    fd, out = tempfile.mkstemp(suffix=".tlxout")
-    os.close(fd)
-    try:
+    with tempfile.TemporaryDirectory(prefix="tlx-") as tmp:
+        # the program as a file of its name, so that tlxc's diagnostics and
+        # the module's source locations name it
+        try:
+            with open(name) as f:
+                same = f.read() == source
+        except OSError:
+            same = False
+        if same:
+            src, cwd = name, None
+        else:
+            src, cwd = os.path.basename(name) or "string.tlx", tmp
+            with open(os.path.join(tmp, src), "w") as f:
+                f.write(source)
+        out = os.path.join(tmp, "module.out")
         cmd = [exe, "--target=" + target, "--emit=" + ("ir" if emit == 2 else "cubin")]
-        cmd += ["-D" + d for d in defines] + ["-", "-o", out]
-        p = subprocess.run(cmd, input=source.encode(), capture_output=True)
+        cmd += ["-D" + d for d in defines] + [src, "-o", out]
+        p = subprocess.run(cmd, cwd=cwd, capture_output=True)
         if p.returncode:
-            raise Error(p.stderr.decode().replace("<stdin>", name).rstrip())
+            raise Error(p.stderr.decode().rstrip())
         with open(out, "rb") as f:
             return f.read()
-    finally:
-        os.unlink(out)
 
 
 def compile(source, target=None, name=None, device=None, **consts):

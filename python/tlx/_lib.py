@@ -210,5 +210,5 @@ def tlxc():
     for p in (os.environ.get("TLX_TLXC"), _BINDIR and os.path.join(_BINDIR, "tlxc"),
               shutil.which("tlxc")):
         if p and os.access(p, os.X_OK):
-            return p
+            return os.path.abspath(p)
     return None

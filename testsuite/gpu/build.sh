@@ -168,6 +168,16 @@ cp "$top/testsuite/gpu/run.sh" "$top/testsuite/gpu/sanitize.sh" \
    "$top/bench/compile_time.py" "$top/bench/sweep.py" "$out/"
 mkdir -p "$out/examples"
 cp "$top"/examples/*.tlx "$out/examples/"
+# the Python package over libtlxrt built as a shared library (it compiles
+# through ./tlxc there), its tests and bench/python_launch.py:
+# testsuite/python/h200.sh runs them
+mkdir -p "$out/lib" "$out/python"
+# shellcheck disable=SC2086
+$cc -shared -fPIC -fvisibility=hidden -o "$out/lib/libtlxrt.so" $rt
+rm -rf "$out/python/tlx" "$out/python/tests"
+cp -r "$top/python/tlx" "$top/python/tests" "$out/python/"
+find "$out/python" -name __pycache__ -exec rm -rf {} +
+cp "$top/bench/python_launch.py" "$top/testsuite/python/h200.sh" "$out/"
 # a tlxc linked statically with LLVM, when one was built (--enable-static-llvm)
 static=${TLXC_STATIC:-$top/build-static/tools/tlxc}
 [ -x "$static" ] && strip -o "$out/tlxc" "$static"
