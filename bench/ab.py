@@ -9,6 +9,7 @@
 # Prints, per kernel and folder, the median over rounds of bench_kernels'
 # median, and its ratio to the baseline.
 import json, os, statistics, subprocess, sys
+import tlxbench  # runs tlx kernels through the Python package (TLX_BENCH_C=1: bench_kernels)
 
 import torch
 from triton.testing import do_bench
@@ -27,7 +28,7 @@ def med(fn):
 
 
 def ours(kernel, path, *args):
-    p = subprocess.run([os.path.join(here, "bench_kernels"), kernel, path, *map(str, args)],
+    p = subprocess.run(tlxbench.command(here) + [kernel, path, *map(str, args)],
                        capture_output=True, text=True)
     if p.returncode != 0:
         print("bench_kernels failed:", kernel, path, p.stderr.strip()[:300], flush=True)

@@ -19,6 +19,7 @@
 # Each tlx and Triton figure is the best of its configurations at that
 # shape (what an autotuner would pick); times are medians of CUDA events.
 import glob, json, os, subprocess, sys, tempfile, time
+import tlxbench  # runs tlx kernels through the Python package (TLX_BENCH_C=1: bench_kernels)
 
 os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp())
 import torch, triton, triton.language as tl
@@ -42,7 +43,7 @@ def ours(cubin, M, N, K):
            ["gemm", cubin, "gemm_static"] if base.startswith("static-") else
            ["gemm", cubin, "gemm_persistent"] if base.startswith("dyn-") else ["matmul", cubin])
     try:
-        p = subprocess.run([os.path.join(here, "bench_kernels")] + cmd + [str(M), str(N), str(K)],
+        p = subprocess.run(tlxbench.command(here) + cmd + [str(M), str(N), str(K)],
                            capture_output=True, text=True, timeout=60)
     except subprocess.TimeoutExpired:
         print("bench_kernels timed out:", cubin, M, N, K, flush=True)

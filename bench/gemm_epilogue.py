@@ -7,6 +7,7 @@
 #
 #   python3 gemm_epilogue.py [OUT_JSON]
 import glob, json, os, subprocess, sys, time
+import tlxbench  # runs tlx kernels through the Python package (TLX_BENCH_C=1: bench_kernels)
 
 import torch
 from triton.testing import do_bench
@@ -16,7 +17,7 @@ SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 1024, 4096), (2048, 204
 
 
 def ours(mode, cubin, kernel, M, N, K):
-    p = subprocess.run([os.path.join(here, "bench_kernels"), mode, cubin, kernel,
+    p = subprocess.run(tlxbench.command(here) + [mode, cubin, kernel,
                         str(M), str(N), str(K)], capture_output=True, text=True)
     if p.returncode != 0:
         print("bench_kernels failed:", cubin, p.stderr.strip()[:300], flush=True)

@@ -10,6 +10,7 @@
 # The tlx figure is the best of its configurations at each shape; times
 # are medians of CUDA events (triton.testing.do_bench).
 import glob, json, os, subprocess, sys, time
+import tlxbench  # runs tlx kernels through the Python package (TLX_BENCH_C=1: bench_kernels)
 
 import torch
 import triton
@@ -21,7 +22,7 @@ SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (2048, 2048, 2048), (4096, 409
 
 
 def ours(cubin, M, N, K):
-    p = subprocess.run([os.path.join(here, "bench_kernels"), "gemm_fp8", cubin, "gemm_fp8",
+    p = subprocess.run(tlxbench.command(here) + ["gemm_fp8", cubin, "gemm_fp8",
                         str(M), str(N), str(K)], capture_output=True, text=True)
     if p.returncode != 0:
         print("bench_kernels failed:", cubin, p.stderr.strip()[:300], flush=True)

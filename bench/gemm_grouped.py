@@ -12,6 +12,7 @@
 # CUDA events (bench_kernels for tlx, triton.testing.do_bench for torch).
 # TFLOP/s count 2 * rows * N * K over all groups.
 import glob, json, os, random, subprocess, sys, time
+import tlxbench  # runs tlx kernels through the Python package (TLX_BENCH_C=1: bench_kernels)
 
 import torch
 from triton.testing import do_bench
@@ -36,7 +37,7 @@ def ours(cubin, rows, N, K):
     base = os.path.basename(cubin)[:-6]
     bm, bn = (int(x) for x in base.split("-")[2].split("x")[:2])
     try:
-        p = subprocess.run([os.path.join(here, "bench_kernels"), "grouped", cubin, "gemm_grouped",
+        p = subprocess.run(tlxbench.command(here) + ["grouped", cubin, "gemm_grouped",
                             str(N), str(K), str(bm), str(bn), ",".join(map(str, rows))],
                            capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:

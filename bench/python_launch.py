@@ -24,11 +24,10 @@
 # testsuite/python/h200.sh).
 import ctypes, json, os, statistics, sys, time
 
+import tlxbench  # noqa: E402
+
 here = os.path.dirname(os.path.abspath(__file__))
-for p in (os.path.join(here, "python"), os.path.join(here, "..", "python")):
-    if os.path.isdir(os.path.join(p, "tlx")):
-        sys.path.insert(0, p)
-        break
+tlxbench.setup()  # the package, its libraries and tlxc, in the tree or the carry
 import tlx  # noqa: E402
 from tlx import _fast, _lib  # noqa: E402
 

@@ -8,6 +8,7 @@
 # for the baselines; bench_kernels does the same for tlx).  Bandwidth counts
 # each input read once and each output written once.
 import json, os, statistics, subprocess, sys, tempfile, time
+import tlxbench  # runs tlx kernels through the Python package (TLX_BENCH_C=1: bench_kernels)
 
 os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp())
 import torch, triton, triton.language as tl
@@ -32,7 +33,7 @@ def row(what, size, ours=None, base=None, base_name="", unit="TB/s", note=""):
 
 
 def ours(*args):
-    p = subprocess.run([os.path.join(here, "bench_kernels"), *map(str, args)],
+    p = subprocess.run(tlxbench.command(here) + [*map(str, args)],
                        capture_output=True, text=True)
     if p.returncode != 0:
         print("bench_kernels failed:", args, p.stderr.strip()[:500], flush=True)

@@ -23,6 +23,7 @@
 # Times are medians of CUDA events (bench_kernels; triton.testing.do_bench
 # for torch).
 import json, os, subprocess, sys, tempfile, time
+import tlxbench  # runs tlx kernels through the Python package (TLX_BENCH_C=1: bench_kernels)
 
 os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp())
 import torch, triton
@@ -39,7 +40,7 @@ def med(fn, ms=100):
 
 
 def ours(*args):
-    p = subprocess.run([os.path.join(here, "bench_kernels"), *map(str, args)],
+    p = subprocess.run(tlxbench.command(here) + [*map(str, args)],
                        capture_output=True, text=True, timeout=120)
     if p.returncode != 0:
         print("bench_kernels failed:", args, p.stderr.strip()[:300], flush=True)

@@ -124,6 +124,45 @@ def _torch_stream(dev):
     return dev.stream(native)
 
 
+class Event:
+    """A point in a device's default stream (or torch's current one):
+    e.record(), e.synchronize(), start.elapsed_ms(end)."""
+
+    def __init__(self, device=None):
+        self.device = device or globals()["device"]()
+        h = _P()
+        with self.device.lock:
+            self.device.check(_lib.L.rt.tlxrt_event_create(self.device.h, ctypes.byref(h)),
+                              "event")
+        self.h = h
+
+    def record(self, torch_stream=False):
+        """Mark the point after the work queued so far to the default
+        stream (torch_stream: to torch's current stream)."""
+        s = _torch_stream(self.device) if torch_stream else 0
+        with self.device.lock:
+            self.device.check(_lib.L.rt.tlxrt_event_record(self.h, s), "event")
+        return self
+
+    def synchronize(self):
+        with self.device.lock:
+            self.device.check(self.device.lib.tlxrt_event_synchronize(self.h), "event")
+
+    def elapsed_ms(self, end):
+        """Milliseconds from this event to `end` (both recorded, complete)."""
+        ms = ctypes.c_float()
+        with self.device.lock:
+            self.device.check(_lib.L.rt.tlxrt_event_elapsed_ms(self.h, end.h, ctypes.byref(ms)),
+                              "event")
+        return ms.value
+
+    def __del__(self):
+        if getattr(self, "h", None) and _lib.L.rt is not None:
+            with self.device.lock:
+                _lib.L.rt.tlxrt_event_destroy(self.h)
+            self.h = None
+
+
 # ---- buffers ---------------------------------------------------------------------
 
 class Buffer:
@@ -148,17 +187,34 @@ class Buffer:
         with self.device.lock:
             self.device.check(_lib.L.rt.tlxrt_malloc(self.device.h, max(self.nbytes, 1),
                                                       ctypes.byref(p)), "allocation")
-        self.ptr = p.value
+        self.ptr, self.base = p.value, None
 
     def __repr__(self):
         return "<tlx buffer %s%s on %s>" % (type_name(self.type), list(self.shape),
                                             self.device.name)
 
     def __del__(self):
-        if getattr(self, "ptr", 0) and _lib.L.rt is not None:
+        if getattr(self, "ptr", 0) and self.base is None and _lib.L.rt is not None:
             with self.device.lock:
                 _lib.L.rt.tlxrt_free(self.device.h, self.ptr)
             self.ptr = 0
+
+    def view(self, shape):
+        """The same memory with another shape (row-major, as many
+        elements); it keeps this buffer alive."""
+        v = object.__new__(Buffer)
+        v.__dict__.update(self.__dict__)
+        v.shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list))
+                                         else (shape,)))
+        n = 1
+        for s in v.shape:
+            n *= s
+        if n != self.size:
+            raise Error("view: shape %s has %d elements, the buffer %d"
+                        % (list(v.shape), n, self.size))
+        v.strides = _arrays.contiguous(v.shape)
+        v.base = self if self.base is None else self.base
+        return v
 
     def copy_from(self, a):
         """Copy a host array (or bytes) of the same size into the buffer."""

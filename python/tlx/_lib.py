@@ -153,6 +153,11 @@ def _protos(r):
             ("tlxrt_stream_wrap", I, [P, P, _PP]),
             ("tlxrt_stream_destroy", I, [P]),
             ("tlxrt_stream_synchronize", I, [P]),
+            ("tlxrt_event_create", I, [P, _PP]),
+            ("tlxrt_event_destroy", I, [P]),
+            ("tlxrt_event_record", I, [P, P]),
+            ("tlxrt_event_synchronize", I, [P]),
+            ("tlxrt_event_elapsed_ms", I, [P, P, ctypes.POINTER(ctypes.c_float)]),
             ("tlxrt_type_name", ctypes.c_char_p, [I]),
             ("tlxrt_type_size", I, [I])):
         f = getattr(r, name)

@@ -177,7 +177,7 @@ $cc -shared -fPIC -fvisibility=hidden -o "$out/lib/libtlxrt.so" $rt
 rm -rf "$out/python/tlx" "$out/python/tests"
 cp -r "$top/python/tlx" "$top/python/tests" "$out/python/"
 find "$out/python" -name __pycache__ -exec rm -rf {} +
-cp "$top/bench/python_launch.py" "$top/testsuite/python/h200.sh" "$out/"
+cp "$top/bench/python_launch.py" "$top/bench/tlxbench.py" "$top/testsuite/python/h200.sh" "$out/"
 # a tlxc linked statically with LLVM, when one was built (--enable-static-llvm)
 static=${TLXC_STATIC:-$top/build-static/tools/tlxc}
 [ -x "$static" ] && strip -o "$out/tlxc" "$static"
