@@ -143,6 +143,46 @@ def cpu_errors():
         raises(lambda: k(x, x, x.cuda(), 8), "argument 3 ('out'): CUDA memory on the simulator")
 
 
+@test()
+def cuda_launcher_source():
+    """The launcher generated for torch CUDA tensors, run here on CPU
+    tensors (its device guard pointed at them, the launch captured): what
+    it packs, and the guards that send other arguments back (MISS)."""
+    from tlx import _fast, _lib
+
+    def capture(k, sig):
+        f = _fast.build(k, sig, stub=True)
+        got = []
+        f.__globals__.update(ORD=-1, RAW=lambda o: 0, STREAMS={0: 0},
+                             LAUNCH=lambda kk, c, a, n: got.append((c, a, n)) or 0)
+        return f, got
+    k = tlx.compile(ex("vadd"), device=SIM)
+    f, got = capture(k, ("t", "t", "t", "s"))
+    x, y, z = torch.zeros(8), torch.zeros(8), torch.zeros(8)
+    assert f(3, 1, 1, x, y, z, 8) is None and len(got) == 1
+    c, a, n = got[0]
+    cfg = _lib.LaunchConfig.from_buffer_copy(c)
+    args = (_lib.Arg * n).from_buffer_copy(a)
+    assert (list(cfg.grid), cfg.stream) == ([3, 1, 1], None), (list(cfg.grid), cfg.stream)
+    assert [(g.kind, g.v.ptr) for g in args[:3]] == [(_lib.ARG_PTR, t.data_ptr())
+                                                     for t in (x, y, z)]
+    assert (args[3].kind, args[3].v.i32) == (_lib.ARG_I32, 8)
+    assert f(3, 1, 1, x, y, z.double(), 8) is _fast.MISS
+    assert f(3, 1, 1, x, y, z, 8.5) is _fast.MISS
+    assert f(3, 1, 1, x, y, z, 1 << 40) is _fast.MISS
+    assert f(3, 1, 1, x, y, [0.0], 8) is _fast.MISS
+    g = tlx.compile(ex("gemm_tma"), BM=64, BN=64, BK=32, STAGES=2, WARPS=4, device=SIM)
+    f, got = capture(g, ("t", "t", "t", "s", "s", "s"))
+    a = torch.zeros(16, 40, dtype=torch.bfloat16)
+    bt = torch.zeros(24, 40, dtype=torch.bfloat16)
+    assert f(1, 1, 1, a, bt.t(), a, 16, 24, 40) is None
+    args = (_lib.Arg * 6).from_buffer_copy(got[0][1])
+    t = args[1].v.tensor
+    assert (args[1].kind, t.ptr, t.type, t.rank) == (_lib.ARG_TENSOR, bt.data_ptr(), 13, 2)
+    assert (list(t.shape), list(t.strides)) == ([40, 24, 0, 0, 0], [1, 40, 0, 0, 0])
+    assert f(1, 1, 1, a[None], bt, a, 16, 24, 40) is _fast.MISS  # rank 3
+
+
 # ---- CUDA tensors on the GPU ---------------------------------------------------------
 
 def gpu():
