@@ -387,6 +387,12 @@ def errors():
     raises(lambda: k(x, x, x, 8.0), "argument 4 ('n'): expected an integer (i32), got float")
     raises(lambda: k(x, x, CudaOnly(), 8), "argument 3 ('out'): CUDA memory on the simulator")
     raises(lambda: k[(0,)], "grid (0,): each dimension must be 1 to 2^31-1")
+    ng = tlx.compile("kernel nogrid(x: *f32) warps(4) {\n"
+                     "    store(x + range(4), zeros(f32, [4]));\n}\n")
+    y = np.ones(8, np.float32)
+    raises(lambda: ng(y), "kernel 'nogrid' has no grid function: launch it as k[grid](...)")
+    ng[[1]](y)  # a grid as a list
+    assert list(y) == [0] * 4 + [1] * 4, y
     raises(lambda: k[(1, 2, 3, 4)], "a grid has 1 to 3 dimensions")
     raises(lambda: tlx.compile("kernel k(x: *f32) { store(x, 1.0) "), "<string>:1:")
     raises(lambda: tlx.device("tpu"), "cannot open device tpu: unknown device 'tpu'")

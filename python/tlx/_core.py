@@ -157,10 +157,13 @@ class Event:
         return ms.value
 
     def __del__(self):
-        if getattr(self, "h", None) and _lib.L.rt is not None:
-            with self.device.lock:
-                _lib.L.rt.tlxrt_event_destroy(self.h)
-            self.h = None
+        try:
+            if getattr(self, "h", None) and _lib.L.rt is not None:
+                with self.device.lock:
+                    _lib.L.rt.tlxrt_event_destroy(self.h)
+                self.h = None
+        except Exception:  # the interpreter is shutting down
+            pass
 
 
 # ---- buffers ---------------------------------------------------------------------
@@ -194,10 +197,13 @@ class Buffer:
                                             self.device.name)
 
     def __del__(self):
-        if getattr(self, "ptr", 0) and self.base is None and _lib.L.rt is not None:
-            with self.device.lock:
-                _lib.L.rt.tlxrt_free(self.device.h, self.ptr)
-            self.ptr = 0
+        try:
+            if getattr(self, "ptr", 0) and self.base is None and _lib.L.rt is not None:
+                with self.device.lock:
+                    _lib.L.rt.tlxrt_free(self.device.h, self.ptr)
+                self.ptr = 0
+        except Exception:  # the interpreter is shutting down
+            pass
 
     def view(self, shape):
         """The same memory with another shape (row-major, as many
@@ -414,10 +420,13 @@ class Module:
             raise AttributeError(name) from None
 
     def __del__(self):
-        if _lib.L.rt is not None and getattr(self, "_h", None):
-            with self.device.lock:
-                self.device.lib.tlxrt_module_unload(self._h)
-            self._h = None
+        try:
+            if _lib.L.rt is not None and getattr(self, "_h", None):
+                with self.device.lock:
+                    self.device.lib.tlxrt_module_unload(self._h)
+                self._h = None
+        except Exception:  # the interpreter is shutting down
+            pass
 
 
 class Param:
@@ -475,7 +484,10 @@ class Kernel:
         return "<tlx kernel %s on %s>" % (self.signature, self.device.name)
 
     def __getitem__(self, grid):
-        b = self._bound.get(grid)
+        try:
+            b = self._bound.get(grid)
+        except TypeError:  # a list
+            return _Bound(self, grid)
         if b is None:
             b = _Bound(self, grid)
             if len(self._bound) < 64:
@@ -483,6 +495,9 @@ class Kernel:
         return b
 
     def __call__(self, *args):
+        if not self.has_grid:
+            raise Error("kernel '%s' has no grid function: launch it as k[grid](...)"
+                        % self.name)
         f = self._fast
         if f is not None:
             try:
@@ -490,9 +505,6 @@ class Kernel:
                     return
             except TypeError:
                 pass
-        if not self.has_grid:
-            raise Error("kernel '%s' has no grid function: launch it as k[grid](...)"
-                        % self.name)
         launch(self, None, args)
 
 
