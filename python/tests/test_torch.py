@@ -167,6 +167,8 @@ def cuda_launcher_source():
     assert [(g.kind, g.v.ptr) for g in args[:3]] == [(_lib.ARG_PTR, t.data_ptr())
                                                      for t in (x, y, z)]
     assert (args[3].kind, args[3].v.i32) == (_lib.ARG_I32, 8)
+    assert f(1, 1, 1, torch.zeros(0), y, z, 0) is None  # no elements: not a null pointer
+    assert (_lib.Arg * 4).from_buffer_copy(got[1][1])[0].v.ptr != 0
     assert f(3, 1, 1, x, y, z.double(), 8) is _fast.MISS
     assert f(3, 1, 1, x, y, z, 8.5) is _fast.MISS
     assert f(3, 1, 1, x, y, z, 1 << 40) is _fast.MISS
@@ -201,6 +203,9 @@ def cuda_tensors():
         torch.cuda.synchronize()
         assert torch.equal(out, x + y), "n=%d" % n
     assert ("t", "t", "t", "s") in k._launchers, list(k._launchers)
+    e = torch.zeros(0, device="cuda")  # data_ptr() 0
+    k[(1,)](e, e, e, 0)
+    k[(1,)](e, e, e, 0)
     s = tlx.compile(ex("softmax"), BLOCK=1024, device=dev)
     xb = torch.randn(300, 1000, device="cuda", dtype=torch.bfloat16) * 3
     yb = torch.full_like(xb, float("nan"))

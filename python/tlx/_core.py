@@ -80,6 +80,18 @@ class Device:
             self.check(_lib.L.rt.tlxrt_device_set_option(self.h, self._OPTIONS[name],
                                                           int(value)), "option '%s'" % name)
 
+    @property
+    def empty_ptr(self):
+        """An address for arrays of no elements (whose data_ptr() is 0,
+        which libtlxrt refuses): 256 bytes of the device, never read by a
+        kernel that respects its bounds."""
+        if not getattr(self, "_empty", None):
+            p = ctypes.c_uint64()
+            with self.lock:
+                self.check(_lib.L.rt.tlxrt_malloc(self.h, 256, ctypes.byref(p)), "allocation")
+            self._empty = p.value
+        return self._empty
+
     def stream(self, native):
         """The tlxrt_stream (an address) over CUstream `native` (an int)."""
         s = self.streams.get(native)
@@ -655,6 +667,8 @@ def launch(k, grid, args):
                                else "an array", type_name(p.type), type(a).__name__))
             tensors = tensors or (torch is not None and isinstance(a, torch.Tensor))
         _check_array(d, p, dev, where)
+        if not d.host and not d.ptr and 0 in d.shape:
+            d.ptr = dev.empty_ptr
         if d.host:
             hosts.append(d)
         slots.append((c, p, d))

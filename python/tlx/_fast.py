@@ -93,7 +93,8 @@ def build(k, sig, stub=False):
             env["D%d" % i] = frozenset(getattr(torch, d) for d in accept if hasattr(torch, d))
             guards.append("if %s.dtype not in D%d or %s.get_device() != ORD: return MISS"
                           % (a, i, a))
-            ptr = "%s.data_ptr()" % a
+            ptr = "(%s.data_ptr() or EMPTY)" % a  # a tensor of no elements: 0
+            env["EMPTY"] = dev.empty_ptr if not stub else 256
             shape, strides = "%s.shape" % a, "%s.stride()" % a
         else:
             env["D%d" % i] = frozenset(accept)
