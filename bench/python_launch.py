@@ -95,8 +95,8 @@ if cuda:
     fnp = fn.value
 
     def raw():
-        cu.cuLaunchKernel(fnp, grid[0], 1, 1, block, 1, 1, 0, None, params, None)
-    raw()
+        return cu.cuLaunchKernel(fnp, grid[0], 1, 1, block, 1, 1, 0, None, params, None)
+    assert raw() == 0, "cuLaunchKernel failed"
     torch.cuda.synchronize()
     ways["cuLaunchKernel ctypes"] = raw
 
