@@ -17,7 +17,6 @@
 #
 # Bytes count every input read once and every output written once; flops
 # 2*M*N*K for a GEMM.  Needs numpy (the random inputs), not torch.
-import json
 import os
 import sys
 

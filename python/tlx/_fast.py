@@ -11,7 +11,6 @@ general path (_core.launch) takes the launch and reports the error.
 Launchers are made only for device memory: torch tensors on the kernel's
 GPU, Buffers of its device.  Host arrays take the general path (copies).
 """
-import ctypes
 import struct
 import sys
 
