@@ -268,11 +268,13 @@ ring_slot(Ls *l, Op *at, Value i, Value *ph)
 {
 	Value slot = emit_before(l, at, OP_REM, l->i32, 2, i,
 				 const_before(l, at, RING));
+	/* one op built per statement: the order of a call's arguments is
+	 * the compiler's (gcc and clang differ) */
+	Value one = const_before(l, at, 1);
+	Value q = emit_before(l, at, OP_DIV, l->i32, 2, i,
+			      const_before(l, at, RING));
 
-	*ph = emit_before(l, at, OP_AND, l->i32, 2,
-			  emit_before(l, at, OP_DIV, l->i32, 2, i,
-				      const_before(l, at, RING)),
-			  const_before(l, at, 1));
+	*ph = emit_before(l, at, OP_AND, l->i32, 2, q, one);
 	return slot;
 }
 
