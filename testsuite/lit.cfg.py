@@ -47,10 +47,15 @@ if subprocess.run(["/usr/bin/python3", "-c", "import numpy"],
                   capture_output=True).returncode == 0:
     config.available_features.add("numpy")
 pyenv = "env TLX_LIBDIR=" + os.path.join(config.tlx_obj_root, ".libs")
+def cc_file(name):
+    return subprocess.run(config.cc.split() + ["-print-file-name=" + name],
+                          capture_output=True, text=True).stdout.strip()
 if config.sanitizers:
-    cc = os.environ.get("CC", "cc")
-    libs = [subprocess.run([cc, "-print-file-name=lib%s.so" % n], capture_output=True,
-                           text=True).stdout.strip() for n in ("asan", "ubsan")]
+    # clang's ASan runtime holds its UBSan; gcc has one library for each
+    import platform
+    rt = cc_file("libclang_rt.asan-%s.so" % platform.machine())
+    libs = [rt] if os.path.isabs(rt) else [cc_file("lib%s.so" % n)
+                                           for n in ("asan", "ubsan")]
     pyenv += " LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0" % ":".join(libs)
 config.substitutions.append(("%python", pyenv + " /usr/bin/python3"))
 import shutil

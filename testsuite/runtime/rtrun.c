@@ -55,7 +55,7 @@ rnd(void)
 	return rng;
 }
 
-static void
+static _Noreturn void
 die(const char *fmt, const char *s)
 {
 	fprintf(stderr, "rtrun: ");
@@ -241,7 +241,6 @@ parse_arg(int idx, const char *s)
 		return a;
 	}
 	die("bad argument '%s'", s);
-	return a;
 }
 
 static void
