@@ -791,6 +791,55 @@ count_tiles(Op *op, void *ud)
 			++*(uint64_t *)ud;
 }
 
+typedef struct ParamUse {
+	Func *f;
+	bool *used;  /* by value */
+} ParamUse;
+
+static void
+mark_param_uses(Op *op, void *ud)
+{
+	ParamUse *u = ud;
+	uint32_t i;
+
+	for (i = 0; i < op->nopnds; i++)
+		if (op->opnds[i] < u->f->vals.n)
+			u->used[op->opnds[i]] = true;
+}
+
+/* A kernel's parameters are what a host passes: scalars, pointers and
+ * tensor descriptors.  Tile IR may give a kernel others (tiles, shared
+ * buffers), which nothing lays out: a use of one is a user error (an
+ * unused one is left alone, as code generation leaves it). */
+static bool
+host_params(PassCtx *pc, Func *f)
+{
+	ParamUse u = { f, arena_alloc(pc->scratch, f->vals.n * sizeof *u.used) };
+	uint32_t i;
+
+	memset(u.used, 0, f->vals.n * sizeof *u.used);
+	ir_walk(f, mark_param_uses, &u);
+	for (i = 0; i < f->body->nargs; i++) {
+		ValInfo *vi = &f->vals.v[f->body->args[i]];
+		TypeKind k = vi->ty->kind;
+		Buf b = { 0 };
+
+		if (ty_is_scalar_kind(k) || k == TY_PTR || k == TY_TMA ||
+		    !u.used[f->body->args[i]])
+			continue;
+		ty_print(&b, vi->ty);
+		ir_error(pc->diag, f, NULL, "kernel '%s': parameter %u%s%s%s is "
+			 "a %s, which no host can pass (a kernel takes "
+			 "scalars, pointers and tensor descriptors)", f->name,
+			 i + 1, vi->name ? " ('" : "", vi->name ? vi->name : "",
+			 vi->name ? "')" : "", b.s);
+		buf_free(&b);
+		pc->failed = true;
+		return false;
+	}
+	return true;
+}
+
 bool
 pass_assign_layouts(PassCtx *pc, Func *f)
 {
@@ -801,6 +850,8 @@ pass_assign_layouts(PassCtx *pc, Func *f)
 	uint64_t n = 0;
 
 	if (f->kind != FN_KERNEL || ir_func_laid_out(f))
+		return false;
+	if (!host_params(pc, f))
 		return false;
 	ir_walk(f, find_unlowered, &unlowered);
 	if (unlowered)
