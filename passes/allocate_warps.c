@@ -260,9 +260,12 @@ pass_allocate_warps(PassCtx *pc, Func *f)
 	if (f->kind != FN_KERNEL || ir_func_laid_out(f))
 		return false;
 	ts = ir_find_ops(f, OP_TASKS, pc->scratch, &nts);
+	w.total = attr_int(&f->attrs, "warps", 4);
+	if (!nts && (w.total & (w.total - 1)))  /* IR text: sema has it */
+		check_tiles(&w, f->body, w.total, "this kernel has",
+			    "tiles need 1, 2, 4, 8, 16 or 32 warps", NULL);
 	if (!nts || attr_has(&f->attrs, "task_warps"))
 		return false;  /* none, or placed already */
-	w.total = attr_int(&f->attrs, "warps", 4);
 	for (i = 0; i < nts && !pc->failed; i++)
 		place(&w, ts[i]);
 	for (i = 0; i < nts && !pc->failed; i++)
