@@ -493,7 +493,8 @@ tlxrt_arg_ptr(tlxrt_ptr p)
 }
 
 /* shape and strides: rank entries, outermost first; strides NULL means
- * contiguous row-major. */
+ * contiguous row-major (the products wrap: a launch refuses the strides
+ * of a shape too large). */
 static inline tlxrt_arg
 tlxrt_arg_tensor(tlxrt_ptr p, int type, int rank, const int64_t *shape,
 		 const int64_t *strides)
@@ -511,9 +512,10 @@ tlxrt_arg_tensor(tlxrt_ptr p, int type, int rank, const int64_t *shape,
 	for (i = (rank < 5 ? rank : 5) - 1; i >= 0; i--)
 		a.v.tensor.strides[i] =
 			strides ? strides[i]
-				: (i == rank - 1 ? 1
-						 : a.v.tensor.strides[i + 1] *
-							   a.v.tensor.shape[i + 1]);
+			: i == rank - 1
+				? 1
+				: (int64_t)((uint64_t)a.v.tensor.strides[i + 1] *
+					    (uint64_t)a.v.tensor.shape[i + 1]);
 	return a;
 }
 

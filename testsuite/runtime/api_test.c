@@ -179,6 +179,29 @@ test_modules(tlxrt_device *dev, const char *dir)
 	ASSERT(TLXRT_MISUSE, tlxrt_module_num_kernels(NULL, &n));
 }
 
+/* tlxrt_arg_tensor's contiguous strides of a shape too large wrap (they
+ * overflowed int64_t, undefined behaviour, found by fuzz-args) and the
+ * launch refuses them. */
+static void
+test_tensor_arg(tlxrt_device *dev, const char *dir)
+{
+	const int64_t huge[3] = { (int64_t)1 << 40, (int64_t)1 << 40,
+				  (int64_t)1 << 40 };
+	tlxrt_module *m;
+	tlxrt_kernel *k;
+	tlxrt_arg a = tlxrt_arg_tensor(256, TLXRT_BF16, 3, huge, NULL);
+
+	ASSERT(1, a.v.tensor.strides[2]);
+	ASSERT((int64_t)1 << 40, a.v.tensor.strides[1]);
+	ASSERT(0, a.v.tensor.strides[0]);
+	ASSERT(TLXRT_OK, tlxrt_module_load_file(dev, input(dir, "checks.tir"),
+						&m));
+	ASSERT(TLXRT_OK, tlxrt_kernel_get(m, "tmak", &k));
+	ASSERT(TLXRT_INVALID_ARG, tlxrt_launch(k, NULL, &a, 1));
+	CHECK(strncmp(tlxrt_errmsg(dev), "argument 1 ('a'): ", 18) == 0);
+	ASSERT(TLXRT_OK, tlxrt_module_unload(m));
+}
+
 static void
 test_streams(tlxrt_device *dev, const char *dir)
 {
@@ -261,6 +284,7 @@ main(int argc, char **argv)
 		return 1;
 	test_device_memory(dev);
 	test_modules(dev, argv[1]);
+	test_tensor_arg(dev, argv[1]);
 	test_streams(dev, argv[1]);
 	ASSERT(TLXRT_OK, tlxrt_device_close(dev));
 	TEST_MAIN_END();
