@@ -75,9 +75,21 @@ const GenType gen_tys[T_COUNT] = {
 uint32_t
 gen_rnd(Gen *g, uint32_t n)
 {
-	/* splitmix64 */
-	uint64_t z = (g->rng += 0x9e3779b97f4a7c15ull);
+	uint64_t z;
 
+	if (g->pos < g->nsrc) {  /* the fuzzer's bytes first */
+		z = g->src[g->pos++];
+		if (n > 256 && g->pos < g->nsrc)
+			z = z << 8 | g->src[g->pos++];
+		if (n > 65536 && g->pos + 1 < g->nsrc) {
+			z = z << 16 | (uint64_t)g->src[g->pos] << 8 |
+			    g->src[g->pos + 1];
+			g->pos += 2;
+		}
+		return n ? (uint32_t)(z % n) : 0;
+	}
+	/* splitmix64 */
+	z = (g->rng += 0x9e3779b97f4a7c15ull);
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	z ^= z >> 31;

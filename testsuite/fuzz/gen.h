@@ -72,6 +72,11 @@ typedef struct FzGenStats {
 /* The program of `seed`: malloc'd NUL-terminated text.  st (may be NULL)
  * counts the constructs it used. */
 char *fz_generate(uint64_t seed, const FzGenOpts *o, FzGenStats *st);
+/* The program whose choices are the bytes of data (a fuzzer's input): the
+ * choices read the bytes in order (one a choice, two for one of more
+ * than 256 ways), then go on from a seed of their hash. */
+char *fz_generate_bytes(const uint8_t *data, size_t n, const FzGenOpts *o,
+			FzGenStats *st);
 
 /* ---- oracle.c ---------------------------------------------------------- */
 
@@ -280,6 +285,8 @@ typedef struct Smem {
 
 typedef struct Gen {
 	uint64_t rng;
+	const uint8_t *src;  /* choices to make first (fz_generate_bytes) */
+	size_t nsrc, pos;
 	Arena arena;
 	const FzGenOpts *o;
 	FzGenStats *st;

@@ -694,8 +694,9 @@ mix(uint64_t x)
 	return x;
 }
 
-char *
-fz_generate(uint64_t seed, const FzGenOpts *opts, FzGenStats *st)
+static char *
+generate(uint64_t seed, const uint8_t *src, size_t nsrc,
+	 const FzGenOpts *opts, FzGenStats *st)
 {
 	static const FzGenOpts defaults;
 	FzGenOpts o = opts ? *opts : defaults;
@@ -713,6 +714,8 @@ fz_generate(uint64_t seed, const FzGenOpts *opts, FzGenStats *st)
 		o.max_depth = 3;
 	arena_init(&g->arena, NULL, NULL, NULL);
 	g->rng = mix(seed + 1);
+	g->src = src;
+	g->nsrc = nsrc;
 	g->o = &o;
 	g->st = st;
 	g->loop_var = -1;
@@ -781,4 +784,22 @@ fz_generate(uint64_t seed, const FzGenOpts *opts, FzGenStats *st)
 	arena_reset(&g->arena);
 	free(g);
 	return out.s;
+}
+
+char *
+fz_generate(uint64_t seed, const FzGenOpts *opts, FzGenStats *st)
+{
+	return generate(seed, NULL, 0, opts, st);
+}
+
+char *
+fz_generate_bytes(const uint8_t *data, size_t n, const FzGenOpts *opts,
+		  FzGenStats *st)
+{
+	uint64_t h = 0xcbf29ce484222325ull;  /* FNV-1a */
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ data[i]) * 0x100000001b3ull;
+	return generate(h, data, n, opts, st);
 }
