@@ -667,7 +667,9 @@ land_where(SimLaunch *L, bool (*pick)(SimAsync *, void *), void *ud,
 		*pp = a->next;
 		a->next = NULL;
 		L->cur = a->co;
+		L->landing = a;
 		sim_async_land(L, a);
+		L->landing = NULL;
 		async_free(a);
 		any = true;
 		if (first_only)
@@ -874,6 +876,9 @@ teardown(SimLaunch *L)
 		next = a->next;
 		async_free(a);
 	}
+	if (L->landing)  /* its landing faulted (a store out of bounds) */
+		async_free(L->landing);
+	L->landing = NULL;
 	for (i = 0; i < L->nres; i++)
 		cluster_free(L->res[i], false);
 	while (L->spare) {

@@ -518,6 +518,8 @@ struct SimLaunch {
 	SimCluster **res;
 	uint32_t nres;
 	SimAsync *inflight;  /* in issue order */
+	SimAsync *landing;   /* taken off inflight, landing: a fault there
+				leaves it to teardown */
 	SimSmemPlan plan;
 	Vec(SimOpInfo) info; /* pipe_create: consumers per pipe */
 	Vec(SimCounter) counters;  /* dynamic schedules */
