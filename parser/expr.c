@@ -367,6 +367,14 @@ sema_convert(Sema *s, SVal v, Type *elem, SrcRange loc)
 	from = ty_elem(v.ty);
 	if (from == elem)
 		return v;
+	/* no cvt makes a pointer of a number, a number of a pointer, or a
+	 * pointer of another (a store of a pointer through a *u32 made one,
+	 * which the verifier refused: found by fuzz-source) */
+	if (from->kind == TY_PTR || elem->kind == TY_PTR) {
+		diag_error(s->diag, loc, "cannot convert %s to '%s'",
+			   sv_describe(s, &v), sema_type_str(s, elem));
+		return sv_error();
+	}
 	if (v.is_const && !v.v) {
 		if (v.weak && !ty_is_float_kind(from->kind) &&
 		    ty_is_int_kind(elem->kind) &&
