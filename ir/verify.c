@@ -1253,7 +1253,9 @@ check_other(Verifier *v, Op *op)
 		check_pipe(v, op);
 		break;
 	case OP_SCHED_CREATE:
-		if (want_scalar_int(v, op, "tile count", OPT(op, 0)))
+		/* i32, as sema makes it: lower-schedules counts tiles in
+		 * i32 (an i64 count broke its loops: found by fuzz-ir) */
+		if (want_kind(v, op, "tile count", OPT(op, 0), TY_I32, "'i32'"))
 			want_kind(v, op, "result", RT(op, 0), TY_SCHED, "'sched'");
 		break;
 	case OP_SCHED_TILE:
