@@ -700,7 +700,8 @@ bi_fma(Sema *s, Ast *call, const char *name)
 		return sv_error();
 	x = sema_convert(s, x, e1, call->loc);
 	y = sema_convert(s, y, e1, call->loc);
-	if (!(elem = sema_promote(s, &x, &z, call->loc)) ||
+	if (x.kind == SV_ERROR || y.kind == SV_ERROR ||
+	    !(elem = sema_promote(s, &x, &z, call->loc)) ||
 	    !sema_computable(s, elem, call->loc))
 		return sv_error();
 	if (!ty_is_float_kind(elem->kind))

@@ -506,8 +506,11 @@ pointer_binary(Sema *s, AstOp op, SVal a, SVal b, SrcRange loc)
 			   sv_describe(s, &b));
 		return sv_error();
 	}
-	if (off.weak)
-		off = sema_convert(s, off, ty_of_scalar(s, TY_I32), loc);
+	/* a literal that no i32 holds is an error (reported), not a value */
+	if (off.weak &&
+	    (off = sema_convert(s, off, ty_of_scalar(s, TY_I32), loc)).kind ==
+		    SV_ERROR)
+		return off;
 	if (op == BIN_SUB) {
 		if (off.is_const && !off.v) {
 			CVal n;

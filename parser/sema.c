@@ -509,7 +509,9 @@ stmt_for(Sema *s, Ast *st)
 		return;
 	lo = sema_convert(s, lo, it, st->loc);
 	hi = sema_convert(s, hi, it, st->loc);
-	if (!(it = sema_promote(s, &hi, &step, st->loc)))
+	/* a literal no bound's type holds is an error, reported */
+	if (lo.kind == SV_ERROR || hi.kind == SV_ERROR ||
+	    !(it = sema_promote(s, &hi, &step, st->loc)))
 		return;
 	lo = sema_convert(s, lo, it, st->loc);
 	hi = sema_convert(s, hi, it, st->loc);
