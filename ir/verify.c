@@ -240,7 +240,7 @@ static const AttrRule attr_rules[] = {
 	{ OP_CP_ASYNC_WAIT, "pending", ATTR_INT, false, 0, INT32_MAX, NULL },
 	{ OP_DOT_WAIT, "pending", ATTR_INT, false, 0, INT32_MAX, NULL },
 	{ OP_TASK, "name", ATTR_STR, false, ANY, NULL },
-	{ OP_TASK, "warps", ATTR_INT, false, 1, 32, NULL },
+	{ OP_TASK, "warps", ATTR_INT, true, 1, 32, NULL },
 	{ OP_TASK, "regs", ATTR_INT, false, 0, 512, NULL },
 	{ OP_TASK, "replica", ATTR_INT, false, 0, 1023, NULL },
 	{ OP_TASK, "replicas", ATTR_INT, false, 2, 32, NULL },

@@ -2,7 +2,9 @@
  * arena.c: bump allocation in chunks, freed all at once.  Exhaustion
  * longjmps to the arena's `oom` buffer (the API boundary), as Lua does.
  */
+#ifdef HAVE_CONFIG_H /* the GPU machine builds the runtime without configure */
 #include "config.h"
+#endif
 
 #include <stdlib.h>
 #include <string.h>
