@@ -1,12 +1,15 @@
 /*
  * gen.h: random well-typed tlx programs and the differential oracles that
- * run them (issue 19).  One header for the four files of testsuite/fuzz/:
+ * run them (issue 19).  One header for the files of testsuite/fuzz/:
  *
  *   gen.c      the generator: a seed -> the text of one program, with its
- *              launch written in "//!" comment lines (FzMeta below)
- *   oracle.c   the steps an oracle is made of -- compile, make inputs,
- *              run on a backend, compare -- each a function of its own,
- *              and the oracles built from them
+ *   stmt.c     launch written in "//!" comment lines (FzMeta below)
+ *   oracle.c   the steps an oracle is made of -- make inputs, run on a
+ *              backend -- each a function of its own, and fz_check,
+ *              which isolates a check in a child process
+ *   compare.c  the last step, compare, bit for bit
+ *   compile.c  the first step, compile (in process, through libtlx's
+ *              pipeline and LLVM), and the oracles built from all four
  *   reduce.c   delta debugging of a program that shows a finding
  *   gen_test.c the command line (campaigns, --print, --check, --reduce)
  *
@@ -129,6 +132,8 @@ typedef struct FzResult {
 
 void fz_fail(FzResult *r, FzKind k, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Puts "what: " before r's message (which run failed). */
+void fz_prefix(FzResult *r, const char *what);
 
 /* One way to compile: the -O level, the emitted form, the target and,
  * optionally, a pass pipeline in place of the -O level's. */
@@ -160,8 +165,9 @@ typedef struct FzData {
 
 void fz_data_free(FzData *d);
 
-/* Step 1: compile with the compiler's pipeline (jit/compile.c), in
- * process.  A refusal is FZ_COMPILE with the diagnostics. */
+/* Step 1 (compile.c): compile with the compiler's pipeline
+ * (jit/compile.c), in process.  A refusal is FZ_COMPILE with the
+ * diagnostics. */
 bool fz_compile(const FzConfig *c, const char *src, size_t len,
 		FzImage *img, FzResult *r);
 /* Step 2: the inputs of m, from m->data: the same bytes every time. */
@@ -171,7 +177,7 @@ void fz_inputs(const FzMeta *m, FzData *in);
  * argument into out. */
 bool fz_run(tlxrt_device *dev, const FzImage *img, const FzMeta *m,
 	    const FzData *in, FzData *out, FzResult *r);
-/* Step 4: every output and inout bit for bit; what = "O0 vs O3".  A
+/* Step 4 (compare.c): every output and inout bit for bit; what = "O0 vs O3".  A
  * difference only in the bits of NaNs (sign, payload) is the class
  * "mismatch: NaN bits only", or no difference with nan_equal. */
 bool fz_compare(const FzMeta *m, const FzData *a, const FzData *b,

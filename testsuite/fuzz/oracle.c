@@ -1,22 +1,16 @@
 /*
- * oracle.c: the steps a differential oracle is made of, each a function
- * of its own so that later oracles reuse them --
+ * oracle.c: the middle steps of a differential oracle --
  *
- *   fz_compile   source -> image, through the compiler's pipeline
- *                (jit/compile.c, as tlxc and libtlx run it) at one -O
- *                level, emitted form, target and optional pass pipeline;
  *   fz_inputs    the input bytes of a program, from its data seed;
  *   fz_run       an image on a tlxrt device with those inputs, outputs
- *                poisoned first and a poisoned guard after each;
- *   fz_compare   two runs' outputs, bit for bit --
+ *                poisoned first and a poisoned guard after each --
  *
- * and the oracles made of them (fz_oracles), plus fz_check, which runs an
- * oracle in a child process so that a crash, an abort, a sanitizer report
- * or a hang becomes a finding instead of the end of the campaign.
- *
- * Compiling goes through jit/compile.c's Job rather than tlx_compile():
- * tlx_options reads opt_level 0 as "the default" (-O2), so the public API
- * cannot ask for -O0.
+ * plus the "//!" lines (fz_meta_parse), the classes of findings and
+ * fz_check, which runs an oracle in a child process so that a crash, an
+ * abort, a sanitizer report or a hang becomes a finding instead of the
+ * end of the campaign.  The first step, fz_compile, and the oracles made
+ * of all four are compile.c's, the last, fz_compare, compare.c's; this
+ * file and compare.c link without libtlx and LLVM.
  */
 #include <errno.h>
 #include <signal.h>
@@ -28,8 +22,6 @@
 #include <unistd.h>
 
 #include "gen.h"
-#include "jit/jit.h"
-#include "tlx/tlx.h"
 
 enum { GUARD = 64, POISON = 0xa5 };
 
@@ -47,6 +39,16 @@ fz_fail(FzResult *r, FzKind k, const char *f, ...)
 	vsnprintf(r->msg, sizeof r->msg, f, ap);
 	va_end(ap);
 	fz_classify(r);
+}
+
+/* Puts "what: " before r's message (which run failed). */
+void
+fz_prefix(FzResult *r, const char *what)
+{
+	char msg[sizeof r->msg];
+
+	snprintf(msg, sizeof msg, "%s", r->msg);
+	fz_fail(r, r->kind, "%s: %s", what, msg);
 }
 
 /* ---- classes ---------------------------------------------------------------- */
@@ -198,7 +200,7 @@ fz_meta_parse(const char *src, FzMeta *m, char *err, size_t errn)
 	return true;
 }
 
-/* ---- compile ------------------------------------------------------------- */
+/* ---- images ---------------------------------------------------------------- */
 
 void
 fz_image_free(FzImage *img)
@@ -206,69 +208,6 @@ fz_image_free(FzImage *img)
 	free(img->data);
 	free(img->ir);
 	memset(img, 0, sizeof *img);
-}
-
-bool
-fz_compile(const FzConfig *c, const char *src, size_t len, FzImage *img,
-	   FzResult *r)
-{
-	const Target *t = target_lookup(c->target ? c->target : "sm_90a");
-	Arena arena;
-	Job *j;
-	jmp_buf oom;
-	bool ok;
-
-	memset(img, 0, sizeof *img);
-	if (!t) {
-		fz_fail(r, FZ_SETUP, "unknown target '%s'", c->target);
-		return false;
-	}
-	arena_init(&arena, NULL, NULL, NULL);
-	j = arena_alloc(&arena, sizeof *j);
-	j->arena = &arena;
-	j->name = "gen.tlx";
-	j->text = src;
-	j->len = len;
-	j->sm = t->sm;
-	j->olevel = c->olevel;
-	j->passes = c->passes;
-	j->emit = c->emit == TLX_EMIT_IR ? EMIT_IR
-		  : c->emit == TLX_EMIT_PTX ? EMIT_PTX : EMIT_CUBIN;
-	j->ptx_ok = true;
-	if (setjmp(oom)) {
-		arena.oom = NULL;
-		buf_free(&j->out);
-		arena_reset(&arena);
-		fz_fail(r, FZ_CRASH, "%s: out of memory while compiling", c->name);
-		return false;
-	}
-	arena.oom = &oom;
-	ok = compile_run(j) && j->diag.nerrors == 0;
-	arena.oom = NULL;
-	if (!ok) {
-		Buf b = { 0 };
-		uint32_t i;
-
-		for (i = 0; i < j->diag.msgs.n; i++)
-			if (j->diag.msgs.v[i].kind == DIAG_ERROR)
-				diag_render(&j->diag, &j->diag.msgs.v[i], &b);
-		fz_fail(r, FZ_COMPILE, "%s: %s", c->name,
-			b.s ? b.s : "compilation failed without a diagnostic");
-		buf_free(&b);
-	} else {
-		img->kind = j->emit == EMIT_IR ? TLX_IMAGE_IR
-			    : j->binary ? TLX_IMAGE_CUBIN : TLX_IMAGE_PTX;
-		img->size = j->out.n;
-		img->data = malloc(j->out.n + 1);
-		img->ir = strdup(j->ir_text ? j->ir_text : "");
-		if (img->data) {
-			memcpy(img->data, j->out.s ? j->out.s : "", j->out.n);
-			img->data[j->out.n] = 0;
-		}
-	}
-	buf_free(&j->out);
-	arena_reset(&arena);
-	return ok;
 }
 
 /* ---- inputs ---------------------------------------------------------------- */
@@ -501,186 +440,6 @@ done:
 			tlxrt_free(dev, dptr[i]);
 	tlxrt_module_unload(mod);
 	return ok;
-}
-
-/* ---- compare ------------------------------------------------------------------ */
-
-static void
-hex(char *o, size_t n, const unsigned char *p, int es)
-{
-	int i;
-
-	snprintf(o, n, "0x");
-	for (i = es - 1; i >= 0; i--)
-		snprintf(o + 2 + (es - 1 - i) * 2, n - 2 - (size_t)(es - 1 - i) * 2,
-			 "%02x", p[i]);
-}
-
-/* Whether the element at p of type t is a NaN. */
-static bool
-is_nan(int t, const unsigned char *p)
-{
-	uint64_t v = 0;
-
-	memcpy(&v, p, (size_t)tlxrt_type_size(t));
-	switch (t) {
-	case TLXRT_F8E4M3: return (v & 0x7f) == 0x7f;
-	case TLXRT_F8E5M2: return (v & 0x7f) > 0x7c;
-	case TLXRT_F16: return (v & 0x7fff) > 0x7c00;
-	case TLXRT_BF16: return (v & 0x7fff) > 0x7f80;
-	case TLXRT_F32: return (v & 0x7fffffff) > 0x7f800000;
-	case TLXRT_F64: return (v & ~(1ull << 63)) > 0x7ff0000000000000ull;
-	default: return false;
-	}
-}
-
-bool
-fz_compare(const FzMeta *m, const FzData *a, const FzData *b,
-	   const char *what, bool nan_equal, FzResult *r)
-{
-	char msg[1536];
-	size_t off = 0;
-	int i, bad = 0, first_arg = -1;
-	bool only_nans = true;
-
-	msg[0] = 0;
-	for (i = 0; i < m->nargs; i++) {
-		const FzArg *x = &m->args[i];
-		int es = tlxrt_type_size(x->type);
-		size_t j, nbad = 0, first = 0;
-
-		if (x->role != FZ_OUT && x->role != FZ_INOUT)
-			continue;
-		if (!a->buf[i] || !b->buf[i] ||
-		    !memcmp(a->buf[i], b->buf[i], a->bytes[i]))
-			continue;
-		for (j = 0; j < x->n; j++) {
-			const unsigned char *pa = a->buf[i] + j * (size_t)es;
-			const unsigned char *pb = b->buf[i] + j * (size_t)es;
-			bool nans;
-
-			if (!memcmp(pa, pb, (size_t)es))
-				continue;
-			nans = is_nan(x->type, pa) && is_nan(x->type, pb);
-			if (nans && nan_equal)
-				continue;
-			only_nans &= nans;
-			if (!nbad++)
-				first = j;
-		}
-		if (!nbad)
-			continue;
-		if (!bad++)
-			first_arg = i;
-		if (off < sizeof msg - 200) {
-			char ha[40], hb[40];
-
-			hex(ha, sizeof ha, a->buf[i] + first * (size_t)es, es);
-			hex(hb, sizeof hb, b->buf[i] + first * (size_t)es, es);
-			off += (size_t)snprintf(msg + off, sizeof msg - off,
-				"%s'%s' (%s, %zu elements): %zu differ, the first "
-				"at %zu: %s vs %s", off ? "; " : "", x->name,
-				tlxrt_type_name(x->type), x->n, nbad, first, ha,
-				hb);
-		}
-	}
-	if (!bad)
-		return true;
-	fz_fail(r, FZ_MISMATCH, "%s: %d output(s) differ%s: %s", what, bad,
-		only_nans ? " (NaN bits only)" : "", msg);
-	/* the output is part of the class: the reducer keeps the mismatch
-	 * where it was */
-	snprintf(r->cls, sizeof r->cls, "mismatch%s in '%s'",
-		 only_nans ? " of NaN bits only" : "", m->args[first_arg].name);
-	return false;
-}
-
-/* ---- oracles -------------------------------------------------------------------- */
-
-/* Puts "what: " before r's message (which run failed). */
-static void
-prefix(FzResult *r, const char *what)
-{
-	char msg[sizeof r->msg];
-
-	snprintf(msg, sizeof msg, "%s", r->msg);
-	fz_fail(r, r->kind, "%s: %s", what, msg);
-}
-
-/* -O0 against -O3 on the simulator: the same inputs, every output bit
- * for bit.  With codegen, the -O3 program is compiled to PTX for sm_90a
- * and the simulator runs the IR that the PTX embeds (__tlx_ir), so code
- * generation and the embedding are exercised too. */
-static bool
-check_o0_o3(const char *src, size_t len, const FzMeta *m,
-	    const FzCheckOpts *co, FzResult *r)
-{
-	static const FzConfig c0 = { "O0", 0, TLX_EMIT_IR, "sm_90a", NULL };
-	FzConfig c3 = { "O3", 3, co->codegen ? TLX_EMIT_PTX : TLX_EMIT_IR,
-			"sm_90a", NULL };
-	FzImage i0 = { 0 }, i3 = { 0 };
-	FzData in, o0 = { 0 }, o3 = { 0 };
-	tlxrt_device *dev = NULL;
-	char err[256], skipped[256] = "";
-	bool ok = false;
-
-	fz_inputs(m, &in);
-	if (tlxrt_device_open_errmsg("sim", &dev, err, sizeof err) != TLXRT_OK) {
-		fz_fail(r, FZ_SETUP, "no simulator: %s", err);
-		goto done;
-	}
-	/* a loop that never ends is a launch failure, soon */
-	tlxrt_device_set_option(dev, TLXRT_SIM_MAX_STEPS, 20000000);
-	if (!fz_compile(&c0, src, len, &i0, r))
-		goto done;
-	if (!fz_run(dev, &i0, m, &in, &o0, r)) {
-		prefix(r, "O0");
-		goto done;
-	}
-	if (!fz_compile(&c3, src, len, &i3, r)) {
-		/* a construct that code generation does not have yet: noted,
-		 * and the -O3 IR runs instead */
-		if (!co->codegen || r->kind != FZ_COMPILE ||
-		    !strstr(r->msg, "is not supported for"))
-			goto done;
-		snprintf(skipped, sizeof skipped, "%s", r->cls);
-		c3.emit = TLX_EMIT_IR;
-		if (!fz_compile(&c3, src, len, &i3, r))
-			goto done;
-	}
-	if (!fz_run(dev, &i3, m, &in, &o3, r)) {
-		prefix(r, "O3");
-		goto done;
-	}
-	ok = fz_compare(m, &o0, &o3, "O0 vs O3", co->nan_equal, r);
-done:
-	fz_image_free(&i0);
-	fz_image_free(&i3);
-	fz_data_free(&in);
-	fz_data_free(&o0);
-	fz_data_free(&o3);
-	tlxrt_device_close(dev);
-	if (ok)
-		fz_fail(r, FZ_OK, "ok");
-	snprintf(r->skipped, sizeof r->skipped, "%s", skipped);
-	return ok;
-}
-
-const FzOracle fz_oracles[] = {
-	{ "o0-o3", "-O0 against -O3 (PTX for sm_90a with codegen) on the "
-		   "simulator, bit for bit", check_o0_o3 },
-	{ NULL, NULL, NULL },
-};
-
-const FzOracle *
-fz_oracle_find(const char *name)
-{
-	int i;
-
-	for (i = 0; fz_oracles[i].name; i++)
-		if (!name || strcmp(fz_oracles[i].name, name) == 0)
-			return &fz_oracles[i];
-	return NULL;
 }
 
 /* ---- isolation ------------------------------------------------------------------- */
