@@ -1,11 +1,52 @@
 /*
- * compare.c: the last step of an oracle, two runs' outputs compared bit
- * for bit (fz_compare).
+ * compare.c: the last step of an oracle, two runs' outputs compared --
+ *
+ *   fz_compare       every output bit for bit (two compilations on one
+ *                    machine: the simulator is exact, so -O0 and -O3 agree
+ *                    to the bit);
+ *   fz_num_classes   for two machines that round differently (the GPU and
+ *                    the simulator), which outputs must still agree to the
+ *                    bit, which within a tolerance and which not at all,
+ *                    from the IR the outputs are computed by;
+ *   fz_compare_num   each output by its class.
+ *
+ * The classes come from a forward analysis of the kernel's IR (the IR an
+ * image embeds, which the simulator runs), iterated to a fixed point over
+ * loops: each value is BITS, CLOSE or LOOSE.  The sources of CLOSE are
+ * the ops whose results docs/language.md lets the GPU compute within some
+ * ulps of the simulator's (exp exp2 log log2 rsqrt sin cos tanh erf
+ * sigmoid: codegen/math.c's bounds), float sum and prod reductions (the
+ * GPU adds in its layout's order: registers, lanes, warps; the simulator
+ * in index order) and dots of f16, bf16 and fp8 (tensor cores, whose
+ * adder is not IEEE).  Everything else is exact on both: + - * / and fma
+ * correctly rounded (f16 and bf16 through f32, exact for these), sqrt,
+ * conversions, min/max, integer ops, f32 and i8 dots (codegen/mma.c: f32
+ * by fmas in k order, as the simulator adds; no tf32), atomics on
+ * distinct addresses.  A continuous op keeps CLOSE; a discontinuous one
+ * (compare, float to integer conversion, floor, ceil, argmax/argmin,
+ * bitcast, rem) makes LOOSE of it, and so does a CLOSE value used as an
+ * address, a mask, a condition or a trip count (then everything under
+ * the branch or loop is LOOSE).  `x == x` and `x != x` (the generator's
+ * NaN test) stay BITS: the machines agree on which results are NaN.
+ * Memory: a pointer is followed back to its parameter (or shared
+ * buffer); a load gives the class of everything stored there, an
+ * unknown pointer is every buffer.
  */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gen.h"
+#include "ir/ir.h"
+
+_Static_assert(TLXRT_I1 == (int)TY_I1 && TLXRT_U8 == (int)TY_U8 &&
+	       TLXRT_F8E4M3 == (int)TY_F8E4M3 && TLXRT_F64 == (int)TY_F64,
+	       "TLXRT_* element types are TypeKinds");
+
+const char *const fz_num_names[] = { "bits", "close", "loose" };
+
+/* ---- elements ------------------------------------------------------------- */
 
 static void
 hex(char *o, size_t n, const unsigned char *p, int es)
@@ -18,13 +59,21 @@ hex(char *o, size_t n, const unsigned char *p, int es)
 			 "%02x", p[i]);
 }
 
+static uint64_t
+bits_of(int t, const unsigned char *p)
+{
+	uint64_t v = 0;
+
+	memcpy(&v, p, (size_t)tlxrt_type_size(t));  /* little endian */
+	return v;
+}
+
 /* Whether the element at p of type t is a NaN. */
 static bool
 is_nan(int t, const unsigned char *p)
 {
-	uint64_t v = 0;
+	uint64_t v = bits_of(t, p);
 
-	memcpy(&v, p, (size_t)tlxrt_type_size(t));
 	switch (t) {
 	case TLXRT_F8E4M3: return (v & 0x7f) == 0x7f;
 	case TLXRT_F8E5M2: return (v & 0x7f) > 0x7c;
@@ -36,9 +85,87 @@ is_nan(int t, const unsigned char *p)
 	}
 }
 
+static bool
+is_float_type(int t)
+{
+	return t >= TLXRT_F8E4M3 && t <= TLXRT_F64;
+}
+
+/* The bits of a float as an integer in the floats' order: consecutive
+ * values are consecutive integers, -0 and +0 both 0. */
+static int64_t
+ordered(int t, uint64_t v)
+{
+	int bits = tlxrt_type_size(t) * 8;
+	uint64_t sign = 1ull << (bits - 1);
+
+	return v & sign ? -(int64_t)(v & (sign - 1)) : (int64_t)v;
+}
+
+/* FZ_NUM_CLOSE: within `ulps` or `atol`.  Outputs are rounded to their
+ * own type, so a tolerance in the type's ulps follows its precision; the
+ * absolute one forgives cancellation near zero.  f32 (and f64, whose
+ * values come from f32 math or from sums in another order) allow 2^-11
+ * relative; the narrow types a few of their own ulps, as the last
+ * rounding to them may go either way. */
+FzTol
+fz_tolerance(int type)
+{
+	switch (type) {
+	case TLXRT_F8E4M3:
+	case TLXRT_F8E5M2: return (FzTol){ 2, 1.0 / 64 };
+	case TLXRT_F16: return (FzTol){ 8, 1.0 / 4096 };
+	case TLXRT_BF16: return (FzTol){ 4, 1.0 / 1024 };
+	case TLXRT_F32: return (FzTol){ 1 << 12, 1.0 / 65536 };
+	case TLXRT_F64: return (FzTol){ 1ll << 41, 1.0 / 65536 };
+	default: return (FzTol){ 0, 0 };
+	}
+}
+
+static double
+value_of(int t, uint64_t v)
+{
+	if (is_float_type(t))
+		return ir_float_from_bits((TypeKind)t, v);
+	if (t >= TLXRT_U8 && t <= TLXRT_U64)
+		return (double)v;
+	switch (tlxrt_type_size(t)) {
+	case 1: return t == TLXRT_I1 ? (double)(v & 1) : (double)(int8_t)v;
+	case 2: return (double)(int16_t)v;
+	case 4: return (double)(int32_t)v;
+	default: return (double)(int64_t)v;
+	}
+}
+
+/* Whether a and b (not equal bit for bit, not both NaN) are within the
+ * tolerance of type t. */
+static bool
+close_enough(int t, const unsigned char *pa, const unsigned char *pb)
+{
+	FzTol tol = fz_tolerance(t);
+	uint64_t va = bits_of(t, pa), vb = bits_of(t, pb);
+	int64_t oa, ob;
+	double da, db;
+
+	if (!is_float_type(t) || is_nan(t, pa) || is_nan(t, pb))
+		return false;
+	oa = ordered(t, va);
+	ob = ordered(t, vb);
+	/* differences of 2^62 ulps would overflow: far apart anyway */
+	if ((oa < 0) == (ob < 0) || (llabs(oa) < (1ll << 61) && llabs(ob) < (1ll << 61)))
+		if ((oa > ob ? oa - ob : ob - oa) <= tol.ulps)
+			return true;
+	da = value_of(t, va);
+	db = value_of(t, vb);
+	return isfinite(da) && isfinite(db) && fabs(da - db) <= tol.atol;
+}
+
+/* ---- comparison ------------------------------------------------------------- */
+
 bool
-fz_compare(const FzMeta *m, const FzData *a, const FzData *b,
-	   const char *what, bool nan_equal, FzResult *r)
+fz_compare_num(const FzMeta *m, const FzData *a, const FzData *b,
+	       const FzNum *cls, const char *what, bool nan_equal,
+	       FzResult *r)
 {
 	char msg[1536];
 	size_t off = 0;
@@ -48,12 +175,13 @@ fz_compare(const FzMeta *m, const FzData *a, const FzData *b,
 	msg[0] = 0;
 	for (i = 0; i < m->nargs; i++) {
 		const FzArg *x = &m->args[i];
+		FzNum c = cls ? cls[i] : FZ_NUM_BITS;
 		int es = tlxrt_type_size(x->type);
 		size_t j, nbad = 0, first = 0;
 
 		if (x->role != FZ_OUT && x->role != FZ_INOUT)
 			continue;
-		if (!a->buf[i] || !b->buf[i] ||
+		if (c == FZ_NUM_LOOSE || !a->buf[i] || !b->buf[i] ||
 		    !memcmp(a->buf[i], b->buf[i], a->bytes[i]))
 			continue;
 		for (j = 0; j < x->n; j++) {
@@ -66,6 +194,9 @@ fz_compare(const FzMeta *m, const FzData *a, const FzData *b,
 			nans = is_nan(x->type, pa) && is_nan(x->type, pb);
 			if (nans && nan_equal)
 				continue;
+			if (!nans && c == FZ_NUM_CLOSE &&
+			    close_enough(x->type, pa, pb))
+				continue;
 			only_nans &= nans;
 			if (!nbad++)
 				first = j;
@@ -74,16 +205,20 @@ fz_compare(const FzMeta *m, const FzData *a, const FzData *b,
 			continue;
 		if (!bad++)
 			first_arg = i;
-		if (off < sizeof msg - 200) {
+		if (off < sizeof msg - 300) {
+			const unsigned char *pa = a->buf[i] + first * (size_t)es;
+			const unsigned char *pb = b->buf[i] + first * (size_t)es;
 			char ha[40], hb[40];
 
-			hex(ha, sizeof ha, a->buf[i] + first * (size_t)es, es);
-			hex(hb, sizeof hb, b->buf[i] + first * (size_t)es, es);
+			hex(ha, sizeof ha, pa, es);
+			hex(hb, sizeof hb, pb, es);
 			off += (size_t)snprintf(msg + off, sizeof msg - off,
-				"%s'%s' (%s, %zu elements): %zu differ, the first "
-				"at %zu: %s vs %s", off ? "; " : "", x->name,
-				tlxrt_type_name(x->type), x->n, nbad, first, ha,
-				hb);
+				"%s'%s' (%s, %s, %zu elements): %zu differ, the "
+				"first at %zu: %s (%.9g) vs %s (%.9g)",
+				off ? "; " : "", x->name,
+				tlxrt_type_name(x->type), fz_num_names[c], x->n,
+				nbad, first, ha, value_of(x->type, bits_of(x->type, pa)),
+				hb, value_of(x->type, bits_of(x->type, pb)));
 		}
 	}
 	if (!bad)
@@ -95,4 +230,436 @@ fz_compare(const FzMeta *m, const FzData *a, const FzData *b,
 	snprintf(r->cls, sizeof r->cls, "mismatch%s in '%s'",
 		 only_nans ? " of NaN bits only" : "", m->args[first_arg].name);
 	return false;
+}
+
+bool
+fz_compare(const FzMeta *m, const FzData *a, const FzData *b,
+	   const char *what, bool nan_equal, FzResult *r)
+{
+	return fz_compare_num(m, a, b, NULL, what, nan_equal, r);
+}
+
+bool
+fz_inject_flip(const FzMeta *m, FzData *d, const FzNum *cls, char *what,
+	       size_t n)
+{
+	int i, pick = -1, es, bit;
+
+	/* a CLOSE output first: the tolerance must not hide the flip */
+	for (i = 0; i < m->nargs; i++) {
+		const FzArg *x = &m->args[i];
+
+		if ((x->role != FZ_OUT && x->role != FZ_INOUT) || !x->n ||
+		    !d->buf[i] || cls[i] == FZ_NUM_LOOSE)
+			continue;
+		if (pick < 0 || (cls[i] == FZ_NUM_CLOSE && cls[pick] != FZ_NUM_CLOSE))
+			pick = i;
+	}
+	if (pick < 0)
+		return false;
+	/* the top exponent bit: 0 <-> 2 (or its type's like), a NaN or an
+	 * infinity <-> a finite value, x <-> x * 2^-bias */
+	es = tlxrt_type_size(m->args[pick].type);
+	bit = !is_float_type(m->args[pick].type) ? 0 : es * 8 - 2;
+	d->buf[pick][bit / 8] ^= (unsigned char)(1u << (bit % 8));
+	snprintf(what, n, "bit %d of '%s'[0] (%s)", bit, m->args[pick].name,
+		 fz_num_names[cls[pick]]);
+	return true;
+}
+
+/* ---- classes ---------------------------------------------------------------- */
+
+enum { BITS = FZ_NUM_BITS, CLOSE = FZ_NUM_CLOSE, LOOSE = FZ_NUM_LOOSE };
+
+typedef struct Flow {
+	Func *f;
+	uint8_t *v;      /* the class of each value */
+	uint8_t *mem;    /* of each buffer, by its root value (0: unknown) */
+	Value *root;     /* a pointer's or view's buffer; 0: unknown */
+	bool changed;
+} Flow;
+
+static void
+lift(Flow *fl, uint8_t *slot, int c)
+{
+	if (c > *slot) {
+		*slot = (uint8_t)c;
+		fl->changed = true;
+	}
+}
+
+static int
+cls_of(Flow *fl, Value v)
+{
+	return v ? fl->v[v] : BITS;
+}
+
+/* The root of a pointer (tile) or shared view: a parameter or a
+ * smem_alloc, through ptr_add, shape ops and views; 0 when unknown. */
+static Value
+root_of(Flow *fl, Value v)
+{
+	int guard;
+
+	for (guard = 0; v && guard < 1000; guard++) {
+		ValInfo *vi = ir_val(fl->f, v);
+		Op *d = vi->def;
+
+		if (!d)
+			return vi->blk == fl->f->body ? v : 0;
+		switch (d->kind) {
+		case OP_SMEM_ALLOC:
+			return v;
+		case OP_PTR_ADD: case OP_SPLAT: case OP_BROADCAST:
+		case OP_EXPAND_DIMS: case OP_RESHAPE: case OP_TRANS:
+		case OP_CONVERT_LAYOUT: case OP_SMEM_INDEX: case OP_SMEM_SLICE:
+		case OP_SMEM_TRANS:
+			v = d->opnds[0];
+			break;
+		case OP_SELECT: {
+			Value a = root_of(fl, d->opnds[1]);
+
+			return a == root_of(fl, d->opnds[2]) ? a : 0;
+		}
+		default:
+			return 0;
+		}
+	}
+	return 0;
+}
+
+static int
+mem_get(Flow *fl, Value root)
+{
+	uint32_t i;
+	int c = BITS;
+
+	if (root)
+		return fl->mem[root];
+	for (i = 0; i < fl->f->vals.n; i++)
+		c = c > fl->mem[i] ? c : fl->mem[i];
+	return c;
+}
+
+static void
+mem_raise(Flow *fl, Value root, int c)
+{
+	uint32_t i;
+
+	if (root) {
+		lift(fl, &fl->mem[root], c);
+		return;
+	}
+	for (i = 0; i < fl->f->vals.n; i++)
+		if (ir_val(fl->f, i)->def ? ir_val(fl->f, i)->def->kind == OP_SMEM_ALLOC
+		    : ir_val(fl->f, i)->blk == fl->f->body)
+			lift(fl, &fl->mem[i], c);
+}
+
+/* BITS stays BITS, anything else becomes LOOSE: what a discontinuous op
+ * makes of its operand. */
+static int
+cut(int c)
+{
+	return c == BITS ? BITS : LOOSE;
+}
+
+static int
+max2(int a, int b)
+{
+	return a > b ? a : b;
+}
+
+static bool
+elem_float(Flow *fl, Value v)
+{
+	return ty_is_float(ir_type(fl->f, v));
+}
+
+static void flow_block(Flow *fl, Block *b, int ctx);
+
+/* Block arguments: each takes the class of what flows into it. */
+static void
+args_from(Flow *fl, Block *b, uint32_t first, const Value *vals, uint32_t n,
+	  int ctx)
+{
+	uint32_t i;
+
+	for (i = 0; i < n && first + i < b->nargs; i++)
+		lift(fl, &fl->v[b->args[first + i]], max2(cls_of(fl, vals[i]), ctx));
+}
+
+static Op *
+terminator(Block *b)
+{
+	return b && b->last && op_has(b->last, F_TERM) ? b->last : NULL;
+}
+
+static void
+results_from(Flow *fl, Op *op, Op *term, uint32_t skip, int ctx)
+{
+	uint32_t i;
+
+	for (i = 0; term && i < op->nres && skip + i < term->nopnds; i++)
+		lift(fl, &fl->v[op->res[i]],
+		      max2(cls_of(fl, term->opnds[skip + i]), ctx));
+}
+
+static void
+flow_control(Flow *fl, Op *op, int ctx)
+{
+	uint32_t i;
+	Op *t;
+	int c;
+
+	switch (op->kind) {
+	case OP_FOR: {
+		Block *body = op->regions[0];
+
+		c = max2(ctx, cut(max2(max2(cls_of(fl, op->opnds[0]),
+					   cls_of(fl, op->opnds[1])),
+				      cls_of(fl, op->opnds[2]))));
+		if (body->nargs)
+			lift(fl, &fl->v[body->args[0]], c);
+		args_from(fl, body, 1, op->opnds + 3, op->nopnds - 3, c);
+		if ((t = terminator(body)))
+			args_from(fl, body, 1, t->opnds, t->nopnds, c);
+		flow_block(fl, body, c);
+		for (i = 0; i < op->nres && i + 1 < body->nargs; i++)
+			lift(fl, &fl->v[op->res[i]], max2(fl->v[body->args[i + 1]], c));
+		break;
+	}
+	case OP_WHILE: {
+		Block *cb = op->regions[0], *bb = op->regions[1];
+		Op *cond;
+
+		args_from(fl, cb, 0, op->opnds, op->nopnds, ctx);
+		if ((t = terminator(bb)))
+			args_from(fl, cb, 0, t->opnds, t->nopnds, ctx);
+		cond = terminator(cb);
+		c = max2(ctx, cond && cond->nopnds ? cut(cls_of(fl, cond->opnds[0])) : BITS);
+		/* the condition's value decides how often both blocks run */
+		flow_block(fl, cb, c);
+		if (cond) {
+			args_from(fl, bb, 0, cond->opnds + 1, cond->nopnds - 1, c);
+			results_from(fl, op, cond, 1, c);
+		}
+		flow_block(fl, bb, c);
+		break;
+	}
+	case OP_IF:
+		c = max2(ctx, cut(cls_of(fl, op->opnds[0])));
+		for (i = 0; i < op->nregions; i++) {
+			flow_block(fl, op->regions[i], c);
+			results_from(fl, op, terminator(op->regions[i]), 0, c);
+		}
+		break;
+	default:
+		/* tasks and other regions: their ops, under ctx */
+		for (i = 0; i < op->nregions; i++)
+			flow_block(fl, op->regions[i], ctx);
+		break;
+	}
+}
+
+/* The class of an op's results, its effects on memory. */
+static void
+flow_op(Flow *fl, Op *op, int ctx)
+{
+	const char *k;
+	int in = ctx, c, addr;
+	uint32_t i;
+	Value p;
+
+	for (i = 0; i < op->nopnds; i++)
+		in = max2(in, cls_of(fl, op->opnds[i]));
+	if (op->nregions) {
+		flow_control(fl, op, ctx);
+		return;
+	}
+	switch (op->kind) {
+	case OP_CONST: case OP_RANGE: case OP_PROGRAM_ID: case OP_NUM_PROGRAMS:
+	case OP_ENTRY_FAST: case OP_TASK_REPLICA: case OP_CLUSTER_RANK:
+		c = ctx;
+		break;
+	/* continuous on floats; integers are never CLOSE */
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MIN:
+	case OP_MAX: case OP_NEG: case OP_ABS: case OP_FMA: case OP_SQRT:
+	case OP_AND: case OP_OR: case OP_XOR: case OP_SHL: case OP_SHR:
+	case OP_NOT: case OP_SPLAT: case OP_BROADCAST: case OP_EXPAND_DIMS:
+	case OP_RESHAPE: case OP_TRANS: case OP_CONVERT_LAYOUT:
+	case OP_PTR_ADD:
+		c = in;
+		break;
+	case OP_EXP: case OP_EXP2: case OP_LOG: case OP_LOG2: case OP_RSQRT:
+	case OP_SIN: case OP_COS: case OP_TANH: case OP_ERF: case OP_SIGMOID:
+		c = max2(in, CLOSE);
+		break;
+	case OP_REM: case OP_FLOOR: case OP_CEIL: case OP_BITCAST:
+		c = cut(in);
+		break;
+	case OP_CVT:
+		c = elem_float(fl, op->res[0]) ? in : cut(in);
+		break;
+	case OP_CMP:
+		k = attr_str(&op->attrs, "pred");
+		/* x == x, x != x: whether x is a NaN */
+		if (op->opnds[0] == op->opnds[1] && k &&
+		    (!strcmp(k, "eq") || !strcmp(k, "ne")))
+			c = max2(ctx, cls_of(fl, op->opnds[0]) == LOOSE ? LOOSE : BITS);
+		else
+			c = cut(in);
+		break;
+	case OP_SELECT:
+		c = max2(max2(cut(cls_of(fl, op->opnds[0])), ctx),
+			 max2(cls_of(fl, op->opnds[1]), cls_of(fl, op->opnds[2])));
+		break;
+	case OP_REDUCE:
+		k = attr_str(&op->attrs, "kind");
+		if (k && (!strcmp(k, "argmax") || !strcmp(k, "argmin")))
+			c = cut(in);
+		else if (k && (!strcmp(k, "sum") || !strcmp(k, "prod")) &&
+			 elem_float(fl, op->opnds[0]))
+			c = max2(in, CLOSE);
+		else
+			c = in;
+		break;
+	case OP_DOT: {
+		TypeKind e = ty_elem(ir_type(fl->f, op->opnds[0]))->kind;
+
+		c = e == TY_F16 || e == TY_BF16 || e == TY_F8E4M3 ||
+		    e == TY_F8E5M2 ? max2(in, CLOSE) : in;
+		break;
+	}
+	case OP_LOAD:
+		p = op->opnds[0];
+		addr = cut(max2(cls_of(fl, p), cls_of(fl, ir_access_mask(op))));
+		c = max2(max2(mem_get(fl, root_of(fl, p)), addr), ctx);
+		if (op->nopnds > 2)
+			c = max2(c, cls_of(fl, op->opnds[2]));
+		break;
+	case OP_SMEM_LOAD:
+		c = max2(max2(mem_get(fl, root_of(fl, op->opnds[0])),
+			      cut(cls_of(fl, op->opnds[0]))), ctx);
+		break;
+	case OP_STORE:
+		addr = cut(max2(cls_of(fl, op->opnds[0]), cls_of(fl, ir_access_mask(op))));
+		mem_raise(fl, root_of(fl, op->opnds[0]),
+			  max2(max2(cls_of(fl, op->opnds[1]), addr), ctx));
+		return;
+	case OP_SMEM_STORE:
+		mem_raise(fl, root_of(fl, op->opnds[0]),
+			  max2(max2(cls_of(fl, op->opnds[1]),
+				    cut(cls_of(fl, op->opnds[0]))), ctx));
+		return;
+	case OP_CP_ASYNC:
+		addr = cut(max2(cls_of(fl, op->opnds[1]), cls_of(fl, ir_access_mask(op))));
+		mem_raise(fl, root_of(fl, op->opnds[0]),
+			  max2(max2(mem_get(fl, root_of(fl, op->opnds[1])), addr),
+			       max2(cut(cls_of(fl, op->opnds[0])), ctx)));
+		return;
+	case OP_ATOMIC:
+	case OP_ATOMIC_CAS: {
+		Value root = root_of(fl, op->opnds[0]);
+		int val = cls_of(fl, op->opnds[op->nopnds > 2 && op->kind ==
+						   OP_ATOMIC_CAS ? 2 : 1]);
+
+		addr = cut(max2(cls_of(fl, op->opnds[0]), cls_of(fl, ir_access_mask(op))));
+		if (op->kind == OP_ATOMIC_CAS)  /* the compare decides */
+			addr = max2(addr, cut(cls_of(fl, op->opnds[1])));
+		k = attr_str(&op->attrs, "kind");
+		/* float adds into one address in any order */
+		if (k && !strcmp(k, "add") && elem_float(fl, op->opnds[1]))
+			val = max2(val, CLOSE);
+		c = max2(max2(mem_get(fl, root), addr), ctx);
+		mem_raise(fl, root, max2(max2(val, addr), ctx));
+		break;
+	}
+	case OP_SMEM_ALLOC: case OP_SMEM_INDEX: case OP_SMEM_SLICE:
+	case OP_SMEM_TRANS:
+		c = in;  /* a view: its class is its index's */
+		break;
+	case OP_ASSERT: case OP_SYNC_THREADS: case OP_SYNC_WARPS:
+	case OP_CP_ASYNC_COMMIT: case OP_CP_ASYNC_WAIT: case OP_YIELD:
+	case OP_CONDITION: case OP_RETURN:
+		return;
+	default:
+		/* calls and what the generator does not make: LOOSE results
+		 * and LOOSE memory, unless nothing flows in */
+		c = in == BITS && op->kind != OP_CALL ? BITS : LOOSE;
+		if (c == LOOSE)
+			mem_raise(fl, 0, LOOSE);
+		break;
+	}
+	for (i = 0; i < op->nres; i++)
+		lift(fl, &fl->v[op->res[i]], c);
+}
+
+static void
+flow_block(Flow *fl, Block *b, int ctx)
+{
+	Op *op;
+
+	for (op = b ? b->first : NULL; op; op = op->next)
+		flow_op(fl, op, ctx);
+}
+
+bool
+fz_num_classes(const char *ir, size_t len, const FzMeta *m, FzNum *cls,
+	       char *err, size_t errn)
+{
+	Arena arena;
+	IrCtx ctx;
+	Source src;
+	Diag d;
+	Module *mod;
+	uint32_t i, j, nk = 0;
+	bool ok = false;
+
+	for (j = 0; j < (uint32_t)m->nargs; j++)
+		cls[j] = FZ_NUM_BITS;
+	arena_init(&arena, NULL, NULL, NULL);
+	ir_ctx_init(&ctx, &arena);
+	src_init(&src, &arena, "__tlx_ir", ir, len);
+	diag_init(&d, &arena, &src, NULL);
+	mod = ir_read(&ctx, &d, &src);
+	if (!mod || d.nerrors) {
+		snprintf(err, errn, "the image's IR does not read");
+		goto done;
+	}
+	/* every kernel (a specialized entry too): the worst of them */
+	for (i = 0; i < mod->funcs.n; i++) {
+		Func *f = mod->funcs.v[i];
+		Flow fl = { .f = f };
+		int round;
+
+		if (f->kind != FN_KERNEL)
+			continue;
+		nk++;
+		if (f->body->nargs != (uint32_t)m->nargs) {
+			snprintf(err, errn, "kernel '%s' has %u parameters, the "
+				 "'//!' lines %d", f->name, f->body->nargs,
+				 m->nargs);
+			goto done;
+		}
+		fl.v = arena_alloc(&arena, f->vals.n);
+		fl.mem = arena_alloc(&arena, f->vals.n);
+		/* each value and buffer steps up at most twice */
+		for (round = 0; round < 2 * (int)f->vals.n + 4; round++) {
+			fl.changed = false;
+			flow_block(&fl, f->body, BITS);
+			if (!fl.changed)
+				break;
+		}
+		for (j = 0; j < (uint32_t)m->nargs; j++)
+			if ((m->args[j].role == FZ_OUT || m->args[j].role == FZ_INOUT)
+			    && fl.mem[f->body->args[j]] > cls[j])
+				cls[j] = (FzNum)fl.mem[f->body->args[j]];
+	}
+	if (!nk)
+		snprintf(err, errn, "the image's IR has no kernel");
+	ok = nk > 0;
+done:
+	arena_reset(&arena);
+	return ok;
 }

@@ -7,11 +7,14 @@
  *   oracle.c   the steps an oracle is made of -- make inputs, run on a
  *              backend -- each a function of its own, and fz_check,
  *              which isolates a check in a child process
- *   compare.c  the last step, compare, bit for bit
+ *   compare.c  the last step, compare: bit for bit, or by the class of
+ *              each output (fz_num_classes) within tolerances
  *   compile.c  the first step, compile (in process, through libtlx's
  *              pipeline and LLVM), and the oracles built from all four
  *   reduce.c   delta debugging of a program that shows a finding
  *   gen_test.c the command line (campaigns, --print, --check, --reduce)
+ *   gen_gpu.c  the GPU against the simulator, compiling with tlxc in a
+ *              subprocess: all but compile.c and reduce.c, no LLVM
  *
  * A program carries everything needed to run it again: its arguments in
  * order, which are inputs, outputs or both, their element types and sizes,
@@ -191,9 +194,9 @@ typedef struct FzCheckOpts {
 	int timeout_s;    /* the child's limit */
 } FzCheckOpts;
 
-/* An oracle: a check of one program.  Later oracles (tile against
- * laid-out IR, the GPU against the simulator) are more entries of
- * fz_oracles, made of the same steps. */
+/* An oracle that runs in process: a check of one program (compile.c's
+ * fz_oracles).  The GPU's (gen_gpu.c) is made of the same steps but
+ * compiles with tlxc in a subprocess. */
 typedef struct FzOracle {
 	const char *name;
 	const char *summary;
@@ -213,6 +216,58 @@ void fz_check(const FzOracle *o, const char *src, size_t len,
 
 /* The class of a message: digits, quoted names and locations blanked. */
 void fz_classify(FzResult *r);
+
+/* ---- compare.c --------------------------------------------------------- */
+
+/* How the outputs of two machines that round differently (the GPU and the
+ * simulator) may differ, from the ops each output is computed by. */
+typedef enum FzNum {
+	/* exact or correctly rounded ops only: bit for bit */
+	FZ_NUM_BITS,
+	/* a value that the machines round differently (a math function, a
+	 * float sum or product in another order, a tensor-core dot) and
+	 * only continuous ops after it: within fz_tolerance */
+	FZ_NUM_CLOSE,
+	/* such a value through a discontinuous op (a compare, a float to
+	 * integer conversion, floor, argmax, a bitcast, an address, a mask,
+	 * a branch or a trip count): not compared */
+	FZ_NUM_LOOSE,
+} FzNum;
+
+extern const char *const fz_num_names[];
+
+/* The class of every argument of m (cls[i]; inputs and scalars
+ * FZ_NUM_BITS), from the kernel of the IR text ir (what an image embeds
+ * as __tlx_ir: the IR the simulator runs).  False with a message in err
+ * when the IR does not read or does not match m. */
+bool fz_num_classes(const char *ir, size_t len, const FzMeta *m, FzNum *cls,
+		    char *err, size_t errn);
+
+/* The tolerance of an FZ_NUM_CLOSE output of element type `type`
+ * (TLXRT_*): two values agree when they are within `ulps` of each other
+ * in the type's ordered bit patterns (infinity is one past the largest
+ * finite value) or within `atol` of each other. */
+typedef struct FzTol {
+	int64_t ulps;
+	double atol;
+} FzTol;
+
+FzTol fz_tolerance(int type);
+
+/* Step 4 with tolerances: FZ_NUM_BITS outputs as fz_compare, CLOSE
+ * within fz_tolerance (a NaN must meet a NaN), LOOSE not at all.  The
+ * message names the first differing element with both values. */
+bool fz_compare_num(const FzMeta *m, const FzData *a, const FzData *b,
+		    const FzNum *cls, const char *what, bool nan_equal,
+		    FzResult *r);
+
+/* Corrupts d for a test of the comparison: flips a bit of the first
+ * element of the first CLOSE output, else of the first BITS one (the low
+ * bit of an integer, the top exponent bit of a float: out of any
+ * tolerance), and says which in what.  False when every output is
+ * LOOSE. */
+bool fz_inject_flip(const FzMeta *m, FzData *d, const FzNum *cls,
+		    char *what, size_t n);
 
 /* ---- reduce.c ---------------------------------------------------------- */
 

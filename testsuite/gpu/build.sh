@@ -20,6 +20,12 @@ $cc -o "$out/bench_kernels" "$top/bench/bench_kernels.c" $rt
 $cc -o "$out/rtrun" "$top/testsuite/runtime/rtrun.c" $rt
 # shellcheck disable=SC2086
 $cc -o "$out/launch_cost" "$top/bench/launch_cost.c" $rt
+# generated programs on the GPU against the simulator (gen_gpu.sh runs it
+# with the tlxc below)
+fz="$top/testsuite/fuzz"
+# shellcheck disable=SC2086
+$cc -o "$out/gen_gpu" "$fz/gen_gpu.c" "$fz/gen.c" "$fz/stmt.c" "$fz/oracle.c" \
+	"$fz/compare.c" $rt
 t="--target=sm_90a $TLXC_FLAGS"  # TLXC_FLAGS: extra options for every cubin
 "$tlxc" $t "$top/examples/vadd.tlx" -o "$out/cubin/vadd.cubin"
 "$tlxc" $t -D BLOCK=128 "$top/examples/vadd.tlx" -o "$out/cubin/vadd128.cubin"
@@ -163,7 +169,7 @@ done
 for k in "$top"/testsuite/gpu/kernels/*.tlx; do
 	"$tlxc" $t "$k" -o "$out/cubin/$(basename "$k" .tlx).cubin"
 done
-cp "$top/testsuite/gpu/run.sh" "$top/testsuite/gpu/sanitize.sh" \
+cp "$top/testsuite/gpu/run.sh" "$top/testsuite/gpu/sanitize.sh" "$top/testsuite/gpu/gen_gpu.sh" \
    "$top/testsuite/gpu/check_transpose.py" "$top/bench/run.py" "$top/bench/ab.py" "$top/bench/gemm.py" "$top/bench/gemm_fp8.py" "$top/bench/gemm_epilogue.py" "$top/bench/gemm_grouped.py" "$top/bench/tri_matmul.py" \
    "$top/bench/compile_time.py" "$top/bench/sweep.py" "$out/"
 mkdir -p "$out/examples"

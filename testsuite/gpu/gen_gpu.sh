@@ -1,0 +1,91 @@
+#!/bin/sh
+# Runs on the GPU machine, from the carried folder (testsuite/gpu/build.sh
+# puts gen_gpu, tlxc and this script there): generated programs on the
+# GPU against the simulator (testsuite/fuzz/gen_gpu.c; docs/internals.md,
+# "Random programs").  Logs and findings go to $OUT (default .).
+#
+#   ./gen_gpu.sh run [COUNT [SEED]]
+#       a campaign on every core: COUNT programs (default 5000) from SEED
+#       (default 1), taking no new program after 540 s; the log is
+#       $OUT/gen_gpu-SEED.log, findings $OUT/gen_gpu-findings/seed-S.tlx
+#   ./gen_gpu.sh sanitize TOOL [COUNT [SEED]]
+#       compute-sanitizer's TOOL (memcheck, racecheck, synccheck,
+#       initcheck) on COUNT programs (default 200 for memcheck, else 50),
+#       each in a process of its own (gen_gpu -j 0), as many at once as
+#       there are cores; per-program logs in $OUT/gen_gpu-TOOL/
+#
+# Each ends with a summary line; the exit status is 0 when nothing was
+# found.  Extra gen_gpu options go in GEN_GPU_FLAGS (--flags "...", -v).
+cd "$(dirname "$0")" || exit 2
+out=${OUT:-.}
+jobs=$(nproc)
+cs=${COMPUTE_SANITIZER:-compute-sanitizer}
+command -v "$cs" >/dev/null 2>&1 || cs=/usr/local/cuda/bin/compute-sanitizer
+
+case ${1:-run} in
+run)
+	n=${2:-5000}
+	seed=${3:-1}
+	log="$out/gen_gpu-$seed.log"
+	# shellcheck disable=SC2086
+	./gen_gpu --seed "$seed" --count "$n" -j "$jobs" --time 540 \
+		--keep "$out/gen_gpu-findings" $GEN_GPU_FLAGS > "$log"
+	rc=$?
+	grep -v '^seed ' "$log"
+	echo "findings: $(grep -c '^seed ' "$log") (lines in $log)"
+	grep '^seed ' "$log" | head -20
+	exit $rc
+	;;
+one)	# one program under the tool (xargs runs these)
+	tool=$2
+	seed=$3
+	dir=$4
+	# shellcheck disable=SC2086
+	timeout 600 "$cs" --tool "$tool" --error-exitcode 99 \
+		--target-processes application-only \
+		./gen_gpu -j 0 --seed "$seed" --count 1 --timeout 300 \
+		--keep "$dir/findings" $GEN_GPU_FLAGS > "$dir/seed-$seed.log" 2>&1
+	rc=$?
+	# a clean run: exit 0 and "SUMMARY: 0 ..." (memcheck: ERROR SUMMARY,
+	# racecheck: RACECHECK SUMMARY: 0 hazards)
+	if [ $rc -eq 0 ] && grep -q 'SUMMARY: 0 ' "$dir/seed-$seed.log" &&
+	   ! grep -Eq 'SUMMARY: [1-9]' "$dir/seed-$seed.log"; then
+		echo "$seed clean" >> "$dir/status"
+	elif [ $rc -eq 99 ] || grep -Eq 'SUMMARY: [1-9]' "$dir/seed-$seed.log"; then
+		echo "$seed sanitizer" >> "$dir/status"
+	elif [ $rc -eq 1 ]; then
+		echo "$seed finding" >> "$dir/status"
+	else
+		echo "$seed other($rc)" >> "$dir/status"
+	fi
+	exit 0
+	;;
+sanitize)
+	tool=${2:?usage: gen_gpu.sh sanitize TOOL [COUNT [SEED]]}
+	[ "$tool" = memcheck ] && d=200 || d=50
+	n=${3:-$d}
+	seed=${4:-1}
+	dir="$out/gen_gpu-$tool"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	start=$(date +%s)
+	seq "$seed" $((seed + n - 1)) |
+		xargs -P "$jobs" -I{} "$0" one "$tool" {} "$dir"
+	clean=$(grep -c ' clean$' "$dir/status")
+	san=$(grep -c ' sanitizer$' "$dir/status")
+	fnd=$(grep -c ' finding$' "$dir/status")
+	other=$(grep -c ' other' "$dir/status")
+	for s in $(grep -v ' clean$' "$dir/status" | sort -n | head -10 | cut -d' ' -f1); do
+		echo "seed $s: $(grep "^$s " "$dir/status" | cut -d' ' -f2)"
+		grep -E '^=========  ?[A-Z]|^seed ' "$dir/seed-$s.log" | head -4
+	done
+	echo "$tool: $n programs in $(( $(date +%s) - start )) s: $clean clean," \
+	     "$san with sanitizer errors, $fnd gen_gpu findings, $other other"
+	[ "$clean" -eq "$n" ]
+	exit $?
+	;;
+*)
+	sed -n '2,19p' "$0"
+	exit 2
+	;;
+esac
