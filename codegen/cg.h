@@ -163,6 +163,7 @@ typedef struct CoordCache {
 
 typedef struct GuardCache {
 	uint64_t deps;
+	int bytes;                /* the alignment checked */
 	LLVMValueRef ok;
 	struct GuardCache *next;
 } GuardCache;
@@ -188,6 +189,8 @@ struct CgFn {
 	Axis *ax;               /* under the fast-path assumptions */
 	Axis *ax_gen;           /* without assumptions */
 	Assume assume;
+	Axis *ax_narrow[2];     /* under the assumptions at 8 and 4 bytes
+				   (cg_axis_narrow), made when first asked */
 	LLVMValueRef tid, lane, warp;  /* in a task: relative to its first warp */
 	int task_bar;           /* in a task: its named barrier (0: none, one
 				   warp); -1 outside tasks */
@@ -261,6 +264,10 @@ LLVMValueRef cg_thread_coord(CgFn *fn, const Layout *ly, int d);
 LLVMValueRef cg_thread_flat(CgFn *fn, const Layout *ly);
 /* i1: the run-time check of the given fast-path assumptions (entry). */
 LLVMValueRef cg_guard(CgFn *fn, uint64_t deps);
+/* The facts under the fast path's assumptions at an alignment of 8 or 4
+ * bytes (axis_at_bytes), and the check of those assumptions on deps. */
+const Axis *cg_axis_narrow(CgFn *fn, int bytes);
+LLVMValueRef cg_guard_narrow(CgFn *fn, uint64_t deps, int bytes);
 LLVMValueRef *cg_regs(CgFn *fn, const Layout *ly);  /* fresh array */
 /* The registers and layout of tile v (not rematerialized) that a use in
  * layout ly would convert through shared memory; false when v is there

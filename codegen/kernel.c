@@ -351,17 +351,19 @@ cg_thread_flat(CgFn *fn, const Layout *ly)
 	return coords(fn, ly)->flat;
 }
 
-LLVMValueRef
-cg_guard(CgFn *fn, uint64_t deps)
+/* The check that the assumptions as of the parameters in deps hold. */
+static LLVMValueRef
+guard(CgFn *fn, uint64_t deps, const Assume *as)
 {
 	Cg *cg = fn->cg;
 	LLVMBuilderRef B = fn->Bentry;
 	LLVMValueRef ok = LLVMConstInt(cg->t_i1, 1, 0);
+	int bytes = as->bytes ? (int)as->bytes : 16;
 	GuardCache *g;
 	uint32_t i;
 
 	for (g = fn->guards; g; g = g->next)
-		if (g->deps == deps)
+		if (g->deps == deps && g->bytes == bytes)
 			return g->ok;
 	for (i = 0; i < 64 && i < fn->f->body->nargs; i++) {
 		LLVMValueRef p = LLVMGetParam(fn->fn, i), c;
@@ -369,27 +371,57 @@ cg_guard(CgFn *fn, uint64_t deps)
 
 		if (!(deps & bit))
 			continue;
-		if (fn->assume.align & bit) {
+		if (as->align & bit) {
 			p = LLVMBuildPtrToInt(B, p, cg->t_i64, "");
-			p = LLVMBuildAnd(B, p, cg_i64(cg, 15), "");
+			p = LLVMBuildAnd(B, p, cg_i64(cg, bytes - 1), "");
 			c = LLVMBuildICmp(B, LLVMIntEQ, p, cg_i64(cg, 0), "");
-		} else if (fn->assume.eq1 & bit) {
+		} else if (as->eq1 & bit) {
 			c = LLVMBuildICmp(B, LLVMIntEQ, p,
 					  LLVMConstInt(LLVMTypeOf(p), 1, 0), "");
-		} else {
+		} else if (as->divisor > 1) {
 			p = LLVMBuildAnd(B, p, LLVMConstInt(LLVMTypeOf(p),
-				(unsigned long long)fn->assume.divisor - 1, 0), "");
+				(unsigned long long)as->divisor - 1, 0), "");
 			c = LLVMBuildICmp(B, LLVMIntEQ, p,
 					  LLVMConstInt(LLVMTypeOf(p), 0, 0), "");
+		} else {
+			continue;
 		}
 		ok = LLVMBuildAnd(B, ok, c, "");
 	}
 	g = arena_alloc(fn->a, sizeof *g);
 	g->deps = deps;
+	g->bytes = bytes;
 	g->ok = ok;
 	g->next = fn->guards;
 	fn->guards = g;
 	return ok;
+}
+
+LLVMValueRef
+cg_guard(CgFn *fn, uint64_t deps)
+{
+	return guard(fn, deps, &fn->assume);
+}
+
+const Axis *
+cg_axis_narrow(CgFn *fn, int bytes)
+{
+	int i = bytes == 8 ? 0 : 1;
+
+	if (!fn->ax_narrow[i]) {
+		Assume as = axis_at_bytes(&fn->assume, bytes);
+
+		fn->ax_narrow[i] = axis_compute(fn->f, fn->a, &as);
+	}
+	return fn->ax_narrow[i];
+}
+
+LLVMValueRef
+cg_guard_narrow(CgFn *fn, uint64_t deps, int bytes)
+{
+	Assume as = axis_at_bytes(&fn->assume, bytes);
+
+	return guard(fn, deps, &as);
 }
 
 /* ---- the walk ----------------------------------------------------------- */

@@ -617,6 +617,49 @@ cp_vec(CgFn *fn, Op *op, SmemView *w, const Layout *l, const Axis *ax)
 	return v;
 }
 
+/* The generic path of a copy whose proven vectors (vg elements of eb
+ * bytes) are too narrow for cp.async: where the pointers are 8 bytes
+ * aligned and the strides and bounds multiples of as many (a row pitch
+ * that is not a multiple of 16 bytes: a K of 4100 bf16), a run-time check
+ * of those assumptions chooses copies of 8 bytes, else of 4, else the
+ * element loop.  The check is on parameters: uniform, made once. */
+static void
+cp_narrow(CgFn *fn, Op *op, SmemView *w, const Layout *l, LLVMValueRef *src,
+	  LLVMValueRef *m, int vg, int eb, int bytes)
+{
+	Cg *cg = fn->cg;
+	LLVMBasicBlockRef yes, no, done;
+	const Axis *ax;
+	uint64_t deps;
+	int v;
+
+	for (; bytes >= 4; bytes /= 2) {
+		ax = cg_axis_narrow(fn, bytes);
+		v = cp_vec(fn, op, w, l, ax);
+		if (v > vg && v * eb >= 4)
+			break;
+	}
+	if (bytes < 4) {
+		if (vg * eb >= 4 || !cp_loop(fn, op, w, l))
+			cp_all(fn, op, w, l, src, m, vg);
+		return;
+	}
+	deps = ax[op->opnds[1]].deps;
+	if (m && cg_is_tile(fn, op->opnds[2]))
+		deps |= ax[op->opnds[2]].deps;
+	yes = cg_new_block(fn, "cp.narrow");
+	no = cg_new_block(fn, "cp.narrower");
+	done = cg_new_block(fn, "cp.narrow.done");
+	LLVMBuildCondBr(cg->B, cg_guard_narrow(fn, deps, bytes), yes, no);
+	LLVMPositionBuilderAtEnd(cg->B, yes);
+	cp_all(fn, op, w, l, src, m, v);
+	LLVMBuildBr(cg->B, done);
+	LLVMPositionBuilderAtEnd(cg->B, no);
+	cp_narrow(fn, op, w, l, src, m, vg, eb, bytes / 2);
+	LLVMBuildBr(cg->B, done);
+	LLVMPositionBuilderAtEnd(cg->B, done);
+}
+
 static bool
 cp_async(CgFn *fn, Op *op)
 {
@@ -638,8 +681,10 @@ cp_async(CgFn *fn, Op *op)
 		LLVMPositionBuilderAtEnd(cg->B, in);
 	}
 	if (fn->mode == CG_GENERIC || vf <= vg) {
-		if (vf == vg || vg * eb >= 4 || !cp_loop(fn, op, w, l))
+		if (vf == vg || vg * eb >= 4)
 			cp_all(fn, op, w, l, src, m, vg);
+		else
+			cp_narrow(fn, op, w, l, src, m, vg, eb, 8);
 	} else if (fn->mode == CG_FAST) {
 		cp_all(fn, op, w, l, src, m, vf);
 	} else {
@@ -655,8 +700,7 @@ cp_async(CgFn *fn, Op *op)
 		cp_all(fn, op, w, l, src, m, vf);
 		LLVMBuildBr(cg->B, done);
 		LLVMPositionBuilderAtEnd(cg->B, gb);
-		if (vg * eb >= 4 || !cp_loop(fn, op, w, l))
-			cp_all(fn, op, w, l, src, m, vg);
+		cp_narrow(fn, op, w, l, src, m, vg, eb, 8);
 	}
 	if (done) {
 		LLVMBuildBr(cg->B, done);

@@ -88,7 +88,7 @@ ax_param(AxCtx *c, Value v, int idx)
 	if (t->kind == TY_PTR) {
 		a->div = MAX(1, ty_bytes(t->elem));
 		if (c->as->align & bit) {
-			a->div = 16;
+			a->div = c->as->bytes ? c->as->bytes : 16;
 			a->deps = bit;
 		}
 	} else if (ty_is_int(t)) {
@@ -506,6 +506,16 @@ axis_restrict(const Assume *as, uint64_t d)
 	r.align &= d;
 	r.div &= d;
 	r.eq1 &= d;
+	return r;
+}
+
+Assume
+axis_at_bytes(const Assume *as, int64_t bytes)
+{
+	Assume r = *as;
+
+	r.bytes = bytes;
+	r.divisor = MAX(1, as->divisor * bytes / 16);
 	return r;
 }
 

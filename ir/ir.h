@@ -615,9 +615,11 @@ typedef struct Axis {
 typedef struct Assume {
 	uint64_t eq1;    /* int params assumed == 1 (bit = param index) */
 	uint64_t div;    /* int params assumed % divisor == 0 */
-	uint64_t align;  /* pointer params assumed 16-byte aligned */
-	int64_t divisor; /* 16 bytes over the kernel's smallest global
-			    element: 16 for bytes, 8 for bf16, 4 for f32 */
+	uint64_t align;  /* pointer params assumed aligned to `bytes` */
+	int64_t divisor; /* `bytes` over the kernel's smallest global
+			    element: at 16 bytes 16 for bytes, 8 for bf16,
+			    4 for f32 */
+	int64_t bytes;   /* the alignment assumed; 0: 16 */
 } Assume;
 
 /* Analyses f's body; returns one Axis per value (in arena a). */
@@ -625,6 +627,9 @@ Axis *axis_compute(Func *f, Arena *a, const Assume *as);
 /* Picks the fast-path assumptions worth checking at run time, given the
  * facts proven without assumptions. */
 void axis_pick_assumptions(Func *f, const Axis *gen, Assume *as);
+/* as at an alignment of `bytes` (8 or 4) instead of 16: the same
+ * parameters assumed aligned, divisible (by as many elements) or 1 */
+Assume axis_at_bytes(const Assume *as, int64_t bytes);
 /* as, keeping only the assumptions of the parameters in d (bits) */
 Assume axis_restrict(const Assume *as, uint64_t d);
 /* Do two facts say the same (whatever assumptions they used)? */

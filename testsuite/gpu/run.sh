@@ -125,7 +125,12 @@ g matmul cubin/matmul.cubin 2048 2048 2048
 g matmul cubin/matmul.cubin 200 144 80
 # every buffer off a 16-byte boundary: the generic entries (on the GPU,
 # loaded from the cubin's PTX at the first such launch)
-for o in 2 6 8 14; do
+# a K whose row pitch is 8, 4 or 2 bytes aligned: the generic entry's
+# cp.async of 8 and 4 bytes behind their checks, and its element loop
+for c in cubin/matmul.cubin cubin/gemm-128x256x64-s4-w8.cubin; do
+	for s in "257 129 4100" "129 257 4098" "64 64 4097" "300 200 102"; do t matmul $c $s; done
+done
+for o in 2 4 6 8 10 12 14; do
 	if TLX_TEST_OFFSET=$o ./examples_test matmul cubin/matmul.cubin 300 200 104; then
 		pass=$((pass + 1)); else fail=$((fail + 1)); fi
 done
