@@ -240,10 +240,11 @@ cg_cvt(CgFn *fn, Type *to, Type *from, LLVMValueRef v)
 	Cg *cg = fn->cg;
 	LLVMBuilderRef B = cg->B;
 	LLVMTypeRef lt;
-	bool fu = ty_is_unsigned_kind(from->kind) || from->kind == TY_I1;
+	bool fu;
 
 	to = ty_elem(to);
 	from = ty_elem(from);
+	fu = ty_is_unsigned_kind(from->kind) || from->kind == TY_I1;
 	lt = cg_type(cg, to);
 	if (to == from)
 		return v;
