@@ -8,6 +8,7 @@
  * syntactic scan) become block arguments / results, so the IR carries
  * them explicitly.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1308,10 +1309,17 @@ define_value(Sema *s, const Define *d, SrcRange loc)
 
 	if (!strcmp(t, "true") || !strcmp(t, "false"))
 		return sv_const_int(s, TY_I1, !strcmp(t, "true"), loc);
-	if (*t && !strpbrk(t, ".eEn") ) {
-		long long i = strtoll(t, &end, 0);
+	if (*t) {
+		long long i;
 
-		if (*end == 0) {
+		errno = 0;
+		i = strtoll(t, &end, 0);
+		if (*end == 0 && errno == ERANGE) {
+			diag_error(s->diag, loc, "-D %s=%s: the integer is too "
+				   "large for i64", d->name, t);
+			return sv_error();
+		}
+		if (*end == 0) {  /* decimal, 0x hexadecimal or 0 octal */
 			v = sv_const_int(s, cv_fits(TY_I32, i, false) ? TY_I32
 					 : TY_I64, i, loc);
 			v.weak = true;
