@@ -640,6 +640,17 @@ unary(Sema *s, Ast *e)
 	if (x.is_const && !x.v) {
 		r = x;
 		r.loc = e->loc;
+		/* a literal past INT64_MAX is a u64: its negation is the
+		 * least i64 (-9223372036854775808) or fits no integer type */
+		if (e->op == UN_NEG && x.weak && k == TY_U64) {
+			if ((uint64_t)x.cval.i != (uint64_t)1 << 63) {
+				diag_error(s->diag, e->loc, "literal -%llu does "
+					   "not fit in any integer type",
+					   (unsigned long long)x.cval.i);
+				return sv_error();
+			}
+			r.ty = ty_of_scalar(s, TY_I64);
+		}
 		if (!cv_unary(e->op, x.cval, &r.cval))
 			return sv_error();
 		return r;

@@ -8,10 +8,10 @@
  * syntactic scan) become block arguments / results, so the IR carries
  * them explicitly.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lexer/lex.h"
 #include "parser/semaint.h"
 
 /* ---- scopes ---------------------------------------------------------------- */
@@ -1299,45 +1299,61 @@ find_define(Sema *s, const char *name)
 	return NULL;
 }
 
-/* The value of -D NAME=TEXT as a literal. */
+/* The value of -D NAME=TEXT: an optional '-' and one literal, read by
+ * the lexer as the same literal in the source would be (separators,
+ * 0x/0o/0b, suffixes, true and false) and given the meaning sema gives
+ * that literal there, at the parameter (loc). */
 static SVal
 define_value(Sema *s, const Define *d, SrcRange loc)
 {
-	const char *t = d->value;
-	char *end;
-	SVal v;
+	Arena *a = s->arena;
+	Source src;
+	Strtab strs;
+	Diag ld;
+	Lexer lx;
+	LexVal v;
+	SrcRange r;
+	Ast *n = NULL;
+	bool neg = false;
+	int t;
 
-	if (!strcmp(t, "true") || !strcmp(t, "false"))
-		return sv_const_int(s, TY_I1, !strcmp(t, "true"), loc);
-	if (*t) {
-		long long i;
-
-		errno = 0;
-		i = strtoll(t, &end, 0);
-		if (*end == 0 && errno == ERANGE) {
-			diag_error(s->diag, loc, "-D %s=%s: the integer is too "
-				   "large for i64", d->name, t);
-			return sv_error();
-		}
-		if (*end == 0) {  /* decimal, 0x hexadecimal or 0 octal */
-			v = sv_const_int(s, cv_fits(TY_I32, i, false) ? TY_I32
-					 : TY_I64, i, loc);
-			v.weak = true;
-			return v;
-		}
+	src_init(&src, a, "-D", d->value, strlen(d->value));
+	strtab_init(&strs, a);
+	diag_init(&ld, a, &src, NULL);
+	lex_init(&lx, a, &strs, &ld, &src);
+	memset(&v, 0, sizeof v);
+	if ((t = lex_scan(&lx, &v, &r)) == TOK_MINUS) {
+		neg = true;
+		t = lex_scan(&lx, &v, &r);
 	}
-	{
-		double f = strtod(t, &end);
-
-		if (*t && *end == 0) {
-			v = sv_const_float(s, TY_F32, f, loc);
-			v.weak = true;
-			return v;
-		}
+	if (t == TOK_INT) {
+		n = ast_new(a, AST_INT, loc);
+		n->ival = (int64_t)v.ival;
+		n->suffix = v.ty;
+	} else if (t == TOK_FLOAT) {
+		n = ast_new(a, AST_FLOAT, loc);
+		n->fval = v.fval;
+		n->suffix = v.ty;
+	} else if ((t == TOK_TRUE || t == TOK_FALSE) && !neg) {
+		n = ast_new(a, AST_BOOL, loc);
+		n->ival = t == TOK_TRUE;
 	}
-	diag_error(s->diag, loc, "-D %s=%s: '%s' is not an integer, a float or "
-		   "a boolean", d->name, t, t);
-	return sv_error();
+	if (n && lex_scan(&lx, &v, &r) != TOK_YYEOF)
+		n = NULL;
+	if (ld.nerrors) {
+		diag_error(s->diag, loc, "-D %s=%s: %s", d->name, d->value,
+			   ld.msgs.v[0].msg);
+		return sv_error();
+	}
+	if (!n) {
+		diag_error(s->diag, loc, "-D %s=%s: '%s' is not an integer, a "
+			   "float or a boolean literal", d->name, d->value,
+			   d->value);
+		return sv_error();
+	}
+	if (neg)
+		n = ast_unary(a, loc, UN_NEG, n);
+	return sema_expr(s, n);
 }
 
 /* A constant's value: -D override, else the given expression, converted
