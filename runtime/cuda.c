@@ -68,6 +68,7 @@ enum {
 	CUDA_ERROR_OUT_OF_MEMORY = 2,
 	ATTR_MAX_THREADS_PER_BLOCK = 1,
 	ATTR_MULTIPROCESSOR_COUNT = 16,
+	ATTR_L2_CACHE_SIZE = 38,
 	ATTR_CC_MAJOR = 75,
 	ATTR_CC_MINOR = 76,
 	ATTR_MAX_SMEM_OPTIN = 97,
@@ -84,6 +85,7 @@ enum {
 typedef struct CuApi {
 	void *lib;
 	CUresult (*Init)(unsigned);
+	CUresult (*DriverGetVersion)(int *);
 	CUresult (*GetErrorName)(CUresult, const char **);
 	CUresult (*GetErrorString)(CUresult, const char **);
 	CUresult (*DeviceGetCount)(int *);
@@ -135,6 +137,7 @@ static const struct {
 } syms[] = {
 #define S(f, n, alt) { n, alt, offsetof(CuApi, f) }
 	S(Init, "cuInit", NULL),
+	S(DriverGetVersion, "cuDriverGetVersion", NULL),
 	S(GetErrorName, "cuGetErrorName", NULL),
 	S(GetErrorString, "cuGetErrorString", NULL),
 	S(DeviceGetCount, "cuDeviceGetCount", NULL),
@@ -310,8 +313,13 @@ cuda_open(tlxrt_device *dev, const char *arg)
 	    (rc = attr(dev, ATTR_MULTIPROCESSOR_COUNT, &p->sm_count)) ||
 	    (rc = attr(dev, ATTR_MAX_SMEM_OPTIN, &p->max_smem_per_block)) ||
 	    (rc = attr(dev, ATTR_MAX_THREADS_PER_BLOCK,
-		       &p->max_threads_per_block)))
+		       &p->max_threads_per_block)) ||
+	    (rc = attr(dev, ATTR_L2_CACHE_SIZE, &p->l2_size)))
 		goto fail;
+	if ((r = a->DriverGetVersion(&p->driver_version)) != 0) {
+		rc = cu_fail(dev, r, "cuDriverGetVersion");
+		goto fail;
+	}
 	p->sm = major * 10 + minor;
 	p->max_cluster_size = major >= 9 ? 8 : 1;
 	return TLXRT_OK;

@@ -322,6 +322,31 @@ tlxrt_memset(tlxrt_device *dev, tlxrt_ptr dst, int value, size_t n)
 	return dev->be->memset(dev, dst, value, n);
 }
 
+int
+tlxrt_memset_async(tlxrt_device *dev, tlxrt_ptr dst, int value, size_t n,
+		   tlxrt_stream *s)
+{
+	if (!dev || (s && s->dev != dev))
+		return TLXRT_MISUSE;
+	rt_clear(dev);
+	if (!n)
+		return TLXRT_OK;
+	return dev->be->memset_async(dev, dst, value, n, s);
+}
+
+int
+tlxrt_device_get_steps(tlxrt_device *dev, uint64_t *out)
+{
+	if (!dev || !out)
+		return TLXRT_MISUSE;
+	rt_clear(dev);
+	if (dev->be != &rt_sim_backend)
+		return rt_error(dev, TLXRT_UNSUPPORTED, "a step count needs the "
+				"sim backend, not %s", dev->be->name);
+	*out = ((SimMem *)dev->impl)->steps;
+	return TLXRT_OK;
+}
+
 /* ---- launches -------------------------------------------------------------- */
 
 /* The workspace of a launch on stream s (NULL: none): zeroed, on the

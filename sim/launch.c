@@ -1001,8 +1001,10 @@ sim_launch(SimMem *mem, Module *m, Func *kernel, const SimArg *args,
 	if (!L)
 		return SIM_NOMEM;
 	rc = setup(L, mem, m, kernel, args, cfg, o, err);
-	if (rc == SIM_OK)
+	if (rc == SIM_OK) {
 		rc = run(L);
+		mem->steps += L->steps;
+	}
 	free(L);
 	return rc;
 }

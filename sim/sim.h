@@ -84,6 +84,7 @@ typedef struct SimMem {
 	uint64_t live;    /* bytes allocated */
 	uint64_t limit;   /* device memory size */
 	uint64_t launches;  /* kernel launches so far (SimAlloc.wepoch) */
+	uint64_t steps;     /* operations executed by every launch so far */
 	SimAlloc *hint;   /* last lookup */
 } SimMem;
 

@@ -163,6 +163,9 @@ typedef struct tlxrt_device_props {
 	int max_threads_per_block;
 	int max_cluster_size;    /* portable limit: 8 */
 	uint64_t total_mem;      /* bytes of device memory */
+	int l2_size;             /* bytes of L2 cache (0 on the simulator) */
+	int driver_version;      /* cuDriverGetVersion: 12080 is 12.8; 0 on
+				    the simulator */
 } tlxrt_device_props;
 
 /*
@@ -256,6 +259,26 @@ TLXRT_API int tlxrt_memcpy_dtod(tlxrt_device *dev, tlxrt_ptr dst,
 				tlxrt_ptr src, size_t n);
 TLXRT_API int tlxrt_memset(tlxrt_device *dev, tlxrt_ptr dst, int value,
 			   size_t n);
+
+/*
+ * Fill on a stream.  METHOD.
+ * Queues a fill of n bytes with `value` on s (NULL: the default stream)
+ * and returns; later work on the stream sees it (a timed launch after an
+ * L2 flush, with nothing between them on the host).  The sim backend fills
+ * at once.  Errors: as tlxrt_memset.
+ */
+TLXRT_API int tlxrt_memset_async(tlxrt_device *dev, tlxrt_ptr dst, int value,
+				 size_t n, tlxrt_stream *s);
+
+/*
+ * Operations the simulator executed.  METHOD.
+ * OUT *out: the operations every launch on the device has executed so far
+ * (the step count TLXRT_SIM_MAX_STEPS limits per launch): deterministic,
+ * so the difference around a launch is a cost that does not depend on the
+ * machine (tlx-tune's on the sim backend).  Errors: TLXRT_UNSUPPORTED
+ * (not the sim backend), TLXRT_MISUSE.
+ */
+TLXRT_API int tlxrt_device_get_steps(tlxrt_device *dev, uint64_t *out);
 
 /* ---- modules and kernels ----------------------------------------- */
 

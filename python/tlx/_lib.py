@@ -69,7 +69,8 @@ class Props(ctypes.Structure):
     _fields_ = [("backend", ctypes.c_int), ("name", ctypes.c_char * 128),
                 ("sm", ctypes.c_int), ("sm_count", ctypes.c_int),
                 ("max_smem_per_block", ctypes.c_int), ("max_threads_per_block", ctypes.c_int),
-                ("max_cluster_size", ctypes.c_int), ("total_mem", ctypes.c_uint64)]
+                ("max_cluster_size", ctypes.c_int), ("total_mem", ctypes.c_uint64),
+                ("l2_size", ctypes.c_int), ("driver_version", ctypes.c_int)]
 
 
 class KernelInfo(ctypes.Structure):
