@@ -1,0 +1,124 @@
+/*
+ * driver.h: libtlxtune's internals (include/tlx/tune.h is its API).
+ *
+ *   driver.c   the session, the evaluation of a batch (compile workers,
+ *              then one benchmarking child per candidate), the finalists'
+ *              re-timing, the result cache
+ *   measure.c  what the children do: compile, set up the arguments, flush
+ *              L2, launch, time, re-time interleaved; the synthetic
+ *              backend; comparing outputs
+ *   report.c   the JSON report, the SVG plot, the progress line
+ */
+#ifndef TLX_TUNE_DRIVER_H
+#define TLX_TUNE_DRIVER_H
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "tlx/tune.h"
+#include "tune/tune.h"
+
+#define MAXP 16      /* parameters of a space */
+#define MAXV 64      /* values of a parameter */
+#define MAXD 64      /* defines, scalar arguments */
+#define MAXSYN 64    /* planted items of the synthetic backend */
+#define MAXFIN 16    /* finalists */
+
+/* The outcome of an evaluation: TLX_TUNE_OK..TLX_TUNE_FAILED, and: */
+enum { ST_SKIPPED = 6 };
+
+typedef struct Param {
+	char name[64];
+	int64_t v[MAXV];
+	int n;
+} Param;
+
+/* A planted behaviour of the synthetic backend: KIND:NAME=VALUE. */
+enum { SY_OPT, SY_CRASH, SY_SEGV, SY_HANG, SY_WRONG, SY_REJECT,
+       SY_CCRASH, SY_CHANG, SY_NKINDS };
+typedef struct Synth {
+	int kind, param;
+	int64_t value;
+} Synth;
+
+typedef struct Eval {
+	int cfg[MAXP];
+	int64_t values[MAXP];
+	int status;
+	double cost;
+	double t;       /* seconds since the run began */
+} Eval;
+
+/* A forked child writing its result into a pipe. */
+typedef struct Child {
+	pid_t pid;
+	int fd;
+	unsigned char *buf;
+	size_t len, cap;
+	double deadline;
+	int st;          /* TLX_TUNE_OK, ST_FAILED (exit 1), TIMEOUT, CRASH */
+	int done;
+} Child;
+
+struct tlx_tune {
+	char *name, *kernel;
+	char *src;
+	size_t srclen;
+	Param params[MAXP];
+	int np;
+	char *defs[MAXD];
+	int ndefs;
+	char *sargs[MAXD];
+	int nsargs;
+	int (*valid)(void *ud, const int64_t *values);
+	void *valid_ud;
+	tlx_tune_opts o;
+	int repeats, rounds, jobs, finalists;
+	int64_t elems;
+	Synth syn[MAXSYN];
+	int nsyn;
+	/* the run */
+	const char *cost_unit;
+	unsigned char *ref;  /* the default configuration's output */
+	size_t reflen;
+	char device[128];    /* the device's name and driver, from the
+				reference's child */
+	int driver_version;
+	Eval *evals;         /* in the order they ran */
+	int nevals, capevals;
+	int nskipped;        /* past the budget or max_evals */
+	double t0, wall;
+	int has_best;
+	int best[MAXP];
+	double best_cost;
+	int ncached;         /* 1: cached[] came from the cache */
+	int cached[MAXP];
+	Eval fin[MAXFIN];    /* the finalists, cost: the re-timed median */
+	double fin_search[MAXFIN];  /* their costs in the search */
+	int nfin;
+	int retime_status;   /* of the re-timing child */
+	char *err;
+	/* the image the run child loads (set before its fork) */
+	unsigned char **child_imgs;
+	size_t *child_lens;
+	int child_nimgs;
+};
+
+double tune_now(void);
+int tune_errf(tlx_tune *T, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int tune_write_all(int fd, const void *p, size_t n);
+
+/* measure.c: the children (exit 0: ok; 1: a failure, its message in the
+ * pipe; anything else a crash) */
+int tune_compile_child(tlx_tune *T, const int *cfg, int fd);
+int tune_run_child(tlx_tune *T, const int *cfg, int fd);
+int tune_retime_child(tlx_tune *T, const int *cfgs, int fd);
+int tune_synth_has(const tlx_tune *T, const int *cfg, int kind);
+int tune_output_matches(const tlx_tune *T, const unsigned char *out,
+			size_t len);
+
+/* report.c */
+void tune_progress(tlx_tune *T);
+
+#endif

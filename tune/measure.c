@@ -1,0 +1,590 @@
+/*
+ * measure.c: what the tuner's children do (driver.h).
+ *
+ * A compile child compiles one candidate through libtlx and writes the
+ * image into its pipe (exit 1 and the diagnostics: the compiler rejected
+ * it).  A run child opens the device (never the tuner: a GPU context a
+ * crash poisons dies with the child), loads the image, makes the
+ * arguments, launches once for the output, then times `repeats` launches
+ * and writes the median, the device's name and driver version, and every
+ * pointer buffer.  The re-timing child loads the finalists' images and
+ * times them round-robin, `rounds` times, writing each one's median.
+ *
+ * Timing on cuda: before each timed launch a fill of a buffer twice the
+ * L2 (256 MiB when the size is unknown) is queued on the stream, then an
+ * event, the launch, an event: the milliseconds between the events.  On
+ * the simulator the cost is the operations the launch executed
+ * (tlxrt_device_get_steps), deterministic; the flush still runs (1 MiB)
+ * so the path is exercised.  The synthetic backend computes the planted
+ * landscape's value.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tlx/tlxrt.h"
+#include "tune/driver.h"
+
+enum { MAXARGS = 64 };
+
+typedef struct Bench {
+	tlx_tune *T;
+	int fd;
+	tlxrt_device *dev;
+	tlxrt_stream *s;
+	tlxrt_event *e0, *e1;
+	tlxrt_ptr flush;
+	size_t flush_bytes;
+	tlxrt_arg args[MAXARGS];
+	int nargs;
+	tlxrt_ptr ptrs[MAXARGS];
+	int pty[MAXARGS], np;
+} Bench;
+
+/* A child's failure: the message into the pipe, exit status 1. */
+static int __attribute__((format(printf, 2, 3)))
+fail(Bench *B, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	tune_write_all(B->fd, msg, strlen(msg));
+	return 1;
+}
+
+/* A runtime call's failure: what, and the runtime's message. */
+static int
+rtfail(Bench *B, const char *what)
+{
+	return fail(B, "%s: %s", what, B->dev ? tlxrt_errmsg(B->dev) : "");
+}
+
+int
+tune_synth_has(const tlx_tune *T, const int *cfg, int kind)
+{
+	if (!cfg)
+		return 0;
+	for (int i = 0; i < T->nsyn; i++)
+		if (T->syn[i].kind == kind &&
+		    T->params[T->syn[i].param].v[cfg[T->syn[i].param]] ==
+			    T->syn[i].value)
+			return 1;
+	return 0;
+}
+
+/* The planted landscape's value: 1 + the index distance to the optimum. */
+static double
+synth_cost(const tlx_tune *T, const int *cfg)
+{
+	double cost = 1;
+
+	for (int i = 0; cfg && i < T->np; i++) {
+		int opt = 0;
+
+		for (int s = 0; s < T->nsyn; s++)
+			if (T->syn[s].kind == SY_OPT && T->syn[s].param == i)
+				for (int j = 0; j < T->params[i].n; j++)
+					if (T->params[i].v[j] == T->syn[s].value)
+						opt = j;
+		cost += abs(cfg[i] - opt);
+	}
+	return cost;
+}
+
+static void
+plant(const tlx_tune *T, const int *cfg, int crash, int segv, int hang)
+{
+	if (tune_synth_has(T, cfg, crash))
+		abort();
+	if (segv >= 0 && tune_synth_has(T, cfg, segv)) {
+		signal(SIGSEGV, SIG_DFL);
+		raise(SIGSEGV);
+	}
+	if (tune_synth_has(T, cfg, hang))
+		for (;;)
+			pause();
+}
+
+/* ---- compiling ---------------------------------------------------------- */
+
+int
+tune_compile_child(tlx_tune *T, const int *cfg, int fd)
+{
+	const char *defs[MAXD + MAXP];
+	char store[MAXP][96];
+	tlx_options o = { 0 };
+	tlx_ctx *ctx;
+	tlx_module *m;
+	const void *img;
+	size_t size;
+	int kind, rc, n = 0;
+
+	if (T->o.backend == TLX_TUNE_SYNTHETIC) {
+		plant(T, cfg, SY_CCRASH, -1, SY_CHANG);
+		return tune_synth_has(T, cfg, SY_REJECT) ? 1 : 0;
+	}
+	for (int i = 0; i < T->ndefs; i++)
+		defs[n++] = T->defs[i];
+	for (int i = 0; cfg && i < T->np; i++) {
+		snprintf(store[i], sizeof store[i], "%s=%lld", T->params[i].name,
+			 (long long)T->params[i].v[cfg[i]]);
+		defs[n++] = store[i];
+	}
+	o.name = T->name;
+	o.emit = T->o.backend == TLX_TUNE_SIM ? TLX_EMIT_IR : TLX_EMIT_CUBIN;
+	o.defines = defs;
+	o.ndefines = n;
+	if (tlx_ctx_create(NULL, NULL, &ctx))
+		return 3;
+	rc = tlx_compile(ctx, T->src, T->srclen, &o, &m);
+	if (rc == TLX_COMPILE) {
+		const char *msg = tlx_errmsg(ctx);
+
+		tune_write_all(fd, msg, strlen(msg));
+		return 1;
+	}
+	if (rc || tlx_module_image(m, &img, &size, &kind) ||
+	    tune_write_all(fd, img, size))
+		return 3;
+	return 0;
+}
+
+/* ---- arguments ---------------------------------------------------------- */
+
+static double
+fill_value(int type, int64_t i, int p)
+{
+	if (type == TLXRT_F32 || type == TLXRT_F64 || type == TLXRT_F16 ||
+	    type == TLXRT_BF16)
+		return (double)((i * 37 + p * 11) % 101) / 64.0 - 0.75;
+	return (double)((i * 7 + p * 3) % 13);
+}
+
+static void
+store_value(unsigned char *dst, int type, double v)
+{
+	switch (type) {
+	case TLXRT_F32: { float f = (float)v; memcpy(dst, &f, 4); break; }
+	case TLXRT_F64: memcpy(dst, &v, 8); break;
+	case TLXRT_BF16: {
+		float f = (float)v;
+		uint32_t u;
+
+		memcpy(&u, &f, 4);
+		u >>= 16;
+		dst[0] = (unsigned char)u;
+		dst[1] = (unsigned char)(u >> 8);
+		break;
+	}
+	case TLXRT_F16: {
+		/* the values above are multiples of 1/64 below 1: exact */
+		float f = (float)v, a = fabsf(f);
+		uint16_t h = f < 0 ? 0x8000 : 0;
+
+		if (a > 0) {
+			int e;
+			float m = frexpf(a, &e); /* a = m * 2^e, m in [0.5,1) */
+
+			h |= (uint16_t)(((e - 1 + 15) << 10) |
+					((int)(m * 2048) & 0x3ff));
+		}
+		memcpy(dst, &h, 2);
+		break;
+	}
+	default: {
+		int64_t x = (int64_t)v;
+		int sz = tlxrt_type_size(type);
+
+		memcpy(dst, &x, sz > 8 ? 8 : (size_t)sz); /* little endian */
+		break;
+	}
+	}
+}
+
+/* A scalar argument: its tlx_tune_add_arg value, else the size
+ * (integers) or 1.0. */
+static int
+scalar_arg(Bench *B, const tlxrt_param_info *pi, tlxrt_arg *a)
+{
+	tlx_tune *T = B->T;
+	double f = pi->type == TLXRT_F32 || pi->type == TLXRT_F64 ? 1 : 0;
+	int64_t x = T->o.size;
+	int isf = f != 0;
+
+	for (int j = 0; j < T->nsargs; j++) {
+		const char *v = T->sargs[j], *eq = strchr(v, '=');
+		char *end;
+
+		if (strlen(pi->name) != (size_t)(eq - v) ||
+		    strncmp(v, pi->name, (size_t)(eq - v)))
+			continue;
+		if (isf) {
+			f = strtod(eq + 1, &end);
+		} else {
+			x = strtoll(eq + 1, &end, 0);
+		}
+		if (end == eq + 1 || *end)
+			return fail(B, "error: --arg for '%s': expected %s",
+				    pi->name, isf ? "a number" : "an integer");
+	}
+	switch (pi->type) {
+	case TLXRT_F32: *a = tlxrt_arg_f32((float)f); break;
+	case TLXRT_F64: *a = tlxrt_arg_f64(f); break;
+	case TLXRT_I64: *a = tlxrt_arg_i64(x); break;
+	case TLXRT_U32: *a = tlxrt_arg_u32((uint32_t)x); break;
+	case TLXRT_U64: *a = tlxrt_arg_u64((uint64_t)x); break;
+	default: *a = tlxrt_arg_i32((int32_t)x); break;
+	}
+	return 0;
+}
+
+/* Opens the device, the stream, the events and the flush buffer. */
+static int
+bench_open(Bench *B)
+{
+	tlx_tune *T = B->T;
+	tlxrt_device_props p;
+	char msg[256];
+	int cuda = T->o.backend == TLX_TUNE_CUDA;
+
+	if (tlxrt_device_open_errmsg(cuda ? "cuda" : "sim", &B->dev, msg,
+				     sizeof msg)) {
+		B->dev = NULL;
+		return fail(B, "device: %s", msg);
+	}
+	if (tlxrt_device_get_props(B->dev, &p))
+		return rtfail(B, "device");
+	B->flush_bytes = !cuda ? (size_t)1 << 20
+		       : p.l2_size > 0 ? 2 * (size_t)p.l2_size
+				       : (size_t)256 << 20;
+	if (tlxrt_malloc(B->dev, B->flush_bytes, &B->flush))
+		return rtfail(B, "allocating the L2 flush buffer");
+	if (cuda && (tlxrt_stream_create(B->dev, &B->s) ||
+		     tlxrt_event_create(B->dev, &B->e0) ||
+		     tlxrt_event_create(B->dev, &B->e1)))
+		return rtfail(B, "events");
+	return 0;
+}
+
+/* The arguments of kernel k: a buffer of `elems` deterministic values for
+ * each pointer, scalars by scalar_arg. */
+static int
+bench_args(Bench *B, tlxrt_kernel *k)
+{
+	tlx_tune *T = B->T;
+	tlxrt_kernel_info ki;
+
+	if (tlxrt_kernel_get_info(k, &ki))
+		return rtfail(B, "the kernel");
+	if (ki.num_params > MAXARGS)
+		return fail(B, "more than 64 parameters");
+	B->nargs = ki.num_params;
+	for (int i = 0; i < ki.num_params; i++) {
+		tlxrt_param_info pi;
+
+		if (tlxrt_kernel_get_param(k, i, &pi))
+			return rtfail(B, "a parameter");
+		if (pi.kind == TLXRT_PARAM_POINTER) {
+			size_t esz = (size_t)tlxrt_type_size(pi.type);
+			size_t bytes = esz * (size_t)T->elems;
+			unsigned char *h = calloc(1, bytes);
+			int np = B->np;
+
+			if (!h || tlxrt_malloc(B->dev, bytes, &B->ptrs[np]))
+				return rtfail(B, "allocating");
+			for (int64_t e = 0; e < T->elems; e++)
+				store_value(h + e * esz, pi.type,
+					    fill_value(pi.type, e, np));
+			if (tlxrt_memcpy_htod(B->dev, B->ptrs[np], h, bytes))
+				return rtfail(B, "copying");
+			free(h);
+			B->pty[np] = pi.type;
+			B->args[i] = tlxrt_arg_ptr(B->ptrs[B->np++]);
+		} else if (pi.kind == TLXRT_PARAM_SCALAR) {
+			if (scalar_arg(B, &pi, &B->args[i]))
+				return 1;
+		} else {
+			return fail(B, "parameter '%s': tensor parameters are "
+				    "not supported yet", pi.name);
+		}
+	}
+	for (int j = 0; j < T->nsargs; j++) {
+		size_t n = strcspn(T->sargs[j], "=");
+		int found = 0;
+		char msg[256];
+
+		for (int i = 0; i < ki.num_params && !found; i++) {
+			tlxrt_param_info pi;
+
+			found = !tlxrt_kernel_get_param(k, i, &pi) &&
+				pi.kind == TLXRT_PARAM_SCALAR &&
+				strlen(pi.name) == n &&
+				!strncmp(pi.name, T->sargs[j], n);
+		}
+		if (!found) {
+			snprintf(msg, sizeof msg, "error: --arg %s: kernel '%s' "
+				 "has no scalar parameter '%.*s'", T->sargs[j],
+				 T->kernel, (int)n, T->sargs[j]);
+			return fail(B, "%s", msg);
+		}
+	}
+	return 0;
+}
+
+/* One timed launch of k after an L2 flush: milliseconds on cuda, the
+ * operations executed on the simulator. */
+static int
+bench_time(Bench *B, tlxrt_kernel *k, double *out)
+{
+	tlxrt_launch_config lc = { { 0, 0, 0 }, { 0, 0, 0 }, B->s };
+	uint64_t s0 = 0, s1 = 0;
+	float ms;
+
+	if (tlxrt_memset_async(B->dev, B->flush, 0, B->flush_bytes, B->s))
+		return rtfail(B, "the L2 flush");
+	if (!B->s) {
+		if (tlxrt_device_get_steps(B->dev, &s0) ||
+		    tlxrt_launch(k, &lc, B->args, B->nargs) ||
+		    tlxrt_device_synchronize(B->dev) ||
+		    tlxrt_device_get_steps(B->dev, &s1))
+			return rtfail(B, "launch");
+		*out = (double)(s1 - s0);
+		return 0;
+	}
+	if (tlxrt_event_record(B->e0, B->s) ||
+	    tlxrt_launch(k, &lc, B->args, B->nargs) ||
+	    tlxrt_event_record(B->e1, B->s) || tlxrt_event_synchronize(B->e1) ||
+	    tlxrt_event_elapsed_ms(B->e0, B->e1, &ms))
+		return rtfail(B, "launch");
+	*out = ms;
+	return 0;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double
+median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int
+load(Bench *B, int i, tlxrt_kernel **k)
+{
+	tlx_tune *T = B->T;
+	tlxrt_module *mod;
+
+	if (tlxrt_module_load(B->dev, T->child_imgs[i], T->child_lens[i], &mod))
+		return rtfail(B, "loading the module");
+	if (tlxrt_kernel_get(mod, T->kernel, k))
+		return rtfail(B, "the kernel");
+	return 0;
+}
+
+/* The run child's header: the cost, the device's name, its driver. */
+static int
+write_header(Bench *B, double cost, const char *name, int32_t driver)
+{
+	char dn[128] = { 0 };
+
+	snprintf(dn, sizeof dn, "%s", name);
+	return tune_write_all(B->fd, &cost, sizeof cost) ||
+	       tune_write_all(B->fd, dn, sizeof dn) ||
+	       tune_write_all(B->fd, &driver, sizeof driver) ? 3 : 0;
+}
+
+int
+tune_run_child(tlx_tune *T, const int *cfg, int fd)
+{
+	Bench B = { .T = T, .fd = fd };
+	tlxrt_kernel *k;
+	tlxrt_device_props p;
+	double times[1000];
+
+	if (T->o.backend == TLX_TUNE_SYNTHETIC) {
+		unsigned char wrong = (unsigned char)tune_synth_has(T, cfg, SY_WRONG);
+
+		plant(T, cfg, SY_CRASH, SY_SEGV, SY_HANG);
+		return write_header(&B, synth_cost(T, cfg), "synthetic", 0) ||
+		       tune_write_all(fd, &wrong, 1) ? 3 : 0;
+	}
+	if (bench_open(&B) || load(&B, 0, &k) || bench_args(&B, k))
+		return 1;
+	/* one launch for the output, then the timed ones */
+	if (tlxrt_launch(k, NULL, B.args, B.nargs) ||
+	    tlxrt_device_synchronize(B.dev))
+		return rtfail(&B, "launch");
+	for (int r = 0; r < T->repeats; r++)
+		if (bench_time(&B, k, &times[r]))
+			return 1;
+	/* the outputs of the first launch were overwritten by the same
+	 * kernel on the same inputs; a kernel that accumulates would differ,
+	 * which the comparison then reports */
+	tlxrt_device_get_props(B.dev, &p);
+	if (write_header(&B, median(times, T->repeats), p.name,
+			 p.driver_version))
+		return 3;
+	for (int i = 0; i < B.np; i++) {
+		size_t bytes = (size_t)tlxrt_type_size(B.pty[i]) * (size_t)T->elems;
+		unsigned char *h = malloc(bytes);
+		int32_t ty = B.pty[i];
+
+		if (!h || tlxrt_memcpy_dtoh(B.dev, h, B.ptrs[i], bytes))
+			return rtfail(&B, "copying back");
+		if (tune_write_all(fd, &ty, sizeof ty) ||
+		    tune_write_all(fd, h, bytes))
+			return 3;
+		free(h);
+	}
+	return 0;
+}
+
+/* The finalists (cfgs: child_nimgs configurations), each launched once,
+ * then timed round-robin: rounds x (f1, f2, ...), an L2 flush before
+ * every launch; writes each one's median (doubles). */
+int
+tune_retime_child(tlx_tune *T, const int *cfgs, int fd)
+{
+	Bench B = { .T = T, .fd = fd };
+	tlxrt_kernel *k[MAXFIN];
+	double *times = calloc((size_t)T->rounds * MAXFIN, sizeof *times);
+	int n = T->child_nimgs;
+
+	if (!times)
+		return 3;
+	for (int r = 0; r < T->rounds; r++)
+		for (int i = 0; i < n; i++) {
+			const int *cfg = cfgs + (size_t)i * T->np;
+
+			if (T->o.backend == TLX_TUNE_SYNTHETIC)
+				times[i * T->rounds + r] = synth_cost(T, cfg);
+		}
+	if (T->o.backend != TLX_TUNE_SYNTHETIC) {
+		if (bench_open(&B))
+			return 1;
+		for (int i = 0; i < n; i++)
+			if (load(&B, i, &k[i]))
+				return 1;
+		/* the finalists differ in consts only: the same parameters */
+		if (bench_args(&B, k[0]))
+			return 1;
+		for (int i = 0; i < n; i++)
+			if (tlxrt_launch(k[i], NULL, B.args, B.nargs))
+				return rtfail(&B, "launch");
+		for (int r = 0; r < T->rounds; r++)
+			for (int i = 0; i < n; i++)
+				if (bench_time(&B, k[i], &times[i * T->rounds + r]))
+					return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		double m = median(times + i * T->rounds, T->rounds);
+
+		if (tune_write_all(fd, &m, sizeof m))
+			return 3;
+	}
+	free(times);
+	return 0;
+}
+
+/* ---- checking ----------------------------------------------------------- */
+
+static float
+half_to_float(uint16_t h)
+{
+	int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+	float v = e == 0    ? ldexpf((float)m, -24)
+		: e == 31 ? (m ? NAN : INFINITY)
+			  : ldexpf((float)(m | 0x400), e - 25);
+
+	return h & 0x8000 ? -v : v;
+}
+
+static double
+load_float(const unsigned char *p, int type)
+{
+	float f;
+	uint32_t u;
+	uint16_t h;
+	double d;
+
+	switch (type) {
+	case TLXRT_F32: memcpy(&f, p, 4); return f;
+	case TLXRT_F64: memcpy(&d, p, 8); return d;
+	case TLXRT_BF16:
+		u = (uint32_t)(p[0] | p[1] << 8) << 16;
+		memcpy(&f, &u, 4);
+		return f;
+	default:
+		memcpy(&h, p, 2);
+		return half_to_float(h);
+	}
+}
+
+/* Does a candidate's output (after the header) match the reference's?
+ * Floats: |a - r| <= rtol * (|r| + the largest |r| of the buffer / 64)
+ * (rtol 1e-5 for f32/f64, 1e-2 for f16/bf16), NaN matching NaN;
+ * everything else (integers, fp8) bitwise. */
+int
+tune_output_matches(const tlx_tune *T, const unsigned char *out, size_t len)
+{
+	size_t off = 0;
+
+	if (len != T->reflen)
+		return 0;
+	if (T->o.backend == TLX_TUNE_SYNTHETIC)
+		return !memcmp(out, T->ref, len);
+	while (off < len) {
+		int32_t ty;
+		size_t esz, bytes;
+		int isf;
+		double rtol, big = 0;
+
+		memcpy(&ty, T->ref + off, 4);
+		off += 4;
+		esz = (size_t)tlxrt_type_size(ty);
+		bytes = esz * (size_t)T->elems;
+		isf = ty == TLXRT_F32 || ty == TLXRT_F64 || ty == TLXRT_F16 ||
+		      ty == TLXRT_BF16;
+		if (!isf) {
+			if (memcmp(out + off, T->ref + off, bytes))
+				return 0;
+			off += bytes;
+			continue;
+		}
+		rtol = esz >= 4 ? 1e-5 : 1e-2;
+		for (size_t e = 0; e < bytes; e += esz) {
+			double r = fabs(load_float(T->ref + off + e, ty));
+
+			if (r > big && isfinite(r))
+				big = r;
+		}
+		for (size_t e = 0; e < bytes; e += esz) {
+			double a = load_float(out + off + e, ty);
+			double r = load_float(T->ref + off + e, ty);
+
+			if (isnan(a) && isnan(r))
+				continue;
+			if (!(fabs(a - r) <= rtol * (fabs(r) + big / 64)) &&
+			    a != r)
+				return 0;
+		}
+		off += bytes;
+	}
+	return 1;
+}
