@@ -214,6 +214,7 @@ test_streams(tlxrt_device *dev, const char *dir)
 	tlxrt_ptr x;
 	tlxrt_arg args[4];
 	float v[8], ms = -1;
+	uint64_t st0 = 0, st1 = 0, st2 = 0;
 	int i;
 
 	ASSERT(TLXRT_OK, tlxrt_device_open("sim", &other));
@@ -236,8 +237,17 @@ test_streams(tlxrt_device *dev, const char *dir)
 	args[3] = tlxrt_arg_i32(8);
 	ASSERT(TLXRT_OK, tlxrt_event_record(e0, s));
 	cfg.stream = s;
+	/* the step count: the same for the same launch; an L2-flush-like
+	 * fill on the stream */
+	ASSERT(TLXRT_MISUSE, tlxrt_device_get_steps(dev, NULL));
+	ASSERT(TLXRT_OK, tlxrt_device_get_steps(dev, &st0));
 	ASSERT(TLXRT_OK, tlxrt_launch(k, &cfg, args, 4));
+	ASSERT(TLXRT_OK, tlxrt_device_get_steps(dev, &st1));
+	ASSERT(TLXRT_OK, tlxrt_memset_async(dev, x, 0, 0, s));
+	ASSERT(TLXRT_MISUSE, tlxrt_memset_async(dev, x, 0, 4, s2));
 	ASSERT(TLXRT_OK, tlxrt_launch(k, &cfg, args, 4));
+	ASSERT(TLXRT_OK, tlxrt_device_get_steps(dev, &st2));
+	CHECK(st1 > st0 && st2 - st1 == st1 - st0);
 	ASSERT(TLXRT_OK, tlxrt_event_record(e1, s));
 	ASSERT(TLXRT_OK, tlxrt_stream_synchronize(s));
 	ASSERT(TLXRT_OK, tlxrt_event_synchronize(e1));
