@@ -637,23 +637,28 @@ int
 tune_exhaustive(const TuneSpace *s, TuneEval ev, TuneValid valid, void *ud,
 		TuneResult *r)
 {
+	enum { BATCH = 256 };  /* one batch: its compiles run in parallel */
 	Search S;
-	bool ok = setup(&S, s, ev, valid, ud, NULL, 1);
+	bool ok = setup(&S, s, ev, valid, ud, NULL, 1), more = true;
 	int np = s->n, *c = ok ? calloc((size_t)np, sizeof *c) : NULL;
-	int p;
+	int *batch = ok ? malloc((size_t)BATCH * np * sizeof *batch) : NULL;
+	int p, m;
 
-	ok = ok && c;
-	while (ok) {
-		ok = evaluate(&S, c, 1);
-		for (p = np - 1; p >= 0; p--) {
-			if (++c[p] < s->params[p].n)
-				break;
-			c[p] = 0;
+	ok = ok && c && batch;
+	while (ok && more) {
+		for (m = 0; m < BATCH && more; m++) {
+			memcpy(batch + (size_t)m * np, c, np * sizeof *c);
+			for (p = np - 1; p >= 0; p--) {
+				if (++c[p] < s->params[p].n)
+					break;
+				c[p] = 0;
+			}
+			more = p >= 0;
 		}
-		if (p < 0)
-			break;
+		ok = evaluate(&S, batch, m);
 	}
 	free(c);
+	free(batch);
 	return finish(&S, r, ok);
 }
 
@@ -663,13 +668,28 @@ tune_random(const TuneSpace *s, TuneEval ev, TuneValid valid, void *ud,
 {
 	Search S;
 	bool ok = setup(&S, s, ev, valid, ud, NULL, seed);
-	int *c = ok ? malloc((size_t)s->n * sizeof *c) : NULL, tries;
+	int np = s->n, tries = 0, m, i;
+	int *batch = ok ? malloc((size_t)(count > 0 ? count : 1) * np *
+				 sizeof *batch) : NULL;
 
-	ok = ok && c;
-	for (tries = 0; ok && S.n < count && tries < 20 * count; tries++) {
-		random_cfg(&S, c);
-		ok = evaluate(&S, c, 1);
+	/* draws until count distinct configurations, each batch evaluated
+	 * at once (the same configurations, in the same order, as one at a
+	 * time) */
+	ok = ok && batch;
+	while (ok && S.n < count && tries < 20 * count) {
+		for (m = 0; m < count - S.n && tries < 20 * count; tries++) {
+			int *b = batch + (size_t)m * np;
+
+			random_cfg(&S, b);
+			if (was_seen(&S, b))
+				continue;
+			for (i = 0; i < m; i++)
+				if (!memcmp(b, batch + (size_t)i * np, np * sizeof *b))
+					break;
+			m += i == m;
+		}
+		ok = evaluate(&S, batch, m);
 	}
-	free(c);
+	free(batch);
 	return finish(&S, r, ok);
 }
