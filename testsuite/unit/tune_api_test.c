@@ -1,0 +1,227 @@
+/*
+ * Unit tests of libtlxtune's API (include/tlx/tune.h): a session on the
+ * synthetic backend with a validity predicate (an invalid configuration
+ * is never evaluated) finds the planted optimum, reports every
+ * evaluation, writes its reports, and stores its winner in the cache,
+ * which a second session evaluates first; a session on the simulator
+ * compiles and runs a kernel given as a string; argument and option
+ * mistakes are TLX_MISUSE with a message; a session where everything
+ * fails has no best.  argv[1]: a directory for the files.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "testsuite/unit/test.h"
+#include "tlx/tune.h"
+
+static const char VADD[] =
+	"kernel vadd(x: *f32, y: *f32, out: *f32, n: i32, const BLOCK: i32 = 1024)\n"
+	"    warps(4) grid(cdiv(n, BLOCK))\n"
+	"{\n"
+	"    let offs = program_id(0) * BLOCK + range(BLOCK);\n"
+	"    let m = offs < n;\n"
+	"    store(out + offs, load(x + offs, mask: m) + load(y + offs, mask: m), mask: m);\n"
+	"}\n";
+
+static const int64_t AS[] = { 8, 7, 6, 5, 4, 3, 2, 1 }, BS[] = { 1, 2, 3, 4 };
+static int valid_calls, valid_bad;
+
+/* B = 4 is statically invalid */
+static int
+valid(void *ud, const int64_t *v)
+{
+	valid_calls++;
+	valid_bad += ud != (void *)AS;
+	return v[1] != 4;
+}
+
+static tlx_tune *
+synthetic(const char *land, const char *cache_dir, int search)
+{
+	tlx_tune_opts o;
+	tlx_tune *t = NULL;
+
+	ASSERT(TLX_OK, tlx_tune_create("vadd.tlx", VADD, sizeof VADD - 1,
+				       "vadd", &t));
+	if (!t)
+		return NULL;
+	ASSERT(TLX_OK, tlx_tune_add_param(t, "A", AS, 8));
+	ASSERT(TLX_OK, tlx_tune_add_param(t, "B", BS, 4));
+	ASSERT(TLX_OK, tlx_tune_opts_default(&o));
+	o.backend = TLX_TUNE_SYNTHETIC;
+	o.search = search;
+	o.synthetic = land;
+	o.cache = cache_dir != NULL;
+	o.cache_dir = cache_dir;
+	o.jobs = 2;
+	ASSERT(TLX_OK, tlx_tune_set_opts(t, &o));
+	return t;
+}
+
+static void
+test_synthetic(const char *dir)
+{
+	char cache[512], json[512], svg[512];
+	tlx_tune *t;
+	tlx_tune_eval e;
+	int64_t best[2];
+	double cost = 0;
+	const char *name;
+	int n, crashes = 0;
+
+	snprintf(cache, sizeof cache, "%s/cache", dir);
+	snprintf(json, sizeof json, "%s/report.json", dir);
+	snprintf(svg, sizeof svg, "%s/plot.svg", dir);
+	t = synthetic("opt:A=5,opt:B=3,crash:A=2", cache, TLX_TUNE_EXHAUSTIVE);
+	if (!t)
+		return;
+	ASSERT(TLX_OK, tlx_tune_set_valid(t, valid, (void *)AS));
+	ASSERT(TLX_ERROR, tlx_tune_get_best(t, best, &cost));  /* not run */
+	ASSERT(TLX_OK, tlx_tune_run(t));
+	ASSERT(TLX_OK, tlx_tune_get_best(t, best, &cost));
+	ASSERT(5, best[0]);
+	ASSERT(3, best[1]);
+	CHECK(cost == 1);
+	ASSERT(TLX_OK, tlx_tune_num_params(t, &n));
+	ASSERT(2, n);
+	ASSERT(TLX_OK, tlx_tune_get_param_name(t, 1, &name));
+	ASSERT_STR("B", name);
+	ASSERT(TLX_MISUSE, tlx_tune_get_param_name(t, 2, &name));
+	/* 8 x 3 valid ones, each once; B = 4 never evaluated */
+	ASSERT(TLX_OK, tlx_tune_num_evals(t, &n));
+	ASSERT(24, n);
+	CHECK(valid_calls >= 32);
+	ASSERT(0, valid_bad);
+	for (int i = 0; i < n; i++) {
+		ASSERT(TLX_OK, tlx_tune_get_eval(t, i, &e));
+		CHECK(e.values[1] != 4);
+		crashes += e.status == TLX_TUNE_CRASH;
+		CHECK(e.status == TLX_TUNE_CRASH ? e.values[0] == 2 && isinf(e.cost)
+						 : e.status == TLX_TUNE_OK);
+		CHECK(e.time >= 0);
+	}
+	ASSERT(3, crashes);
+	ASSERT(TLX_MISUSE, tlx_tune_get_eval(t, n, &e));
+	ASSERT_STR("crash", tlx_tune_status_name(TLX_TUNE_CRASH));
+	ASSERT(TLX_OK, tlx_tune_write_json(t, json));
+	ASSERT(TLX_OK, tlx_tune_write_svg(t, svg));
+	ASSERT(TLX_IO, tlx_tune_write_json(t, "/nonexistent/dir/r.json"));
+	CHECK(strstr(tlx_tune_errmsg(t), "cannot write") != NULL);
+	tlx_tune_destroy(t);
+
+	/* the cache: the winner comes first in the next session */
+	t = synthetic("opt:A=5,opt:B=3,crash:A=2", cache, TLX_TUNE_RANDOM);
+	if (!t)
+		return;
+	ASSERT(TLX_OK, tlx_tune_run(t));
+	ASSERT(TLX_OK, tlx_tune_get_eval(t, 0, &e));
+	ASSERT(5, e.values[0]);
+	ASSERT(3, e.values[1]);
+	ASSERT(TLX_OK, tlx_tune_get_best(t, best, NULL));
+	ASSERT(5, best[0]);
+	tlx_tune_destroy(t);
+}
+
+static void
+test_sim(void)
+{
+	static const int64_t blocks[] = { 256, 128 };
+	tlx_tune_opts o;
+	tlx_tune *t;
+	tlx_tune_eval e;
+	int64_t best;
+	double cost;
+	int n;
+
+	ASSERT(TLX_OK, tlx_tune_create(NULL, VADD, sizeof VADD - 1, "vadd", &t));
+	if (!t)
+		return;
+	ASSERT(TLX_OK, tlx_tune_add_param(t, "BLOCK", blocks, 2));
+	ASSERT(TLX_OK, tlx_tune_add_arg(t, "n=1000"));
+	tlx_tune_opts_default(&o);
+	o.search = TLX_TUNE_EXHAUSTIVE;
+	o.size = 1024;
+	o.repeats = 1;
+	o.cache = 0;
+	ASSERT(TLX_OK, tlx_tune_set_opts(t, &o));
+	ASSERT(TLX_OK, tlx_tune_run(t));
+	ASSERT(TLX_OK, tlx_tune_num_evals(t, &n));
+	ASSERT(2, n);
+	ASSERT(TLX_OK, tlx_tune_get_eval(t, 0, &e));
+	ASSERT(128, e.values[0]);  /* sorted */
+	ASSERT(TLX_TUNE_OK, e.status);
+	/* the cost is the operations the simulator executed */
+	CHECK(e.cost >= 1 && e.cost == floor(e.cost));
+	ASSERT(TLX_OK, tlx_tune_get_best(t, &best, &cost));
+	ASSERT(256, best);  /* half the programs */
+	tlx_tune_destroy(t);
+}
+
+static void
+test_misuse(void)
+{
+	static const int64_t twice[] = { 1, 2, 1 };
+	tlx_tune_opts o;
+	tlx_tune *t = NULL;
+
+	ASSERT(TLX_MISUSE, tlx_tune_create("x", NULL, 0, "vadd", &t));
+	ASSERT(TLX_MISUSE, tlx_tune_create("x", VADD, 1, "vadd", NULL));
+	ASSERT(TLX_MISUSE, tlx_tune_opts_default(NULL));
+	tlx_tune_destroy(NULL);
+	ASSERT_STR("", tlx_tune_errmsg(NULL));
+	ASSERT(TLX_OK, tlx_tune_create("x", VADD, sizeof VADD - 1, "vadd", &t));
+	if (!t)
+		return;
+	ASSERT(TLX_MISUSE, tlx_tune_run(t));
+	ASSERT_STR("no space: add at least one parameter", tlx_tune_errmsg(t));
+	ASSERT(TLX_MISUSE, tlx_tune_add_param(t, "A", twice, 3));
+	ASSERT_STR("'A': the value 1 is given twice", tlx_tune_errmsg(t));
+	ASSERT(TLX_OK, tlx_tune_add_param(t, "A", twice, 2));
+	ASSERT(TLX_MISUSE, tlx_tune_add_param(t, "A", twice, 2));
+	ASSERT(TLX_MISUSE, tlx_tune_add_define(t, "A=3"));
+	ASSERT(TLX_MISUSE, tlx_tune_add_define(t, "K"));
+	ASSERT(TLX_MISUSE, tlx_tune_add_arg(t, "=3"));
+	tlx_tune_opts_default(&o);
+	o.timeout = 0;
+	ASSERT(TLX_MISUSE, tlx_tune_set_opts(t, &o));
+	tlx_tune_opts_default(&o);
+	o.backend = TLX_TUNE_SYNTHETIC;
+	o.cache = 0;
+	o.synthetic = "opt:Q=1";
+	ASSERT(TLX_OK, tlx_tune_set_opts(t, &o));
+	ASSERT(TLX_MISUSE, tlx_tune_run(t));
+	ASSERT_STR("TLX_TUNE_SYNTHETIC: 'Q' is not a --space parameter",
+		   tlx_tune_errmsg(t));
+	/* everything fails: run succeeds, there is no best */
+	o.synthetic = "crash:A=1,wrong:A=2";
+	ASSERT(TLX_OK, tlx_tune_set_opts(t, &o));
+	ASSERT(TLX_OK, tlx_tune_run(t));
+	ASSERT(TLX_ERROR, tlx_tune_get_best(t, NULL, NULL));
+	ASSERT_STR("every candidate failed (2 evaluated)", tlx_tune_errmsg(t));
+	tlx_tune_destroy(t);
+	/* the default configuration fails: the reason */
+	ASSERT(TLX_OK, tlx_tune_create("x", VADD, sizeof VADD - 1, "nosuch", &t));
+	ASSERT(TLX_OK, tlx_tune_add_param(t, "BLOCK", twice, 2));
+	tlx_tune_opts_default(&o);
+	o.cache = 0;
+	o.size = 64;
+	ASSERT(TLX_OK, tlx_tune_set_opts(t, &o));
+	ASSERT(TLX_ERROR, tlx_tune_run(t));
+	CHECK(strstr(tlx_tune_errmsg(t), "the default configuration") != NULL);
+	tlx_tune_destroy(t);
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: tune_api_test DIR\n");
+		return 2;
+	}
+	mkdir(argv[1], 0755);
+	test_synthetic(argv[1]);
+	test_sim();
+	test_misuse();
+	TEST_MAIN_END();
+}
