@@ -84,6 +84,7 @@ help(void)
 "  --seed N              the search's seed (default 1)\n"
 "  --max-evals N         evaluate at most N configurations (0: no limit;\n"
 "                        random search: default 100)\n"
+"  --initial N           LFBO's random start population (default 100)\n"
 "  --budget SECONDS      stop evaluating after this wall time (0: none)\n"
 "  --backend KIND        sim (default), cuda or synthetic\n"
 "  --timeout SECONDS     per compile and per run of a candidate (default 10)\n"
@@ -155,7 +156,7 @@ int_option(const char *opt, int n, const char *val, int64_t *v)
 	} r[] = {
 		{ "--seed", 0, INT64_MAX }, { "--max-evals", 0, 1000000 },
 		{ "--repeats", 1, 1000 }, { "--size", 1, 1 << 28 },
-		{ "--jobs", 1, 1024 }, { "--finalists", 0, 16 },
+		{ "--jobs", 1, 1024 }, { "--initial", 1, 100000 }, { "--finalists", 0, 16 },
 		{ "--rounds", 1, 1000 }, { "--elems", 1, 1 << 28 },
 	};
 	size_t i;
@@ -302,7 +303,7 @@ parse_args(Cli *T, int argc, char **argv)
 			T->o.cache = 0;
 		} else if (IS("--seed") || IS("--max-evals") || IS("--repeats") ||
 			   IS("--size") || IS("--elems") || IS("--jobs") ||
-			   IS("--finalists") || IS("--rounds") ||
+			   IS("--finalists") || IS("--rounds") || IS("--initial") ||
 			   !strncmp(a, "-j", 2)) {
 			if (!strncmp(a, "-j", 2)) {  /* -j N, -jN */
 				if (a[2])
@@ -330,6 +331,8 @@ parse_args(Cli *T, int argc, char **argv)
 				T->o.finalists = v ? (int)v : -1;
 			else if (IS("--rounds"))
 				T->o.rounds = (int)v;
+			else if (IS("--initial"))
+				T->o.initial = (int)v;
 			else
 				T->o.elems = v;
 		} else if (IS("--arg")) {

@@ -380,6 +380,7 @@ run_reference(tlx_tune *T)
 		return TLX_ERROR;
 	}
 	free(cc.buf);
+	memcpy(&T->default_cost, run.buf, sizeof(double));
 	memcpy(T->device, run.buf + sizeof(double), 128);
 	T->device[127] = 0;
 	memcpy(&T->driver_version, run.buf + sizeof(double) + 128,
@@ -789,6 +790,7 @@ tlx_tune_set_opts(tlx_tune *T, const tlx_tune_opts *o)
 	if (o->backend < TLX_TUNE_SIM || o->backend > TLX_TUNE_SYNTHETIC)
 		return tune_errf(T, TLX_MISUSE, "unknown backend %d", o->backend);
 	if (!(o->timeout > 0) || o->budget < 0 || o->max_evals < 0 ||
+	    o->initial < 0 ||
 	    o->repeats < 0 || o->repeats > 1000 || o->jobs < 0 ||
 	    o->finalists < -1 || o->rounds < 0 || o->rounds > 1000 ||
 	    o->size < 1 || o->elems < 0)
@@ -924,6 +926,8 @@ tlx_tune_run(tlx_tune *T)
 		tune_opts_default(&o);
 		o.seed = T->o.seed;
 		o.max_evals = T->o.max_evals;
+		if (T->o.initial)
+			o.initial = T->o.initial;
 		o.start = T->ncached ? T->cached : NULL;
 		rc = tune_lfbo(&space, batch_eval, valid, T, &o, &r);
 	} else if (T->o.search == TLX_TUNE_EXHAUSTIVE) {

@@ -81,6 +81,7 @@ struct tlx_tune {
 	const char *cost_unit;
 	unsigned char *ref;  /* the default configuration's output */
 	size_t reflen;
+	double default_cost; /* the default configuration's (not re-timed) */
 	char device[128];    /* the device's name and driver, from the
 				reference's child */
 	int driver_version;

@@ -97,8 +97,10 @@ tlx_tune_write_json(tlx_tune *T, const char *path)
 	fprintf(f, ",\n  \"jobs\": %d,\n  \"cost_unit\": ", T->jobs);
 	json_str(f, T->cost_unit ? T->cost_unit : "");
 	fprintf(f, ",\n  \"wall_s\": %.3f,\n  \"evaluated\": %d,\n"
-		"  \"skipped\": %d,\n  \"cached\": ", T->wall, T->nevals,
+		"  \"skipped\": %d,\n  \"default_cost\": ", T->wall, T->nevals,
 		T->nskipped);
+	json_cost(f, T->ref ? T->default_cost : INFINITY);
+	fprintf(f, ",\n  \"cached\": ");
 	if (T->ncached)
 		json_cfg(f, T, T->cached);
 	else

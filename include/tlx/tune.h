@@ -65,6 +65,7 @@ typedef struct tlx_tune_opts {
 	uint64_t seed;         /* of the search (1) */
 	int max_evals;         /* evaluations at most; 0: no limit (random
 				  search: 100) */
+	int initial;           /* LFBO's random start population; 0: 100 */
 	double budget;         /* seconds of evaluating; 0: no limit */
 	double timeout;        /* seconds per compile and per run (10) */
 	int repeats;           /* timed launches per candidate, the median
