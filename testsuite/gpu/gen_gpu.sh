@@ -6,7 +6,8 @@
 #
 #   ./gen_gpu.sh run [COUNT [SEED]]
 #       a campaign on every core: COUNT programs (default 5000) from SEED
-#       (default 1), taking no new program after 540 s; the log is
+#       (default 1), taking no new program after 480 s and giving each
+#       at most 60 (so that a run ends within the device's 600 s); the log is
 #       $OUT/gen_gpu-SEED.log, findings $OUT/gen_gpu-findings/seed-S.tlx
 #   ./gen_gpu.sh sanitize TOOL [COUNT [SEED]]
 #       compute-sanitizer's TOOL (memcheck, racecheck, synccheck,
@@ -28,7 +29,7 @@ run)
 	seed=${3:-1}
 	log="$out/gen_gpu-$seed.log"
 	# shellcheck disable=SC2086
-	./gen_gpu --seed "$seed" --count "$n" -j "$jobs" --time 540 \
+	./gen_gpu --seed "$seed" --count "$n" -j "$jobs" --time 480 --timeout 60 \
 		--keep "$out/gen_gpu-findings" $GEN_GPU_FLAGS > "$log"
 	rc=$?
 	grep -v '^seed ' "$log"
