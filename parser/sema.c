@@ -1464,8 +1464,8 @@ param_type(Sema *s, Ast *p)
  * (so that a const default naming one is "not a constant" rather than
  * unknown), then the const ones, evaluated in order.  Returns the number
  * of runtime parameters. */
-static uint32_t
-kernel_params(Sema *s, Ast *k, Type **pt, Ast **pa)
+uint32_t
+sema_kernel_params(Sema *s, Ast *k, Type **pt, Ast **pa)
 {
 	uint32_t i, n = 0;
 	Sym *y;
@@ -1499,7 +1499,7 @@ kernel_params(Sema *s, Ast *k, Type **pt, Ast **pa)
 }
 
 /* Binds the runtime parameters to the arguments of f: declares them, or
- * (declared) fills in the placeholders of kernel_params. */
+ * (declared) fills in the placeholders of sema_kernel_params. */
 static void
 bind_runtime_params(Sema *s, Func *f, Ast **pa, uint32_t n, bool declared)
 {
@@ -1638,10 +1638,12 @@ kernel_attrs(Sema *s, Func *f, Ast *k, Ast **pa, uint32_t n)
 					       &v[0]))
 				continue;
 			attr_set_int(s->ir, &f->attrs, "stages", v[0]);
+		} else if (!strcmp(a->name, "tune")) {
+			sema_tune(s, k, a);
 		} else {
 			diag_error(s->diag, a->loc, "unknown kernel attribute "
-				   "'%s'; expected warps, grid, cluster or stages",
-				   a->name);
+				   "'%s'; expected warps, grid, cluster, stages "
+				   "or tune", a->name);
 		}
 	}
 	attr_set_int(s->ir, &f->attrs, "warps", s->warps);
@@ -1684,7 +1686,7 @@ lower_kernel(Sema *s, Ast *k)
 
 	s->scope = s->globals;
 	sema_push_scope(s);
-	n = kernel_params(s, k, pt, pa);
+	n = sema_kernel_params(s, k, pt, pa);
 	f = ir_func_new(s->mod, FN_KERNEL, k->name, n, pt);
 	f->loc = range_begin(k->loc);
 	s->fn = f;
@@ -1711,8 +1713,8 @@ lower_kernel(Sema *s, Ast *k)
 
 /* ---- the file ---------------------------------------------------------------------- */
 
-static void
-declare_items(Sema *s, Ast *file)
+void
+sema_declare_items(Sema *s, Ast *file)
 {
 	uint32_t i;
 
@@ -1739,7 +1741,7 @@ front_lower(IrCtx *c, Diag *d, Ast *file, const FrontOpts *o)
 	s.mod = ir_module_new(c, d->src ? d->src->name : "");
 	sema_push_scope(&s);
 	s.globals = s.scope;
-	declare_items(&s, file);
+	sema_declare_items(&s, file);
 	for (i = 0; i < file->list.n && !d->stopped; i++) {
 		Ast *it = file->list.v[i];
 		Sym *y = sema_lookup(&s, it->name);

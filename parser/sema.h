@@ -26,4 +26,26 @@ typedef struct FrontOpts {
  * FN_GRID function).  Returns NULL when errors were reported to `d`. */
 Module *front_lower(IrCtx *c, Diag *d, Ast *file, const FrontOpts *o);
 
+/* A kernel's tuning space: its tune(...) attribute (tune.c). */
+typedef struct TuneDim {
+	const char *name;   /* a const parameter */
+	int64_t *values;    /* as written (distinct) */
+	uint32_t n;
+} TuneDim;
+
+typedef struct TuneInfo {
+	TuneDim *params;
+	uint32_t nparams;
+	uint32_t nconstraints;
+	int false_constraint;  /* the first false for the values compiled, or -1 */
+} TuneInfo;
+
+/* Reads the tuning space of kernel `kernel` (empty without tune(...)),
+ * checking only what it needs: the file's constants, the kernel's
+ * parameters and its tune attribute, with o's defines (one that names
+ * nothing is no error here).  A false constraint gets a note.  Returns
+ * false when errors were reported to `d`, or no kernel has the name. */
+bool front_tune_space(IrCtx *c, Diag *d, Ast *file, const FrontOpts *o,
+		      const char *kernel, TuneInfo *out);
+
 #endif

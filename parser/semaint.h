@@ -143,6 +143,7 @@ typedef struct Sema {
 	SVal ret;          /* its value */
 	uint32_t ndefs_used;
 	bool *def_used;    /* per FrontOpts define: matched a const */
+	TuneInfo *tune;    /* front_tune_space: the space read */
 } Sema;
 
 /* ---- sema.c ------------------------------------------------------------- */
@@ -153,6 +154,15 @@ Sym *sema_lookup(Sema *s, const char *name);
 void sema_block(Sema *s, Ast *block);
 void sema_stmt(Sema *s, Ast *st);
 SVal sema_call_fn(Sema *s, Sym *fn, Ast *call);
+void sema_declare_items(Sema *s, Ast *file);
+/* Declares kernel k's parameters (pt, pa: the runtime ones' types and
+ * nodes); returns how many are runtime parameters. */
+uint32_t sema_kernel_params(Sema *s, Ast *k, Type **pt, Ast **pa);
+
+/* ---- tune.c --------------------------------------------------------------- */
+/* Checks the attribute tune(...) of kernel k (its parameters in scope);
+ * into s->tune when set. */
+void sema_tune(Sema *s, Ast *k, Ast *attr);
 
 /* ---- expr.c --------------------------------------------------------------- */
 SVal sema_expr(Sema *s, Ast *e);

@@ -37,7 +37,7 @@ syn keyword tlxType		f16 bf16 f32 f64 f8e4m3 f8e5m2
 syn keyword tlxType		tma
 
 " ---- kernel attributes, builtins and methods ----------------------------------
-syn match   tlxAttribute	"\<\%(warps\|grid\|cluster\|stages\)\>\ze[ \t]*("
+syn match   tlxAttribute	"\<\%(warps\|grid\|cluster\|stages\|tune\)\>\ze[ \t]*("
 syn match   tlxBuiltin		"\<\%(program_id\|num_programs\|range\|zeros\|full\|load\|store\|where\)\>\ze[ \t]*("
 syn match   tlxBuiltin		"\<\%(exp\|exp2\|log\|log2\|sqrt\|rsqrt\|sin\|cos\|tanh\|erf\|sigmoid\|floor\|ceil\|abs\|fma\|cdiv\)\>\ze[ \t]*("
 syn match   tlxBuiltin		"\<\%(min\|max\|sum\|prod\|argmax\|argmin\|dot\|trans\|reshape\|expand_dims\|broadcast_to\|bitcast\)\>\ze[ \t]*("
