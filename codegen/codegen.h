@@ -79,6 +79,10 @@ typedef struct CgResult {
 
 /* Compiles m for o->sm.  Returns false after reporting errors to d. */
 bool cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out);
+/* Reports what cg_compile would report before LLVM (every check of a
+ * kernel's ops, tiles and shared memory) and generates nothing: no LLVM,
+ * no assembler.  Returns false after reporting errors to d. */
+bool cg_check(Module *m, const CgOpts *o, Diag *d);
 
 /* True when a cubin can be made here (nvJitLink or ptxas is found). */
 bool cg_can_assemble(void);

@@ -771,3 +771,26 @@ cg_compile(Module *m, const CgOpts *o, Diag *d, CgResult *out)
 	oom_scope_leave(&os);
 	return ok;
 }
+
+/* What cg_compile checks before LLVM, and nothing more: each kernel
+ * prepared (the ops the target can lower, tile sizes per thread, the
+ * shared-memory total), none lowered. */
+bool
+cg_check(Module *m, const CgOpts *o, Diag *d)
+{
+	Cg cg = { .mod = m, .o = o, .t = target_get(o->sm), .d = d };
+	CgPrep p;
+	uint32_t i;
+
+	if (!cg.t) {
+		diag_error_noloc(d, "unknown target sm_%d", o->sm);
+		return false;
+	}
+	arena_init(&cg.arena, NULL, NULL, NULL);
+	ly_tab_init(&cg.layouts, &cg.arena, &m->ctx->layouts);
+	for (i = 0; i < m->funcs.n; i++)
+		if (m->funcs.v[i]->kind == FN_KERNEL)
+			cg_prepare_kernel(&cg, m->funcs.v[i], &p);
+	arena_reset(&cg.arena);
+	return !cg.failed;
+}

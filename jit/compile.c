@@ -4,6 +4,9 @@
  *
  *   parse -> front_lower (sema + IR) -> verify -> passes -> codegen
  *
+ * or, checking only (tlx_check), everything before LLVM: the passes and
+ * codegen's own checks of each kernel, without generating code.
+ *
  * Diagnostics go to j->diag; nothing here aborts on bad input.
  */
 #include "config.h"
@@ -32,6 +35,16 @@ codegen(Job *j, Module *m)
 	j->ptx_fallback = r.ptx_fallback;
 	j->binary = o.emit == CG_EMIT_CUBIN && !r.ptx_fallback;
 	return true;
+}
+
+static bool
+codegen_check(Job *j, Module *m)
+{
+	CgOpts o = { .sm = j->sm, .olevel = j->olevel, .lineinfo = j->lineinfo,
+		     .debug = j->debug, .fast_math = j->fast_math,
+		     .debug_barriers = j->debug_barriers };
+
+	return cg_check(m, &o, &j->diag);
 }
 
 /* The IR of a program: sema and IR generation, then (checking builds)
@@ -103,6 +116,8 @@ run(Job *j)
 	 * the simulator runs of a compiled module) */
 	if (!pass_run_pipeline(m, pass_lower_pipeline(j->olevel), &po, &j->diag))
 		return false;
+	if (j->check_only)
+		return codegen_check(j, m);
 	ir_print_module(&j->ir_buf, m, &pr);
 	j->ir_text = arena_strdup(j->arena, j->ir_buf.s ? j->ir_buf.s : "");
 	buf_free(&j->ir_buf);
@@ -120,7 +135,7 @@ bool
 compile_run(Job *j)
 {
 	volatile bool preload = j->emit == EMIT_CUBIN && !j->ptxas &&
-				!j->use_ptxas;
+				!j->use_ptxas && !j->check_only;
 	bool ok;
 	OomScope os;
 

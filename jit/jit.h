@@ -40,6 +40,7 @@ typedef struct Job {
 	bool tir;                  /* the text is tile IR, not a program */
 	bool werror;
 	bool ptx_ok;               /* no assembler: PTX in place of a cubin */
+	bool check_only;           /* every check up to codegen's, no output */
 	FILE *diag_out;            /* where diagnostics go as they come; NULL: kept */
 	/* outputs */
 	Arena *arena;

@@ -359,3 +359,298 @@ tlx_module_destroy(tlx_module *m)
 	free(m->ir);
 	free(m);
 }
+
+/* ---- checking without generating code -------------------------------------- */
+
+TLX_API int
+tlx_check(tlx_ctx *c, const char *src, size_t len, const tlx_options *o)
+{
+	Arena arena;
+	Job j = { 0 };
+	OomScope os;
+	int rc;
+
+	if (!c || !src)
+		return fail(c, TLX_MISUSE, "tlx_check: NULL argument");
+	oom_scope_enter(&os, c->alloc, c->ud);
+	arena_init(&arena, NULL, NULL, NULL);
+	if (setjmp(os.jb)) {
+		arena_reset(&arena);
+		oom_scope_unwind(&os);
+		oom_scope_leave(&os);
+		buf_free(&j.out);
+		buf_free(&j.ir_buf);
+		return fail(c, TLX_NOMEM, "out of memory while checking");
+	}
+	j.arena = &arena;
+	if ((rc = setup_job(c, &j, src, len, o)) == TLX_OK) {
+		j.emit = EMIT_LIR;
+		j.check_only = true;
+		rc = compile_run(&j) ? TLX_OK : compile_error(c, &j);
+	}
+	buf_free(&j.out);
+	buf_free(&j.ir_buf);
+	arena_reset(&arena);
+	oom_scope_leave(&os);
+	return rc;
+}
+
+/* ---- tuning spaces ---------------------------------------------------------- */
+
+struct tlx_tune_space {
+	char *src;
+	size_t len;
+	char *name, *target, *kernel;
+	char **defines;          /* the options' */
+	int ndefines;
+	int nparams, nconstraints;
+	char **pnames;
+	long long **values;
+	int *nvalues;
+};
+
+static size_t
+define_name_len(const char *d)
+{
+	return strcspn(d, "=");
+}
+
+/* The options' defines, less those that `over` sets, then `over`'s. */
+static const char **
+merge_defines(Arena *a, const tlx_options *o, const char *const *over,
+	      int nover, int *n)
+{
+	const char **d = arena_alloc(a, ((size_t)o->ndefines + (size_t)nover + 1) *
+				     sizeof *d);
+	int i, k;
+
+	*n = 0;
+	for (i = 0; i < o->ndefines; i++) {
+		size_t l = o->defines[i] ? define_name_len(o->defines[i]) : 0;
+
+		for (k = 0; k < nover; k++)
+			if (over[k] && define_name_len(over[k]) == l &&
+			    !strncmp(over[k], o->defines[i], l))
+				break;
+		if (k == nover)
+			d[(*n)++] = o->defines[i];
+	}
+	for (k = 0; k < nover; k++)
+		d[(*n)++] = over[k];
+	return d;
+}
+
+/* Parses the job's text and reads kernel's space into ti. */
+static int
+space_run(tlx_ctx *c, Job *j, const char *kernel, TuneInfo *ti)
+{
+	FrontOpts fo = { j->defs, j->ndefs, j->sm };
+	Ast *file;
+
+	src_init(&j->src, j->arena, j->name, j->text, j->len);
+	diag_init(&j->diag, j->arena, &j->src, NULL);
+	ir_ctx_init(&j->ir, j->arena);
+	file = parse_file(j->arena, &j->ir.strs, &j->diag, &j->src);
+	if (!file || j->diag.nerrors ||
+	    !front_tune_space(&j->ir, &j->diag, file, &fo, kernel, ti))
+		return compile_error(c, j);
+	return TLX_OK;
+}
+
+/* Runs space_run on src with o's defines and `over` in an out-of-memory
+ * scope; then done(ud, j, ti) while the job lives. */
+static int
+with_space(tlx_ctx *c, const char *src, size_t len, const tlx_options *o,
+	   const char *const *over, int nover, const char *kernel,
+	   int (*done)(tlx_ctx *, Job *, TuneInfo *, void *), void *ud)
+{
+	static const tlx_options none;
+	tlx_options mo;
+	Arena arena;
+	Job j = { 0 };
+	TuneInfo ti;
+	OomScope os;
+	int rc;
+
+	oom_scope_enter(&os, c->alloc, c->ud);
+	arena_init(&arena, NULL, NULL, NULL);
+	if (setjmp(os.jb)) {
+		arena_reset(&arena);
+		oom_scope_unwind(&os);
+		oom_scope_leave(&os);
+		return fail(c, TLX_NOMEM, "out of memory while reading the space");
+	}
+	j.arena = &arena;
+	mo = o ? *o : none;
+	if (mo.ndefines < 0 || (mo.ndefines && !mo.defines) || nover < 0 ||
+	    (nover && !over)) {
+		rc = fail(c, TLX_MISUSE, "bad defines");
+	} else {
+		int n;
+
+		mo.defines = merge_defines(&arena, &mo, over, nover, &n);
+		mo.ndefines = n;
+		if ((rc = setup_job(c, &j, src, len, &mo)) == TLX_OK &&
+		    (rc = space_run(c, &j, kernel, &ti)) == TLX_OK)
+			rc = done(c, &j, &ti, ud);
+	}
+	arena_reset(&arena);
+	oom_scope_leave(&os);
+	return rc;
+}
+
+static char *
+dup_str(const char *s)
+{
+	return s ? dup_bytes(s, strlen(s)) : NULL;
+}
+
+static int
+space_new(tlx_ctx *c, Job *j, TuneInfo *ti, void *ud)
+{
+	tlx_tune_space *s = *(tlx_tune_space **)ud;
+	uint32_t i, k;
+
+	(void)j;
+	s->nparams = (int)ti->nparams;
+	s->nconstraints = (int)ti->nconstraints;
+	s->pnames = calloc(ti->nparams + 1, sizeof *s->pnames);
+	s->values = calloc(ti->nparams + 1, sizeof *s->values);
+	s->nvalues = calloc(ti->nparams + 1, sizeof *s->nvalues);
+	if (!s->pnames || !s->values || !s->nvalues)
+		return fail(c, TLX_NOMEM, "out of memory");
+	for (i = 0; i < ti->nparams; i++) {
+		TuneDim *d = &ti->params[i];
+
+		s->pnames[i] = dup_str(d->name);
+		s->values[i] = malloc((d->n + 1) * sizeof **s->values);
+		if (!s->pnames[i] || !s->values[i])
+			return fail(c, TLX_NOMEM, "out of memory");
+		for (k = 0; k < d->n; k++)
+			s->values[i][k] = d->values[k];
+		s->nvalues[i] = (int)d->n;
+	}
+	return TLX_OK;
+}
+
+TLX_API int
+tlx_tune_space_create(tlx_ctx *c, const char *src, size_t len,
+		      const tlx_options *o, const char *kernel,
+		      tlx_tune_space **out)
+{
+	tlx_tune_space *s;
+	int rc, i;
+
+	if (!c || !src || !kernel || !out)
+		return fail(c, TLX_MISUSE, "tlx_tune_space_create: NULL argument");
+	*out = NULL;
+	if (!(s = calloc(1, sizeof *s)))
+		return fail(c, TLX_NOMEM, "out of memory");
+	rc = with_space(c, src, len, o, NULL, 0, kernel, space_new, &s);
+	s->src = dup_bytes(src, len);
+	s->len = len;
+	s->kernel = dup_str(kernel);
+	if (rc == TLX_OK && o) {
+		s->name = dup_str(o->name);
+		s->target = dup_str(o->target);
+		s->defines = calloc((size_t)o->ndefines + 1, sizeof *s->defines);
+		for (i = 0; s->defines && i < o->ndefines; i++)
+			if ((s->defines[s->ndefines] = dup_str(o->defines[i])))
+				s->ndefines++;
+		if (!s->defines || s->ndefines != o->ndefines ||
+		    (o->name && !s->name) || (o->target && !s->target))
+			rc = fail(c, TLX_NOMEM, "out of memory");
+	}
+	if (rc == TLX_OK && (!s->src || !s->kernel))
+		rc = fail(c, TLX_NOMEM, "out of memory");
+	if (rc != TLX_OK) {
+		tlx_tune_space_destroy(s);
+		return rc;
+	}
+	*out = s;
+	return TLX_OK;
+}
+
+TLX_API int
+tlx_tune_space_num_params(tlx_tune_space *s, int *n)
+{
+	if (!s || !n)
+		return TLX_MISUSE;
+	*n = s->nparams;
+	return TLX_OK;
+}
+
+TLX_API int
+tlx_tune_space_get_param(tlx_tune_space *s, int i, const char **name,
+			 const long long **values, int *nvalues)
+{
+	if (!s || i < 0 || i >= s->nparams || !name || !values || !nvalues)
+		return TLX_MISUSE;
+	*name = s->pnames[i];
+	*values = s->values[i];
+	*nvalues = s->nvalues[i];
+	return TLX_OK;
+}
+
+TLX_API int
+tlx_tune_space_num_constraints(tlx_tune_space *s, int *n)
+{
+	if (!s || !n)
+		return TLX_MISUSE;
+	*n = s->nconstraints;
+	return TLX_OK;
+}
+
+/* The verdict; the note on the false constraint becomes the message. */
+static int
+space_verdict(tlx_ctx *c, Job *j, TuneInfo *ti, void *ud)
+{
+	uint32_t i;
+
+	*(int *)ud = ti->false_constraint < 0;
+	c->errmsg.n = 0;
+	for (i = 0; i < j->diag.msgs.n; i++)
+		diag_render(&j->diag, &j->diag.msgs.v[i], &c->errmsg);
+	return TLX_OK;
+}
+
+TLX_API int
+tlx_tune_space_check(tlx_ctx *c, tlx_tune_space *s,
+		     const char *const *defines, int ndefines, int *ok)
+{
+	tlx_options o = { 0 };
+
+	if (!c || !s || !ok)
+		return fail(c, TLX_MISUSE, "tlx_tune_space_check: NULL argument");
+	*ok = 0;
+	o.name = s->name;
+	o.target = s->target;
+	o.defines = (const char *const *)s->defines;
+	o.ndefines = s->ndefines;
+	return with_space(c, s->src, s->len, &o, defines, ndefines, s->kernel,
+			  space_verdict, ok);
+}
+
+TLX_API void
+tlx_tune_space_destroy(tlx_tune_space *s)
+{
+	int i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nparams; i++) {
+		free(s->pnames ? s->pnames[i] : NULL);
+		free(s->values ? s->values[i] : NULL);
+	}
+	for (i = 0; i < s->ndefines; i++)
+		free(s->defines[i]);
+	free(s->pnames);
+	free(s->values);
+	free(s->nvalues);
+	free(s->defines);
+	free(s->src);
+	free(s->name);
+	free(s->target);
+	free(s->kernel);
+	free(s);
+}

@@ -9,6 +9,12 @@
  *   4. tlx_module_destroy()        when the image is no longer needed
  *   5. tlx_ctx_destroy()
  *
+ * Tuning (tlx-tune): tlx_tune_space_create() reads the space a kernel
+ * declares with tune(...), tlx_tune_space_check() evaluates its
+ * constraints for a configuration, and tlx_check() runs the compiler's
+ * checks on one without generating code, so that configurations either
+ * rejects cost milliseconds, not a compilation.
+ *
  * Threading: a context must not be used by two threads at once; separate
  * contexts are independent (the compiler has no global state), and the
  * disk cache is safe to share between threads and processes.
@@ -56,6 +62,7 @@ extern "C" {
 
 typedef struct tlx_ctx tlx_ctx;
 typedef struct tlx_module tlx_module;
+typedef struct tlx_tune_space tlx_tune_space;
 
 /* Options of one compilation; zero-initialized means the defaults. */
 typedef struct tlx_options {
@@ -120,6 +127,60 @@ TLX_API int tlx_cache_set_dir(tlx_ctx *ctx, const char *dir);
 
 /* Forget the in-memory cache (the disk cache stays).  METHOD. */
 TLX_API int tlx_cache_clear(tlx_ctx *ctx);
+
+/* Check source text without generating code.  METHOD.  Runs what
+ * tlx_compile runs before LLVM -- the front end (static_assert and every
+ * other check of the source), the passes (register budgets, the
+ * shared-memory plan) and code generation's checks of each kernel (tile
+ * sizes per thread, the shared-memory total) -- and reports what it
+ * would: TLX_OK when tlx_compile reports no error before code
+ * generation, TLX_COMPILE with the diagnostics in tlx_errmsg() otherwise.
+ * opts->emit is ignored; nothing is cached.  Milliseconds where a
+ * compilation takes a second: tlx-tune's test of a configuration. */
+TLX_API int tlx_check(tlx_ctx *ctx, const char *src, size_t len,
+		      const tlx_options *opts);
+
+/* Read the tuning space of a kernel.  METHOD.  The space is the kernel's
+ * tune(NAME: [values], ..., constraint, ...) attribute: const parameters
+ * with the values to try, and boolean constraints over the const
+ * parameters (docs/language.md).  `opts` gives the file name, the target
+ * (SMEM in constraints) and defines that fix const parameters.  Only the
+ * file's constants, the kernel's parameters and the attribute are
+ * checked.  On TLX_OK *out is a new space the caller destroys, with no
+ * parameters and no constraints when the kernel declares none; the
+ * space keeps copies of src and opts.  TLX_COMPILE: errors in what was
+ * checked, or no kernel of that name (tlx_errmsg()). */
+TLX_API int tlx_tune_space_create(tlx_ctx *ctx, const char *src, size_t len,
+				  const tlx_options *opts, const char *kernel,
+				  tlx_tune_space **out /* OUT */);
+
+/* The space's parameters.  METHOD.  Parameter i (0 <= i < *n) is a const
+ * parameter's name and its nvalues values, distinct, in the order
+ * written; both borrowed, valid until the space is destroyed. */
+TLX_API int tlx_tune_space_num_params(tlx_tune_space *s, int *n /* OUT */);
+TLX_API int tlx_tune_space_get_param(tlx_tune_space *s, int i,
+				     const char **name /* OUT */,
+				     const long long **values /* OUT */,
+				     int *nvalues /* OUT */);
+/* How many constraints the space has.  METHOD. */
+TLX_API int tlx_tune_space_num_constraints(tlx_tune_space *s,
+					   int *n /* OUT */);
+
+/* Whether a configuration satisfies the space's constraints.  METHOD.
+ * `defines` ("NAME=VALUE", as in tlx_options) set const parameters, over
+ * those of the space's options; parameters they do not set keep their
+ * defaults.  Any values may be given, not only the space's.  On TLX_OK
+ * *ok is 1 when every constraint holds; 0 when one is false, and
+ * tlx_errmsg() then shows the first that is.  TLX_COMPILE when the
+ * configuration makes what the space reads an error (a constraint that
+ * divides by zero, say).  Parses the source again: a millisecond or
+ * less. */
+TLX_API int tlx_tune_space_check(tlx_ctx *ctx, tlx_tune_space *s,
+				 const char *const *defines, int ndefines,
+				 int *ok /* OUT */);
+
+/* Destroy a space.  DESTRUCTOR.  Accepts NULL. */
+TLX_API void tlx_tune_space_destroy(tlx_tune_space *s);
 
 #ifdef __cplusplus
 }

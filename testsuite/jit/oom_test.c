@@ -7,8 +7,10 @@
  * byte it took once the module and the context are destroyed (and, under
  * LeakSanitizer, lose nothing from malloc either).  The same
  * compilation runs twice per context (the second from the memory cache).
+ * The third kind is tuning's: tlx_check, then the tuning space of the
+ * kernel named as the file (tlx_tune_space_create and _check).
  *
- *   oom_test [-v] FILE...     each FILE as IR and as PTX
+ *   oom_test [-v] FILE...     each FILE as IR, as PTX, and checked
  */
 #include <signal.h>
 #include <stdbool.h>
@@ -61,6 +63,27 @@ enum { R_DONE = 0, R_NOMEM = 1, R_BAD = 2 };
  * run lost, which the counting allocator does not see. */
 extern int __lsan_do_recoverable_leak_check(void) __attribute__((weak));
 
+/* tlx_check, then the space of the kernel named as the file: its
+ * reading and a check of its constraints. */
+static int
+check_once(tlx_ctx *ctx, const char *src, size_t len, const char *name,
+	   int *rc2)
+{
+	tlx_options o = { .name = name };
+	tlx_tune_space *s = NULL;
+	char kernel[256];
+	int rc, ok;
+
+	snprintf(kernel, sizeof kernel, "%.*s", (int)strcspn(name, "."), name);
+	rc = tlx_check(ctx, src, len, &o);
+	if (rc == TLX_OK)
+		rc = tlx_tune_space_create(ctx, src, len, &o, kernel, &s);
+	if (rc == TLX_OK)
+		*rc2 = tlx_tune_space_check(ctx, s, NULL, 0, &ok);
+	tlx_tune_space_destroy(s);
+	return rc;
+}
+
 /* One run with the N-th allocation failing: R_DONE when no allocation
  * failed and both compilations succeeded, R_NOMEM when one failed and
  * the calls said so (or recovered), R_BAD otherwise (with a message). */
@@ -74,7 +97,9 @@ run_once(const char *src, size_t len, const char *name, int emit, long n)
 	int rc, rc2 = TLX_OK, bad = 0;
 
 	rc = tlx_ctx_create(count_alloc, &c, &ctx);
-	if (rc == TLX_OK) {
+	if (rc == TLX_OK && emit < 0) {
+		rc = check_once(ctx, src, len, name, &rc2);
+	} else if (rc == TLX_OK) {
 		tlx_cache_set_dir(ctx, NULL);
 		rc = tlx_compile(ctx, src, len, &o, &m);
 		if (rc == TLX_OK)
@@ -161,6 +186,7 @@ main(int argc, char **argv)
 {
 	static const struct { int emit; const char *what; } kinds[] = {
 		{ TLX_EMIT_IR, "ir" }, { TLX_EMIT_PTX, "ptx" },
+		{ -1, "check" },
 	};
 	bool verbose = argc > 1 && !strcmp(argv[1], "-v");
 	int i, k;
@@ -172,7 +198,7 @@ main(int argc, char **argv)
 		src = slurp(argv[i], &len);
 		base = base ? base + 1 : argv[i];
 		CHECK(src != NULL);
-		for (k = 0; src && k < 2; k++) {
+		for (k = 0; src && k < 3; k++) {
 			long n, bad = 0;
 			int r = R_NOMEM;
 
