@@ -449,6 +449,23 @@ def deadlock():
 
 
 @test
+def tune_spaces():
+    """tlx.tune_space reads a kernel's tune(...) and checks its constraints."""
+    sp = tlx.tune_space(ex("matmul"), "matmul")
+    assert sp.params == {"BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [32, 64],
+                         "STAGES": [2, 3, 4], "WARPS": [4, 8]}, sp.params
+    assert sp.constraints == 2
+    assert sp.allows() and sp.allows(BM=256, BN=64)
+    assert not sp.allows(BM=256, BN=256)
+    assert sp.allows(BM=256, BN=256, WARPS=16)
+    sm = tlx.tune_space(ex("softmax"), "softmax", BLOCK=256, WARPS=1)
+    assert sm.params == {"ROWS": [1, 2, 4, 8, 16], "WARPS": [1, 2, 4, 8, 16]}, sm.params
+    assert sm.allows(ROWS=8) and not sm.allows(ROWS=16)
+    assert tlx.tune_space(ex("vadd"), "vadd").params == {}
+    raises(lambda: tlx.tune_space(ex("vadd"), "nosuch"), "no kernel is named 'nosuch'")
+
+
+@test
 def without_libtlx():
     """tlx.compile runs the tlxc program when libtlx cannot be loaded (a
     machine with the runtime only)."""

@@ -389,6 +389,88 @@ def compile(source, target=None, name=None, device=None, **consts):
     return _compiled[key]
 
 
+def _defines(consts):
+    return ["%s=%s" % (k, str(v).lower() if isinstance(v, bool) else v)
+            for k, v in sorted(consts.items())]
+
+
+def _read(source, name):
+    if "\n" not in source and os.path.exists(source):
+        name = name or source
+        with open(source) as f:
+            source = f.read()
+    return source, name or "<string>"
+
+
+class TuneSpace:
+    """The tuning space a kernel declares with tune(...) (docs/language.md):
+    params maps each tuned const parameter to its values, in the order
+    written; constraints is how many constraints it has; allows(**config)
+    says whether a configuration satisfies them (parameters not given keep
+    their defaults)."""
+
+    def __init__(self, handle, params, constraints):
+        self._h, self.params, self.constraints = handle, params, constraints
+
+    def allows(self, **config):
+        t = _lib.tlx()
+        defs = [d.encode() for d in _defines(config)]
+        with _ctx_lock:
+            ctx, ok = _P(), ctypes.c_int()
+            if t.tlx_ctx_create(None, None, ctypes.byref(ctx)):
+                raise Error("cannot create a compiler context")
+            try:
+                arr = (ctypes.c_char_p * max(1, len(defs)))(*defs)
+                if t.tlx_tune_space_check(ctx, self._h, arr, len(defs), ctypes.byref(ok)):
+                    raise Error(t.tlx_errmsg(ctx).decode().rstrip())
+            finally:
+                t.tlx_ctx_destroy(ctx)
+        return bool(ok.value)
+
+    def __del__(self):
+        if self._h and _lib.L.tlx is not None:
+            _lib.L.tlx.tlx_tune_space_destroy(self._h)
+            self._h = None
+
+    def __repr__(self):
+        return "TuneSpace(%r, %d constraints)" % (self.params, self.constraints)
+
+
+def tune_space(source, kernel, target="sm_90a", name=None, **consts):
+    """The TuneSpace of `kernel` in a tlx program (a path or its text);
+    keyword arguments fix const parameters (BLOCK=256).  Needs libtlx."""
+    t = _lib.tlx()
+    if t is None:
+        raise Error("tune_space needs libtlx: %s" % _lib.L.tlx_why)
+    source, name = _read(source, name)
+    defs = [d.encode() for d in _defines(consts)]
+    with _ctx_lock:
+        ctx, h = _P(), _P()
+        if t.tlx_ctx_create(None, None, ctypes.byref(ctx)):
+            raise Error("cannot create a compiler context")
+        try:
+            opts = _lib.Options()
+            opts.name = name.encode()
+            opts.target = target.encode()
+            opts.defines = (ctypes.c_char_p * max(1, len(defs)))(*defs)
+            opts.ndefines = len(defs)
+            src = source.encode()
+            if t.tlx_tune_space_create(ctx, src, len(src), ctypes.byref(opts), kernel.encode(),
+                                       ctypes.byref(h)):
+                raise Error(t.tlx_errmsg(ctx).decode().rstrip())
+        finally:
+            t.tlx_ctx_destroy(ctx)
+    n, nc = ctypes.c_int(), ctypes.c_int()
+    t.tlx_tune_space_num_params(h, ctypes.byref(n))
+    t.tlx_tune_space_num_constraints(h, ctypes.byref(nc))
+    params = {}
+    for i in range(n.value):
+        pn, vals, nv = ctypes.c_char_p(), ctypes.POINTER(ctypes.c_longlong)(), ctypes.c_int()
+        t.tlx_tune_space_get_param(h, i, ctypes.byref(pn), ctypes.byref(vals), ctypes.byref(nv))
+        params[pn.value.decode()] = [vals[j] for j in range(nv.value)]
+    return TuneSpace(h, params, nc.value)
+
+
 def load(image, device=None):
     """Load a module image (what tlxc wrote: a cubin, PTX, or IR text for
     the simulator; bytes or a path) on the current device (or `device`):

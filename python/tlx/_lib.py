@@ -207,6 +207,15 @@ def tlx():
         t.tlx_module_image.argtypes = [_P, _PP, ctypes.POINTER(_SZ), ctypes.POINTER(ctypes.c_int)]
         t.tlx_module_destroy.argtypes = [_P]
         t.tlx_ctx_destroy.argtypes = [_P]
+        _I = ctypes.POINTER(ctypes.c_int)
+        t.tlx_tune_space_create.argtypes = [_P, ctypes.c_char_p, _SZ, ctypes.POINTER(Options),
+                                            ctypes.c_char_p, _PP]
+        t.tlx_tune_space_num_params.argtypes = [_P, _I]
+        t.tlx_tune_space_get_param.argtypes = [_P, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p),
+                                               ctypes.POINTER(ctypes.POINTER(ctypes.c_longlong)), _I]
+        t.tlx_tune_space_num_constraints.argtypes = [_P, _I]
+        t.tlx_tune_space_check.argtypes = [_P, _P, ctypes.POINTER(ctypes.c_char_p), ctypes.c_int, _I]
+        t.tlx_tune_space_destroy.argtypes = [_P]
         L.tlx = t
     return L.tlx
 
