@@ -365,6 +365,8 @@ tlx_module_destroy(tlx_module *m)
 TLX_API int
 tlx_check(tlx_ctx *c, const char *src, size_t len, const tlx_options *o)
 {
+	static const tlx_options none;
+	tlx_options co = o ? *o : none;
 	Arena arena;
 	Job j = { 0 };
 	OomScope os;
@@ -372,6 +374,7 @@ tlx_check(tlx_ctx *c, const char *src, size_t len, const tlx_options *o)
 
 	if (!c || !src)
 		return fail(c, TLX_MISUSE, "tlx_check: NULL argument");
+	co.emit = TLX_EMIT_IR;  /* ignored */
 	oom_scope_enter(&os, c->alloc, c->ud);
 	arena_init(&arena, NULL, NULL, NULL);
 	if (setjmp(os.jb)) {
@@ -383,8 +386,7 @@ tlx_check(tlx_ctx *c, const char *src, size_t len, const tlx_options *o)
 		return fail(c, TLX_NOMEM, "out of memory while checking");
 	}
 	j.arena = &arena;
-	if ((rc = setup_job(c, &j, src, len, o)) == TLX_OK) {
-		j.emit = EMIT_LIR;
+	if ((rc = setup_job(c, &j, src, len, &co)) == TLX_OK) {
 		j.check_only = true;
 		rc = compile_run(&j) ? TLX_OK : compile_error(c, &j);
 	}

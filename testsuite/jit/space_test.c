@@ -168,7 +168,10 @@ test_check(tlx_ctx *c)
 	tlx_module *m = NULL;
 
 	o.no_cache = 1;
+	o.emit = 42;  /* ignored */
 	ASSERT(TLX_OK, tlx_check(c, k, strlen(k), &o));
+	ASSERT(TLX_OK, tlx_check(c, k, strlen(k), NULL));
+	o.emit = 0;
 	/* the shared-memory plan: 256 KiB of buffers */
 	o.defines = big;
 	o.ndefines = 1;
