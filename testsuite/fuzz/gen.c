@@ -36,6 +36,16 @@
  * This file: types, shapes, values in scope, literals and expressions
  * (loads and device functions among them); stmt.c: statements, shared
  * buffers, atomics and the kernel around them.
+ *
+ * A seed must give the same program whatever compiler built the
+ * generator.  C leaves unspecified the order of a call's arguments (and
+ * of most operators' operands): gcc evaluates them right to left, clang
+ * left to right.  So each draw -- a call that takes random numbers or
+ * adds a name, a value, a pointer or a line -- is its own statement, and
+ * no argument list or expression holds two of them (a draw's own
+ * arguments may hold one: they come first).  The order kept is the one
+ * gcc gave the recorded GPU campaigns, which is why some sites draw
+ * their last operand first.  gen-digest.test checks it.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -669,11 +679,16 @@ p_where(Gen *g, int t, Shape s, int d)
 static char *
 p_minmax(Gen *g, int t, Shape s, int d)
 {
+	const char *fn;
+	char *a, *b;
+
 	if (!is_num(t))
 		return NULL;
 	gen_count(g, FZ_C_minmax);
-	return gen_fmt(g, "%s(%s, %s)", gen_chance(g, 50) ? "min" : "max",
-		   gen_expr(g, t, s, d - 1), gen_operand(g, t, s, d - 1));
+	b = gen_operand(g, t, s, d - 1);
+	a = gen_expr(g, t, s, d - 1);
+	fn = gen_chance(g, 50) ? "min" : "max";
+	return gen_fmt(g, "%s(%s, %s)", fn, a, b);
 }
 
 static char *
@@ -684,6 +699,8 @@ p_math(Gen *g, int t, Shape s, int d)
 		"tanh", "erf", "sigmoid", "floor", "ceil", "abs",
 	};
 	int t2 = t;
+	const char *fn;
+	char *a;
 
 	if (is_int(t) && !is_bool(t)) {
 		gen_count(g, FZ_C_math);
@@ -697,18 +714,23 @@ p_math(Gen *g, int t, Shape s, int d)
 	if (is_float(t2) && t2 != t)
 		t2 = t;
 	/* abs keeps an integer's type; the others convert it to f32 */
-	return gen_fmt(g, "%s(%s)", fns[gen_rnd(g, countof(fns) - (t2 != t))],
-		   gen_expr(g, t2, s, d - 1));
+	a = gen_expr(g, t2, s, d - 1);
+	fn = fns[gen_rnd(g, countof(fns) - (t2 != t))];
+	return gen_fmt(g, "%s(%s)", fn, a);
 }
 
 static char *
 p_fma(Gen *g, int t, Shape s, int d)
 {
+	char *a, *b, *c;
+
 	if (!is_float(t))
 		return NULL;
 	gen_count(g, FZ_C_fma);
-	return gen_fmt(g, "fma(%s, %s, %s)", gen_expr(g, t, s, d - 1),
-		   gen_operand(g, t, s, d - 1), gen_operand(g, t, s, d - 1));
+	c = gen_operand(g, t, s, d - 1);
+	b = gen_operand(g, t, s, d - 1);
+	a = gen_expr(g, t, s, d - 1);
+	return gen_fmt(g, "fma(%s, %s, %s)", a, b, c);
 }
 
 static char *
@@ -719,10 +741,14 @@ p_convert(Gen *g, int t, Shape s, int d)
 	if (is_fp8(t))
 		return NULL;
 	if (!is_bool(t) && gen_chance(g, 15)) {
+		const char *f8;
+		char *a;
+
 		gen_count(g, FZ_C_convert_fp8);
 		t2 = gen_rand_type_where(g, is_float);
-		return gen_fmt(g, "%s.to(%s).to(%s)", gen_expr(g, t2, s, d - 1),
-			   gen_chance(g, 50) ? "f8e4m3" : "f8e5m2", gen_tys[t].name);
+		f8 = gen_chance(g, 50) ? "f8e4m3" : "f8e5m2";
+		a = gen_expr(g, t2, s, d - 1);
+		return gen_fmt(g, "%s.to(%s).to(%s)", a, f8, gen_tys[t].name);
 	}
 	gen_count(g, FZ_C_convert);
 	do

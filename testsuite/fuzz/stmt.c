@@ -85,6 +85,8 @@ assign_to(Gen *g, Var *v)
 {
 	int t = v->t, d = depth_of_expr(g);
 	Shape s = v->s;
+	const char *op;
+	char *e;
 
 	gen_count(g, FZ_C_assign);
 	if (gen_chance(g, 40)) {
@@ -94,27 +96,33 @@ assign_to(Gen *g, Var *v)
 	if (is_num(t) && gen_chance(g, 60)) {
 		static const char *const ops[] = { "+=", "-=", "*=" };
 
-		if (is_float(t) && gen_chance(g, 15))
+		if (is_float(t) && gen_chance(g, 15)) {
 			gen_line(g, "%s /= %s;", v->name, gen_operand(g, t, s, d));
-		else
-			gen_line(g, "%s %s %s;", v->name, ops[gen_rnd(g, 3)],
-			     gen_operand(g, t, s, d));
+		} else {
+			e = gen_operand(g, t, s, d);
+			op = ops[gen_rnd(g, 3)];
+			gen_line(g, "%s %s %s;", v->name, op, e);
+		}
 		return;
 	}
 	if (is_int(t) && !is_bool(t) && gen_chance(g, 30)) {
-		gen_line(g, "%s %s %s;", v->name, gen_chance(g, 50) ? "<<=" : ">>=",
-		     gen_operand(g, t, s, d));
+		e = gen_operand(g, t, s, d);
+		op = gen_chance(g, 50) ? "<<=" : ">>=";
+		gen_line(g, "%s %s %s;", v->name, op, e);
 		return;
 	}
 	if (is_int(t) && !is_bool(t) && gen_chance(g, 30)) {
-		gen_line(g, "%s %s ((%s & 15) + 1);", v->name,
-		     gen_chance(g, 50) ? "/=" : "%=", gen_expr(g, t, s, d));
+		e = gen_expr(g, t, s, d);
+		op = gen_chance(g, 50) ? "/=" : "%=";
+		gen_line(g, "%s %s ((%s & 15) + 1);", v->name, op, e);
 		return;
 	}
 	if (is_int(t)) {
 		static const char *const ops[] = { "&=", "|=", "^=" };
 
-		gen_line(g, "%s %s %s;", v->name, ops[gen_rnd(g, 3)], gen_operand(g, t, s, d));
+		e = gen_operand(g, t, s, d);
+		op = ops[gen_rnd(g, 3)];
+		gen_line(g, "%s %s %s;", v->name, op, e);
 		return;
 	}
 	gen_line(g, "%s = %s;", v->name, gen_expr(g, t, s, d));
@@ -205,13 +213,18 @@ cond(Gen *g)
 {
 	static const char *const ops[] = { "<", "<=", ">", ">=", "==", "!=" };
 	int t = gen_rand_type_where(g, is_num);
-	char *c;
+	const char *op;
+	char *a, *b, *c;
 
-	c = gen_fmt(g, "%s %s %s", gen_expr(g, t, gen_shape0(), 2), ops[gen_rnd(g, 6)],
-		gen_operand(g, t, gen_shape0(), 1));
-	if (gen_chance(g, 20))
-		c = gen_fmt(g, "(%s) %s (%s)", c, gen_chance(g, 50) ? "&&" : "||",
-			gen_expr(g, T_I1, gen_shape0(), 2));
+	b = gen_operand(g, t, gen_shape0(), 1);
+	op = ops[gen_rnd(g, 6)];
+	a = gen_expr(g, t, gen_shape0(), 2);
+	c = gen_fmt(g, "%s %s %s", a, op, b);
+	if (gen_chance(g, 20)) {
+		b = gen_expr(g, T_I1, gen_shape0(), 2);
+		op = gen_chance(g, 50) ? "&&" : "||";
+		c = gen_fmt(g, "(%s) %s (%s)", c, op, b);
+	}
 	return c;
 }
 
@@ -325,9 +338,12 @@ st_if(Gen *g)
 		close_block(g);
 	}
 	if (gen_chance(g, 60)) {
+		int n = 1 + (int)gen_rnd(g, 2);
+		Var *carried = v && gen_chance(g, 70) ? v : NULL;
+
 		gen_line(g, "} else {");
 		open_block(g);
-		loop_body(g, v && gen_chance(g, 70) ? v : NULL, 1 + (int)gen_rnd(g, 2));
+		loop_body(g, carried, n);
 		close_block(g);
 	}
 	gen_line(g, "}");
@@ -549,7 +565,7 @@ st_atomic(Gen *g)
 	static const char *const fkinds[] = { "add", "xchg", "max", "min" };
 	int t = gen_rand_type_where(g, atomic_type_ok);
 	Shape s = gen_rand_shape(g);
-	const char *name = gen_fresh(g, "v"), *kind, *offs;
+	const char *name = gen_fresh(g, "v"), *kind, *offs, *val, *mask;
 	bool tr = s.rank == 2 && gen_chance(g, 30);
 	Ptr *p;
 
@@ -577,14 +593,16 @@ st_atomic(Gen *g)
 		kind = t == T_F32 ? fkinds[gen_rnd(g, 4)] : fkinds[gen_rnd(g, 2)];
 	else
 		kind = ikinds[gen_rnd(g, countof(ikinds))];
-	if (s.rank > 0 && gen_chance(g, 30))
+	if (s.rank > 0 && gen_chance(g, 30)) {
+		mask = gen_operand(g, T_I1, s, 2);
+		val = gen_expr(g, t, s, depth_of_expr(g));
 		gen_line(g, "let %s: %s = atomic_%s(%s + %s, %s, mask: %s);", name,
-		     gen_type_str(g, t, s), kind, p->name, offs,
-		     gen_expr(g, t, s, depth_of_expr(g)), gen_operand(g, T_I1, s, 2));
-	else
+		     gen_type_str(g, t, s), kind, p->name, offs, val, mask);
+	} else {
 		gen_line(g, "let %s: %s = atomic_%s(%s + %s, %s);", name,
 		     gen_type_str(g, t, s), kind, p->name, offs,
 		     gen_expr(g, t, s, depth_of_expr(g)));
+	}
 	gen_add_var(g, name, t, s, false);
 }
 
@@ -597,19 +615,24 @@ st_atomic_same(Gen *g)
 					     "xor" };
 	int t = gen_rand_type_where(g, int_atomic_type_ok);
 	Shape s = gen_rand_shape(g);
-	const char *kind = kinds[gen_rnd(g, countof(kinds))];
+	const char *kind = kinds[gen_rnd(g, countof(kinds))], *val, *mask;
+	unsigned at;
 	Ptr *p;
 
 	if (!(p = gen_add_ptr(g, "z", t, FZ_INOUT, 4)))
 		return;
 	gen_count(g, FZ_C_atomic_same);
-	if (s.rank > 0 && gen_chance(g, 30))
-		gen_line(g, "atomic_%s(%s + %u, %s, mask: %s);", kind, p->name,
-		     gen_rnd(g, 4), gen_expr(g, t, s, depth_of_expr(g)),
-		     gen_operand(g, T_I1, s, 2));
-	else
-		gen_line(g, "atomic_%s(%s + %u, %s);", kind, p->name, gen_rnd(g, 4),
-		     gen_expr(g, t, s, depth_of_expr(g)));
+	if (s.rank > 0 && gen_chance(g, 30)) {
+		mask = gen_operand(g, T_I1, s, 2);
+		val = gen_expr(g, t, s, depth_of_expr(g));
+		at = gen_rnd(g, 4);
+		gen_line(g, "atomic_%s(%s + %u, %s, mask: %s);", kind, p->name, at,
+		     val, mask);
+	} else {
+		val = gen_expr(g, t, s, depth_of_expr(g));
+		at = gen_rnd(g, 4);
+		gen_line(g, "atomic_%s(%s + %u, %s);", kind, p->name, at, val);
+	}
 }
 
 /* A grouped program order: two i32 scalars. */
@@ -617,13 +640,16 @@ static void
 st_swizzle(Gen *g)
 {
 	const char *a = gen_fresh(g, "v"), *b = gen_fresh(g, "v");
-	unsigned m = 1 + gen_rnd(g, 8), n = 1 + gen_rnd(g, 8);
+	unsigned m = 1 + gen_rnd(g, 8), n = 1 + gen_rnd(g, 8), group;
+	const char *e;
 
 	/* the index must name a tile of the m x n grid: past it the grouped
 	 * order divides by zero (the docs do not say so) */
 	gen_count(g, FZ_C_swizzle);
+	group = 1 + gen_rnd(g, 4);
+	e = gen_expr(g, T_I32, gen_shape0(), 1);
 	gen_line(g, "let (%s, %s) = swizzle2d(((%s & 63) %% %u), %u, %u, group: %u);",
-	     a, b, gen_expr(g, T_I32, gen_shape0(), 1), m * n, m, n, 1 + gen_rnd(g, 4));
+	     a, b, e, m * n, m, n, group);
 	gen_add_var(g, a, T_I32, gen_shape0(), false);
 	gen_add_var(g, b, T_I32, gen_shape0(), false);
 }
