@@ -26,6 +26,9 @@
  *     --stats               what the programs were made of
  *     -v                    each program's seed and result
  *   gen_test --print [SEED [COUNT]]    print the programs
+ *   gen_test --digest [SEED [COUNT]]   a hash of the programs (FNV-1a of
+ *                                      what --print prints): they must
+ *                                      not change (gen-digest.test)
  *   gen_test --check FILE...           run the oracle on files (with
  *                                      their "//!" lines): ok, or the
  *                                      finding and exit status 1
@@ -346,6 +349,30 @@ reduce_file(const Opts *o, const char *file)
 	return 0;
 }
 
+/* The FNV-1a hash of the programs o->seed, o->seed + 1, ...: one line. */
+static int
+digest(const Opts *o)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	long k;
+
+	for (k = 0; k < o->count; k++) {
+		char *src = fz_generate(o->seed + (uint64_t)k, &o->gen, NULL);
+		const char *c;
+
+		if (!src) {
+			fprintf(stderr, "gen_test: out of memory\n");
+			return 1;
+		}
+		for (c = src; *c; c++)
+			h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+		free(src);
+	}
+	printf("%ld programs from seed %llu: digest %016llx\n", o->count,
+	       (unsigned long long)o->seed, (unsigned long long)h);
+	return 0;
+}
+
 static void
 usage(void)
 {
@@ -355,6 +382,7 @@ usage(void)
 		"[--timeout S] [--stmts N] [--depth N] [--no-shared] "
 		"[--no-atomics] [--no-dot] [--stats] [-v]\n"
 		"       gen_test --print [SEED [COUNT]]\n"
+		"       gen_test --digest [SEED [COUNT]]\n"
 		"       gen_test --check FILE...\n"
 		"       gen_test --reduce FILE [-o OUT]\n");
 	exit(2);
@@ -366,7 +394,7 @@ main(int argc, char **argv)
 	Opts o = { .seed = 1, .count = 100, .reduce = true,
 		   .check = { .codegen = true, .nan_equal = true, .fork_ = true,
 			      .timeout_s = 60 } };
-	enum { CAMPAIGN, PRINT, CHECK, REDUCE } mode = CAMPAIGN;
+	enum { CAMPAIGN, PRINT, DIGEST, CHECK, REDUCE } mode = CAMPAIGN;
 	char *files[256];
 	int nfiles = 0, npos = 0, i;
 	long k;
@@ -429,6 +457,8 @@ main(int argc, char **argv)
 			o.verbose = true;
 		else if (!strcmp(a, "--print"))
 			mode = PRINT;
+		else if (!strcmp(a, "--digest"))
+			mode = DIGEST;
 		else if (!strcmp(a, "--check"))
 			mode = CHECK;
 		else if (!strcmp(a, "--reduce"))
@@ -458,6 +488,8 @@ main(int argc, char **argv)
 			free(src);
 		}
 		return 0;
+	case DIGEST:
+		return digest(&o);
 	case CHECK:
 		return check_files(&o, files, nfiles);
 	case REDUCE:
