@@ -996,8 +996,8 @@ rmw_kind(const char *k, Type *e)
 	return LLVMAtomicRMWBinOpXor;
 }
 
-/* One atomic on one element, where pred holds; the old value (undef
- * elsewhere). */
+/* One atomic on one element, where pred holds; the old value (0
+ * elsewhere: a masked-off element's old value is 0, as in the simulator). */
 static LLVMValueRef
 atomic_one(CgFn *fn, Op *op, LLVMValueRef pred, LLVMValueRef p,
 	   LLVMValueRef v, LLVMValueRef c)
@@ -1051,7 +1051,7 @@ atomic_one(CgFn *fn, Op *op, LLVMValueRef pred, LLVMValueRef p,
 	LLVMPositionBuilderAtEnd(B, done);
 	phi = LLVMBuildPhi(B, LLVMTypeOf(old), "");
 	iv[0] = old;
-	iv[1] = LLVMGetUndef(LLVMTypeOf(old));
+	iv[1] = LLVMConstNull(LLVMTypeOf(old));
 	ib[0] = in;
 	ib[1] = from;
 	LLVMAddIncoming(phi, iv, ib, 2);
