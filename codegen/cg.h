@@ -152,6 +152,7 @@ typedef struct CgVal {
 				(a dot may read the view itself instead) */
 	Mat *mats;
 	SmemView *view;      /* smem and mbar values */
+	uint32_t conv_epoch; /* a convert_layout: fn->smem_epoch at its place */
 } CgVal;
 
 typedef struct CoordCache {
@@ -212,6 +213,10 @@ struct CgFn {
 	uint64_t ver_deps;      /* the assumptions the fast copy checked */
 	Vec(CgHoist) hoists;    /* schedule.c's moves */
 	bool sync_pending;      /* a sync_threads sunk into the next op */
+	uint32_t smem_epoch;    /* steps past every op that may touch shared
+				   memory or wait, and at region bounds: a
+				   convert_layout made later than at its
+				   place is fenced (cg_conv_fence) */
 	int min_ctas;           /* nvvm.minctasm, 0: none */
 	int reg_budget;         /* registers per thread that allows */
 	bool tma_stores;        /* a return waits for their reads */
@@ -358,6 +363,7 @@ void cg_barrier(CgFn *fn);
  * next op's first shared-memory write (a reduction's partials come after
  * its register and shuffle work, which touches no shared memory). */
 void cg_sync_flush(CgFn *fn);
+bool cg_conv_fence(CgFn *fn, Value v);
 /* Byte offset of coordinate c (a constant, or NULL for the run-time
  * value x) along dim d of view w, the tiled strips included. */
 int64_t cg_view_dim_bytes(const SmemView *w, int d, int64_t c);

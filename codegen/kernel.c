@@ -75,6 +75,7 @@ void
 cg_scope_push(CgFn *fn)
 {
 	vec_push(fn->a, &fn->scopes, ++fn->scope_next);
+	fn->smem_epoch++;
 }
 
 void
@@ -82,6 +83,7 @@ cg_scope_pop(CgFn *fn)
 {
 	if (ALWAYS(fn->scopes.n > 0))
 		fn->scopes.n--;
+	fn->smem_epoch++;
 }
 
 static bool
@@ -267,10 +269,15 @@ cg_tile(CgFn *fn, Value v, const Layout *ly)
 			return r;
 		}
 		r = permute(fn, m->r, m->ly, ly);
-		if (!r)
+		if (!r) {
+			bool fence = conv && cg_conv_fence(fn, v);
+
 			r = cg_convert(fn, t->elem, m->r, m->ly, ly,
 				       conv ? cg_smem_offset(fn, ir_val(fn->f, v)->def)
 					    : cg_cur_scratch(fn));
+			if (fence)
+				cg_barrier(fn);
+		}
 	}
 	cg_set_tile(fn, v, ly, r);
 	return r;
@@ -434,8 +441,11 @@ lower_op(CgFn *fn, Op *op)
 		return true;  /* made on demand by its uses */
 	if (op->kind == OP_SMEM_LOAD && !fn->vals[op->res[0]].regs_used)
 		return true;  /* only dots read it, from the view */
-	if (op->kind == OP_CONVERT_LAYOUT)
-		return true;  /* made where its result is first used */
+	if (op->kind == OP_CONVERT_LAYOUT) {
+		/* made where its result is first used (cg_conv_fence) */
+		fn->vals[op->res[0]].conv_epoch = fn->smem_epoch;
+		return true;
+	}
 	switch (op->kind) {
 	case OP_CONST: case OP_RANGE: case OP_PROGRAM_ID: case OP_NUM_PROGRAMS:
 	case OP_SPLAT: case OP_BROADCAST: case OP_EXPAND_DIMS: case OP_RESHAPE:
@@ -494,6 +504,49 @@ lower_op(CgFn *fn, Op *op)
 	}
 }
 
+/* Touches op no shared memory and waits for nothing at its place?  (A
+ * use of a convert_layout's result may make the conversion there: that
+ * is fenced by itself, cg_conv_fence.) */
+static bool
+quiet(Op *op)
+{
+	if (op->nregions)
+		return false;
+	if (op->kind == OP_CONVERT_LAYOUT)
+		return true;
+	if (attr_has(&op->attrs, "scratch"))
+		return false;
+	switch (op->kind) {
+	case OP_CONST: case OP_RANGE: case OP_PROGRAM_ID: case OP_NUM_PROGRAMS:
+	case OP_ENTRY_FAST: case OP_SPLAT: case OP_BROADCAST:
+	case OP_EXPAND_DIMS: case OP_RESHAPE: case OP_TRANS: case OP_CVT:
+	case OP_BITCAST: case OP_LOAD: case OP_STORE: case OP_CMP:
+	case OP_SELECT: case OP_PTR_ADD:
+		return true;
+	default:
+		return op_has(op, F_ELEM);
+	}
+}
+
+/*
+ * A convert_layout is made where its result is first used, which may be
+ * past ops that insert-syncs saw after it: a sync_threads that was to
+ * separate its scratch from another op's (two conversions through one
+ * scratch, first used by one select, went write, barrier, read, write,
+ * barrier, read: the second write raced with the first reads).  Made
+ * later than at its place with anything but quiet ops between, it is
+ * fenced: a barrier before its writes (here; true) and one after its
+ * reads (the caller's), so it orders as if it were at its place.
+ */
+bool
+cg_conv_fence(CgFn *fn, Value v)
+{
+	if (fn->vals[v].conv_epoch == fn->smem_epoch)
+		return false;
+	cg_barrier(fn);
+	return true;
+}
+
 static void
 lower_one(CgFn *fn, Op *op)
 {
@@ -506,6 +559,8 @@ lower_one(CgFn *fn, Op *op)
 	}
 	if (!lower_op(fn, op))
 		fn->failed = true;
+	if (!quiet(op))
+		fn->smem_epoch++;
 }
 
 /* The op a load schedule.c moved stood before (resolved there, past

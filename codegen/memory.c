@@ -913,6 +913,7 @@ stream_store(Access *a)
 	int n, dim = cg_vec_dim(ly);
 	int64_t off;
 	CgLoop loop;
+	bool fence;
 
 	/* no replicas: every thread stores, none skips the barrier */
 	if (a->ety->kind == TY_I1 || ly_dup_mask(ly) || ly_lane_dup(ly) ||
@@ -925,6 +926,7 @@ stream_store(Access *a)
 	if (!n || nr / (uint32_t)n < 4 ||
 	    (m && cg_is_tile(fn, m) && cg_axis(fn, m)->cnst[dim] < n))
 		return false;
+	fence = cg_conv_fence(fn, v);
 	cg_convert_write(fn, a->ety, src, from, ly, off);
 	g = LLVMBuildMul(cg->B, cg_loop_begin(fn, &loop, "st"),
 			 cg_i32(cg, n), "");
@@ -938,6 +940,8 @@ stream_store(Access *a)
 	a->dim = dim;
 	vec_store(a, p, n, mk, vals);
 	cg_loop_end(fn, &loop, nr / (uint32_t)n);
+	if (fence)
+		cg_barrier(fn);
 	return true;
 }
 
