@@ -403,6 +403,7 @@ LLVMValueRef cg_cmp_val(CgFn *fn, const char *pred, Type *ety,
 bool cg_convert_op(CgFn *fn, Op *op);    /* convert.c: cvt, bitcast */
 LLVMValueRef cg_cvt(CgFn *fn, Type *to, Type *from, LLVMValueRef v);
 LLVMValueRef cg_math(CgFn *fn, OpKind k, Type *ety, LLVMValueRef x);
+LLVMValueRef cg_fmod(CgFn *fn, LLVMValueRef a, LLVMValueRef b); /* fmod.c */
 bool cg_shape_op(CgFn *fn, Op *op);      /* shape.c */
 LLVMValueRef *cg_remat(CgFn *fn, Value v, const Layout *ly);
 const Layout *cg_shape_operand_layout(CgFn *fn, Op *op, const Layout *res);

@@ -3,7 +3,8 @@
  * ptr_add and the math ops, on scalars and on each register of a tile.
  *
  * Semantics follow docs/il.md exactly: integers wrap; div truncates and
- * rem takes the dividend's sign (signed or unsigned by the type); shift
+ * rem takes the dividend's sign (signed or unsigned by the type); float
+ * rem is fmod, exact (fmod.c; not LLVM's frem); shift
  * counts are taken modulo the width; float min/max are IEEE minNum/maxNum
  * (llvm.minnum -> min.f32); float compares are ordered except ne.  f16
  * and bf16 arithmetic is done in f32 and rounded once, which is exact for
@@ -114,7 +115,7 @@ float_binop(CgFn *fn, OpKind k, Type *e, LLVMValueRef a, LLVMValueRef b)
 	case OP_SUB: r = LLVMBuildFSub(B, a, b, ""); break;
 	case OP_MUL: r = LLVMBuildFMul(B, a, b, ""); break;
 	case OP_DIV: r = LLVMBuildFDiv(B, a, b, ""); break;
-	case OP_REM: r = LLVMBuildFRem(B, a, b, ""); break;
+	case OP_REM: r = cg_fmod(fn, a, b); break;
 	case OP_MIN: r = intr2(fn, "llvm.minnum", a, b); break;
 	default: r = intr2(fn, "llvm.maxnum", a, b); break;
 	}
