@@ -415,9 +415,9 @@ rmw(SimLaunch *L, Op *op, int k, TypeKind ek, uint8_t *m, const uint8_t *v,
 
 		if (k >= A_AND)
 			sim_fault(L, op, "atomic: bitwise kinds need integers");
+		/* max and min as the ops: a NaN operand ignored, -0 < +0 */
 		sim_put_f(ek, m, k == A_ADD ? a + b
-				 : k == A_MAX ? (a >= b || b != b ? a : b)
-					      : (a <= b || b != b ? a : b));
+				 : sim_min_num(a, b, k == A_MAX));
 	} else {
 		int64_t a = sim_get_i(ek, m), b = sim_get_i(ek, v), o;
 		bool uns = ty_is_unsigned_kind(ek);
