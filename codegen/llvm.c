@@ -230,8 +230,9 @@ cg_const(Cg *cg, Type *t, const Attr *a)
 	case TY_F16: case TY_BF16: case TY_F32: case TY_F64:
 		return LLVMConstReal(cg_type(cg, e), f);
 	case TY_F8E4M3: case TY_F8E5M2:
-		/* storage types: the attribute holds the bits */
-		return LLVMConstInt(cg->t_i8, (unsigned long long)i, 0);
+		/* storage types, held as their bits: the attribute's value
+		 * rounded to them (as the simulator does; -0.0 is 0x80) */
+		return LLVMConstInt(cg->t_i8, ir_float_to_bits(e->kind, f), 0);
 	case TY_PTR:
 		return LLVMConstNull(cg_type(cg, e));
 	default:
