@@ -834,14 +834,20 @@ self_test(void)
 		{ TLXRT_F32, FZ_NUM_CLOSE, 0x80000001, 0x00000001, true, true },
 		{ TLXRT_F32, FZ_NUM_CLOSE, 0x00000000, 0x35800000, true, true },
 		{ TLXRT_F32, FZ_NUM_CLOSE, 0x00000000, 0xb5800000, true, true },
-		/* the largest f32 and infinity: one ulp; -inf and inf */
+		/* the largest f32 and infinity: one ulp; -inf and inf (a
+		 * sum that overflows in another order) only when close */
 		{ TLXRT_F32, FZ_NUM_CLOSE, 0x7f7fffff, 0x7f800000, true, true },
-		{ TLXRT_F32, FZ_NUM_CLOSE, 0xff800000, 0x7f800000, true, false },
-		/* NaNs: any two agree unless --strict-nan; never a number */
+		{ TLXRT_F32, FZ_NUM_CLOSE, 0xff800000, 0x7f800000, true, true },
+		{ TLXRT_F32, FZ_NUM_BITS, 0xff800000, 0x7f800000, true, false },
+		/* NaNs: any two agree unless --strict-nan; never a finite
+		 * number; an infinity only when close (+inf + -inf in one
+		 * order of a sum) */
 		{ TLXRT_F32, FZ_NUM_BITS, 0x7fc00000, 0xffc00000, true, true },
 		{ TLXRT_F32, FZ_NUM_BITS, 0x7fc00000, 0xffc00000, false, false },
-		{ TLXRT_F32, FZ_NUM_CLOSE, 0x7fc00000, 0x7f800000, true, false },
+		{ TLXRT_F32, FZ_NUM_CLOSE, 0x7fc00000, 0x7f800000, true, true },
+		{ TLXRT_F32, FZ_NUM_BITS, 0x7fc00000, 0x7f800000, true, false },
 		{ TLXRT_F32, FZ_NUM_CLOSE, 0x7fc00000, 0x3f800000, true, false },
+		{ TLXRT_F32, FZ_NUM_CLOSE, 0x7f800000, 0x7f000000, true, false },
 		/* bf16: 4 ulps, not 5; f16: 8, not 9 (at 1.0) */
 		{ TLXRT_BF16, FZ_NUM_CLOSE, 0x3f80, 0x3f84, true, true },
 		{ TLXRT_BF16, FZ_NUM_CLOSE, 0x3f80, 0x3f85, true, false },
