@@ -9,6 +9,12 @@
 #       (default 1), taking no new program after 480 s and giving each
 #       at most 60 (so that a run ends within the device's 600 s); the log is
 #       $OUT/gen_gpu-SEED.log, findings $OUT/gen_gpu-findings/seed-S.tlx
+#   ./gen_gpu.sh seeds FILE
+#       the programs of the seeds listed in FILE (one a line; run2-seeds.txt
+#       is the findings of session 17's second run), each in a gen_gpu of
+#       its own, as many at once as there are cores; the log is
+#       $OUT/gen_gpu-seeds.log (one line a finding), findings in
+#       $OUT/gen_gpu-findings/
 #   ./gen_gpu.sh sanitize TOOL [COUNT [SEED]]
 #       compute-sanitizer's TOOL (memcheck, racecheck, synccheck,
 #       initcheck) on COUNT programs (default 200 for memcheck, else 50),
@@ -36,6 +42,22 @@ run)
 	echo "findings: $(grep -c '^seed ' "$log") (lines in $log)"
 	grep '^seed ' "$log" | head -20
 	exit $rc
+	;;
+seeds)
+	list=${2:?usage: gen_gpu.sh seeds FILE}
+	dir="$out/gen_gpu-seeds"
+	log="$out/gen_gpu-seeds.log"
+	mkdir -p "$dir"
+	# shellcheck disable=SC2016
+	grep -E '^[0-9]+$' "$list" | xargs -P "$jobs" -I{} sh -c \
+		'./gen_gpu --seed "$1" --count 1 -j 1 --timeout 120 \
+		 --keep "$2/gen_gpu-findings" $GEN_GPU_FLAGS > "$3/seed-$1.log" 2>&1' \
+		sh {} "$out" "$dir"
+	cat "$dir"/seed-*.log | grep '^seed ' | sort -t' ' -k2,2n > "$log"
+	echo "programs: $(grep -cE '^[0-9]+$' "$list"), findings: $(wc -l < "$log") (lines in $log)"
+	head -20 "$log"
+	[ -s "$log" ] && exit 1
+	exit 0
 	;;
 one)	# one program under the tool (xargs runs these)
 	tool=$2
