@@ -1,14 +1,15 @@
 /*
  * tlx-tune.c: the tuning driver's command line (issue 17).
  *
- *   tlx-tune KERNEL.tlx -k NAME --space 'BM=64,128,256' ... [options]
+ *   tlx-tune KERNEL.tlx -k NAME [--space 'BM=64,128,256' ...] [options]
  *
  * reads the options and the kernel, builds the space (build_space: the
- * one place where parameters reach the session), and runs a libtlxtune
+ * one place where parameters reach the session: the kernel's tune(...),
+ * which --space overrides and -D trims), and runs a libtlxtune
  * session (include/tlx/tune.h: compile workers, a benchmarking child per
  * candidate, the search, the finalists' re-timing, the result cache).  The
  * best configuration goes to stdout as -D flags; --json writes every
- * evaluation, --plot an SVG of the search.  docs/tuning.md has the
+ * evaluation and rejection, --plot an SVG of the search.  docs/tuning.md has the
  * details, `tlx-tune --help` the options and exit codes.
  */
 #include "config.h"
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tlx/tlx.h"
 #include "tlx/tune.h"
 
 enum {
@@ -71,15 +73,16 @@ static void
 help(void)
 {
 	fputs(
-"usage: tlx-tune KERNEL.tlx -k NAME --space NAME=V1,V2,... [options]\n"
+"usage: tlx-tune KERNEL.tlx -k NAME [--space NAME=V1,V2,...] [options]\n"
 "\n"
-"Searches the const parameters of kernel NAME over the space and prints\n"
-"the best configuration as -D flags on stdout.\n"
+"Searches the const parameters of kernel NAME over its tune(...) space\n"
+"and prints the best configuration as -D flags on stdout.  Configurations\n"
+"its constraints or the compiler's checks reject are never compiled.\n"
 "\n"
 "options:\n"
 "  -k, --kernel NAME     the kernel to tune (required)\n"
-"  --space NAME=V,...    a const parameter and its integer values (repeat;\n"
-"                        at least one)\n"
+"  --space NAME=V,...    a const parameter and its integer values (repeat):\n"
+"                        replaces its values in tune(...), or adds it\n"
 "  --search KIND         lfbo (default), exhaustive or random\n"
 "  --seed N              the search's seed (default 1)\n"
 "  --max-evals N         evaluate at most N configurations (0: no limit;\n"
@@ -98,8 +101,9 @@ help(void)
 "  --size N              the problem size (default 4096), see below\n"
 "  --elems N             elements of each buffer (default: --size)\n"
 "  --arg NAME=VALUE      the value of scalar parameter NAME (repeat)\n"
-"  -D NAME=VALUE         a fixed const override for every candidate\n"
-"  --json FILE           write a report of every evaluation\n"
+"  -D NAME=VALUE         a fixed const override for every candidate (a\n"
+"                        parameter of tune(...) so given leaves the space)\n"
+"  --json FILE           write a report of every evaluation and rejection\n"
 "  --plot FILE.svg       plot the best cost against evaluations and time\n"
 "  --no-cache            neither read nor write the result cache\n"
 "                        ($XDG_CACHE_HOME/tlx/tune, ~/.cache/tlx/tune)\n"
@@ -376,9 +380,6 @@ parse_args(Cli *T, int argc, char **argv)
 				   "NAME --space NAME=V,...)");
 	if (!T->kernel)
 		return usage_error("no kernel: name it with -k NAME");
-	if (!T->np)
-		return usage_error("no space: give at least one --space "
-				   "NAME=V1,V2,...");
 	if (!strcmp(search, "lfbo"))
 		T->o.search = TLX_TUNE_LFBO;
 	else if (!strcmp(search, "exhaustive"))
@@ -439,8 +440,74 @@ read_input(Cli *T)
 	return EXIT_OK;
 }
 
-/* The space: every --space parameter (the one place where parameters
- * reach the session). */
+static int
+is_defined(const Cli *C, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (int d = 0; d < C->ndefs; d++)
+		if (strcspn(C->defs[d], "=") == n && !strncmp(C->defs[d], name, n))
+			return 1;
+	return 0;
+}
+
+/* The kernel's tune(...): its parameters that neither --space nor -D
+ * gives join C's space after the --space ones.  (Its constraints apply
+ * in the session, tlx_tune_run.)  A mistake in it is an error only when
+ * there is no --space; else the default configuration says why. */
+static int
+source_space(Cli *C)
+{
+	tlx_options o = { 0 };
+	tlx_tune_space *ts = NULL;
+	tlx_ctx *ctx;
+	int n = 0, rc;
+
+	o.name = C->input;
+	o.defines = C->defs;
+	o.ndefines = C->ndefs;
+	if (tlx_ctx_create(NULL, NULL, &ctx)) {
+		fprintf(stderr, "tlx-tune: error: out of memory\n");
+		return EXIT_FAIL;
+	}
+	rc = tlx_tune_space_create(ctx, C->src, C->srclen, &o, C->kernel, &ts);
+	if (rc && !C->np)
+		fprintf(stderr, "tlx-tune: error: the tuning space of '%s':\n%s",
+			C->kernel, tlx_errmsg(ctx));
+	tlx_ctx_destroy(ctx);
+	if (rc)
+		return C->np ? EXIT_OK : EXIT_FAIL;
+	tlx_tune_space_num_params(ts, &n);
+	for (int i = 0; i < n; i++) {
+		const char *name;
+		const long long *v;
+		int nv;
+		Param *p;
+
+		tlx_tune_space_get_param(ts, i, &name, &v, &nv);
+		if (is_defined(C, name) || find_param(C, name, strlen(name)) >= 0)
+			continue;
+		if (C->np == MAXP || nv > MAXV || strlen(name) >= sizeof p->name) {
+			tlx_tune_space_destroy(ts);
+			return usage_error("the tune(...) of '%s': at most %d "
+					   "parameters of %d values", C->kernel,
+					   MAXP, MAXV);
+		}
+		p = &C->params[C->np++];
+		strcpy(p->name, name);
+		for (p->n = 0; p->n < nv; p->n++)
+			p->v[p->n] = v[p->n];
+		qsort(p->v, p->n, sizeof *p->v, cmp_i64);
+	}
+	tlx_tune_space_destroy(ts);
+	if (!C->np)
+		return usage_error("no space: kernel '%s' declares no tune(...); "
+				   "give --space NAME=V1,V2,...", C->kernel);
+	return EXIT_OK;
+}
+
+/* The space: the --space parameters, then the kernel's tune(...) ones
+ * (source_space); the one place where parameters reach the session. */
 static int
 build_space(Cli *C, tlx_tune *t)
 {
@@ -449,6 +516,21 @@ build_space(Cli *C, tlx_tune *t)
 				       C->params[i].n))
 			return -1;
 	return 0;
+}
+
+/* The summary of the static checks on stderr. */
+static void
+summary(tlx_tune *t)
+{
+	int evals = 0, rej[3];
+	double s;
+
+	tlx_tune_num_evals(t, &evals);
+	tlx_tune_get_checks(t, NULL, rej, &s);
+	fprintf(stderr, "tlx-tune: %d evaluated, %d rejected before compiling "
+		"(%d by constraints, %d by the compiler's checks, %.3f s)\n",
+		evals, rej[0] + rej[1] + rej[2], rej[TLX_TUNE_BY_CONSTRAINT],
+		rej[TLX_TUNE_BY_COMPILER], s);
 }
 
 static int
@@ -476,8 +558,11 @@ main(int argc, char **argv)
 	if (argc < 2)
 		return usage_error("no input file (tlx-tune KERNEL.tlx -k "
 				   "NAME --space NAME=V,...)");
-	if ((rc = parse_args(&C, argc, argv)) || (rc = read_input(&C)))
+	if ((rc = parse_args(&C, argc, argv)) || (rc = read_input(&C)) ||
+	    (rc = source_space(&C))) {
+		free(C.src);
 		return rc;
+	}
 	rc = tlx_tune_create(C.input, C.src, C.srclen, C.kernel, &t);
 	if (rc == TLX_OK && setup(&C, t)) {
 		rc = usage_error("%s", tlx_tune_errmsg(t));
@@ -495,6 +580,7 @@ main(int argc, char **argv)
 		rc = EXIT_FAIL;
 		goto out;
 	}
+	summary(t);
 	if (C.json && tlx_tune_write_json(t, C.json))
 		rc = EXIT_IO;
 	if (C.plot && tlx_tune_write_svg(t, C.plot))

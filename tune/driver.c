@@ -660,6 +660,7 @@ tlx_tune_destroy(tlx_tune *T)
 	free(T->src);
 	free(T->ref);
 	free(T->evals);
+	tune_check_free(T->check);
 	free(T->err);
 	free(T);
 }
@@ -838,7 +839,7 @@ parse_synth(tlx_tune *T, const char *s)
 		y->param = find_param(T, colon + 1, (size_t)(eq - colon - 1));
 		if (y->param < 0)
 			return tune_errf(T, TLX_MISUSE, "TLX_TUNE_SYNTHETIC: "
-					 "'%.*s' is not a --space parameter",
+					 "'%.*s' is not a parameter of the space",
 					 (int)(eq - colon - 1), colon + 1);
 		errno = 0;
 		y->value = strtoll(eq + 1, &end, 0);
@@ -852,12 +853,7 @@ parse_synth(tlx_tune *T, const char *s)
 static bool
 search_valid(void *ud, const int *cfg)
 {
-	tlx_tune *T = ud;
-	int64_t v[MAXP];
-
-	for (int i = 0; i < T->np; i++)
-		v[i] = T->params[i].v[cfg[i]];
-	return T->valid(T->valid_ud, v) != 0;
+	return tune_check_valid(ud, cfg);
 }
 
 static void
@@ -889,7 +885,7 @@ tlx_tune_run(tlx_tune *T)
 	TuneParam tp[MAXP];
 	TuneSpace space = { tp, 0 };
 	TuneResult r = { 0 };
-	TuneValid valid = NULL;
+	TuneValid valid = search_valid;
 	const char *syn;
 	int rc;
 
@@ -903,11 +899,11 @@ tlx_tune_run(tlx_tune *T)
 	T->nsyn = 0;
 	if (T->o.backend == TLX_TUNE_SYNTHETIC && (rc = parse_synth(T, syn)))
 		return rc;
+	if (tune_check_begin(T))
+		return tune_errf(T, TLX_NOMEM, "out of memory");
 	T->t0 = tune_now();
 	if ((rc = run_reference(T)))
 		return rc;
-	if (T->valid)
-		valid = search_valid;
 	for (int i = 0; i < T->np; i++)
 		tp[i] = (TuneParam){ T->params[i].name, T->params[i].v,
 				     T->params[i].n };
@@ -988,6 +984,43 @@ tlx_tune_num_evals(tlx_tune *T, int *n)
 	if (!T || !n)
 		return TLX_MISUSE;
 	*n = T->nevals;
+	return TLX_OK;
+}
+
+int
+tlx_tune_num_rejections(tlx_tune *T, int *n)
+{
+	if (!T || !n)
+		return TLX_MISUSE;
+	*n = T->check ? T->check->nrej : 0;
+	return TLX_OK;
+}
+
+int
+tlx_tune_get_rejection(tlx_tune *T, int i, tlx_tune_rejection *out)
+{
+	if (!T || !out || !T->check || i < 0 || i >= T->check->nrej)
+		return TLX_MISUSE;
+	out->values = T->check->rej[i].values;
+	out->by = T->check->rej[i].by;
+	out->why = T->check->rej[i].why;
+	return TLX_OK;
+}
+
+int
+tlx_tune_get_checks(tlx_tune *T, int *checked, int *rejected, double *seconds)
+{
+	const TuneCheck *c;
+
+	if (!T)
+		return TLX_MISUSE;
+	c = T->check;
+	if (checked)
+		*checked = c ? c->n : 0;
+	for (int by = 0; rejected && by < 3; by++)
+		rejected[by] = c ? c->count[by] : 0;
+	if (seconds)
+		*seconds = c ? c->seconds : 0;
 	return TLX_OK;
 }
 

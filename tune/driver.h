@@ -7,10 +7,13 @@
  *   measure.c  what the children do: compile, set up the arguments, flush
  *              L2, launch, time, re-time interleaved; the synthetic
  *              backend; comparing outputs
+ *   check.c    static rejection: the predicate, the kernel's tune(...)
+ *              constraints and the compiler's checks, before compiling
  *   report.c   the JSON report, the SVG plot, the progress line
  */
 #ifndef TLX_TUNE_DRIVER_H
 #define TLX_TUNE_DRIVER_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -48,6 +51,30 @@ typedef struct Eval {
 	double cost;
 	double t;       /* seconds since the run began */
 } Eval;
+
+/* A configuration rejected before compiling (check.c). */
+typedef struct Reject {
+	int cfg[MAXP];
+	int64_t values[MAXP];
+	int by;          /* TLX_TUNE_BY_* */
+	char *why;       /* the first line of the reason */
+} Reject;
+
+/* The static checks of a run: each configuration's verdict, once. */
+typedef struct TuneCheck {
+	tlx_ctx *ctx;
+	tlx_tune_space *ts;  /* the kernel's tune(...); NULL: no constraints */
+	int np;
+	int *cfgs;           /* the configurations checked, n x np */
+	bool *ok;            /* their verdicts */
+	int n, cap;
+	int *tab;            /* a hash table of their indices + 1 */
+	int tabcap;
+	Reject *rej;
+	int nrej, caprej;
+	int count[3];        /* rejections by TLX_TUNE_BY_* */
+	double seconds;      /* spent checking */
+} TuneCheck;
 
 /* A forked child writing its result into a pipe. */
 typedef struct Child {
@@ -98,6 +125,7 @@ struct tlx_tune {
 	double fin_search[MAXFIN];  /* their costs in the search */
 	int nfin;
 	int retime_status;   /* of the re-timing child */
+	TuneCheck *check;    /* the run's static checks */
 	char *err;
 	/* the image the run child loads (set before its fork) */
 	unsigned char **child_imgs;
@@ -118,6 +146,12 @@ int tune_retime_child(tlx_tune *T, const int *cfgs, int fd);
 int tune_synth_has(const tlx_tune *T, const int *cfg, int kind);
 int tune_output_matches(const tlx_tune *T, const unsigned char *out,
 			size_t len);
+
+/* check.c: tune_check_begin makes T->check for a run (TLX_NOMEM);
+ * tune_check_valid: may cfg be evaluated? */
+int tune_check_begin(tlx_tune *T);
+bool tune_check_valid(tlx_tune *T, const int *cfg);
+void tune_check_free(TuneCheck *c);
 
 /* report.c */
 void tune_progress(tlx_tune *T);

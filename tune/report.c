@@ -66,6 +66,25 @@ json_cost(FILE *f, double c)
 		fprintf(f, "null");
 }
 
+static const char *const by_name[] = { "predicate", "constraint",
+				       "compiler" };
+
+/* The static checks: configurations rejected before compiling. */
+static void
+json_checks(FILE *f, const tlx_tune *T)
+{
+	int rej[3];
+	int checked;
+	double s;
+
+	tlx_tune_get_checks((tlx_tune *)T, &checked, rej, &s);
+	fprintf(f, ",\n  \"rejected\": %d,\n  \"rejected_by_constraint\": %d,"
+		"\n  \"rejected_by_compiler\": %d,\n  \"rejected_by_predicate\": "
+		"%d,\n  \"checked\": %d,\n  \"check_s\": %.3f",
+		rej[0] + rej[1] + rej[2], rej[TLX_TUNE_BY_CONSTRAINT],
+		rej[TLX_TUNE_BY_COMPILER], rej[TLX_TUNE_BY_PREDICATE], checked, s);
+}
+
 static int
 close_report(tlx_tune *T, FILE *f, const char *path)
 {
@@ -100,6 +119,7 @@ tlx_tune_write_json(tlx_tune *T, const char *path)
 		"  \"skipped\": %d,\n  \"default_cost\": ", T->wall, T->nevals,
 		T->nskipped);
 	json_cost(f, T->ref ? T->default_cost : INFINITY);
+	json_checks(f, T);
 	fprintf(f, ",\n  \"cached\": ");
 	if (T->ncached)
 		json_cfg(f, T, T->cached);
@@ -137,6 +157,16 @@ tlx_tune_write_json(tlx_tune *T, const char *path)
 			tlx_tune_status_name(e->status));
 		json_cost(f, e->cost);
 		fprintf(f, "}");
+	}
+	fprintf(f, "\n  ],\n  \"rejections\": [");
+	for (int i = 0; T->check && i < T->check->nrej; i++) {
+		const Reject *x = &T->check->rej[i];
+
+		fprintf(f, "%s\n    {\"config\": ", i ? "," : "");
+		json_cfg(f, T, x->cfg);
+		fprintf(f, ", \"by\": \"%s\", \"why\": ", by_name[x->by]);
+		json_str(f, x->why);
+		fputc('}', f);
 	}
 	fprintf(f, "\n  ]\n}\n");
 	return close_report(T, f, path);

@@ -13,6 +13,7 @@
  *   3. tlx_tune_set_opts(t, &o)     search, backend, budget, seed, workers
  *   4. tlx_tune_run(t)              compile, check and time the candidates
  *   5. tlx_tune_get_best(t, ...), tlx_tune_num_evals / tlx_tune_get_eval,
+ *      tlx_tune_num_rejections / tlx_tune_get_rejection,
  *      tlx_tune_write_json, tlx_tune_write_svg
  *   6. tlx_tune_destroy(t)
  *
@@ -56,6 +57,12 @@ extern "C" {
 #define TLX_TUNE_WRONG 4       /* its output differs from the default's */
 #define TLX_TUNE_FAILED 5      /* a launch or runtime error */
 
+/* Why a configuration was rejected before compiling
+ * (tlx_tune_rejection.by). */
+#define TLX_TUNE_BY_PREDICATE 0   /* tlx_tune_set_valid's predicate */
+#define TLX_TUNE_BY_CONSTRAINT 1  /* a constraint of the kernel's tune(...) */
+#define TLX_TUNE_BY_COMPILER 2    /* the compiler's checks (tlx_check) */
+
 typedef struct tlx_tune tlx_tune;
 
 /* Options of a session; tlx_tune_opts_default fills in the defaults. */
@@ -94,6 +101,14 @@ typedef struct tlx_tune_eval {
 	double cost;           /* lower is better; INFINITY unless OK */
 	double time;           /* seconds since the run began, when it ended */
 } tlx_tune_eval;
+
+/* A configuration rejected before compiling (tlx_tune_get_rejection);
+ * borrowed, valid until the session is destroyed or run again. */
+typedef struct tlx_tune_rejection {
+	const int64_t *values; /* as in tlx_tune_eval */
+	int by;                /* TLX_TUNE_BY_* */
+	const char *why;       /* the first line of the reason (a diagnostic) */
+} tlx_tune_rejection;
 
 /* Defaults.  FUNCTION.  Fills *o. */
 TLX_API int tlx_tune_opts_default(tlx_tune_opts *o /* OUT */);
@@ -139,7 +154,11 @@ TLX_API int tlx_tune_add_arg(tlx_tune *t, const char *arg);
  * valid(ud, values) returns nonzero when the configuration (values in the
  * order of tlx_tune_add_param) may be evaluated; the others are never
  * compiled and count as failures for the search.  NULL: all may be.  It is
- * called in the tuning process, never in a child.
+ * called in the tuning process, never in a child, once per configuration.
+ * tlx_tune_run always rejects statically, after the predicate, the
+ * configurations that break a constraint of the kernel's tune(...) and
+ * (except on the synthetic backend) those the compiler's checks reject
+ * (tlx_check): see tlx_tune_get_rejection.
  */
 TLX_API int tlx_tune_set_valid(tlx_tune *t,
 			       int (*valid)(void *ud, const int64_t *values),
@@ -178,6 +197,19 @@ TLX_API int tlx_tune_get_param_name(tlx_tune *t, int i,
 TLX_API int tlx_tune_num_evals(tlx_tune *t, int *n /* OUT */);
 TLX_API int tlx_tune_get_eval(tlx_tune *t, int i,
 			      tlx_tune_eval *out /* OUT */);
+
+/* The configurations rejected before compiling, in the order they were
+ * checked.  METHOD. */
+TLX_API int tlx_tune_num_rejections(tlx_tune *t, int *n /* OUT */);
+TLX_API int tlx_tune_get_rejection(tlx_tune *t, int i,
+				   tlx_tune_rejection *out /* OUT */);
+
+/* The static checks' totals.  METHOD.  OUT *checked: configurations
+ * checked; rejected[3]: rejections by TLX_TUNE_BY_*; *seconds: spent
+ * checking.  Each may be NULL. */
+TLX_API int tlx_tune_get_checks(tlx_tune *t, int *checked /* OUT */,
+				int *rejected /* OUT */,
+				double *seconds /* OUT */);
 
 /* Write the JSON report, or an SVG plot of the search (the best cost
  * against evaluations and against wall time).  METHOD.  Errors: TLX_IO. */

@@ -191,7 +191,7 @@ test_misuse(void)
 	o.synthetic = "opt:Q=1";
 	ASSERT(TLX_OK, tlx_tune_set_opts(t, &o));
 	ASSERT(TLX_MISUSE, tlx_tune_run(t));
-	ASSERT_STR("TLX_TUNE_SYNTHETIC: 'Q' is not a --space parameter",
+	ASSERT_STR("TLX_TUNE_SYNTHETIC: 'Q' is not a parameter of the space",
 		   tlx_tune_errmsg(t));
 	/* everything fails: run succeeds, there is no best */
 	o.synthetic = "crash:A=1,wrong:A=2";
