@@ -2,9 +2,10 @@
  * Unit tests of libtlxtune's API (include/tlx/tune.h): a session on the
  * synthetic backend with a validity predicate (an invalid configuration
  * is never evaluated) finds the planted optimum, reports every
- * evaluation, writes its reports, and stores its winner in the cache,
- * which a second session evaluates first; a session on the simulator
- * compiles and runs a kernel given as a string; argument and option
+ * evaluation and rejection, writes its reports, and stores its winner in
+ * the cache, which a second session evaluates first; a session on the
+ * simulator compiles and runs a kernel given as a string, a value the
+ * compiler's checks reject never compiled; argument and option
  * mistakes are TLX_MISUSE with a message; a session where everything
  * fails has no best.  argv[1]: a directory for the files.
  */
@@ -91,8 +92,26 @@ test_synthetic(const char *dir)
 	/* 8 x 3 valid ones, each once; B = 4 never evaluated */
 	ASSERT(TLX_OK, tlx_tune_num_evals(t, &n));
 	ASSERT(24, n);
-	CHECK(valid_calls >= 32);
+	ASSERT(32, valid_calls);  /* each configuration checked once */
 	ASSERT(0, valid_bad);
+	ASSERT(TLX_OK, tlx_tune_num_rejections(t, &n));
+	ASSERT(8, n);
+	for (int i = 0; i < n; i++) {
+		tlx_tune_rejection x;
+
+		ASSERT(TLX_OK, tlx_tune_get_rejection(t, i, &x));
+		ASSERT(4, x.values[1]);
+		ASSERT(TLX_TUNE_BY_PREDICATE, x.by);
+	}
+	{
+		int checked = 0, rej[3];
+
+		ASSERT(TLX_OK, tlx_tune_get_checks(t, &checked, rej, NULL));
+		ASSERT(32, checked);
+		ASSERT(8, rej[TLX_TUNE_BY_PREDICATE]);
+		ASSERT(0, rej[TLX_TUNE_BY_COMPILER]);
+	}
+	ASSERT(TLX_OK, tlx_tune_num_evals(t, &n));
 	for (int i = 0; i < n; i++) {
 		ASSERT(TLX_OK, tlx_tune_get_eval(t, i, &e));
 		CHECK(e.values[1] != 4);
@@ -126,10 +145,11 @@ test_synthetic(const char *dir)
 static void
 test_sim(void)
 {
-	static const int64_t blocks[] = { 256, 128 };
+	static const int64_t blocks[] = { 256, 128, 100 };
 	tlx_tune_opts o;
 	tlx_tune *t;
 	tlx_tune_eval e;
+	tlx_tune_rejection x;
 	int64_t best;
 	double cost;
 	int n;
@@ -137,7 +157,7 @@ test_sim(void)
 	ASSERT(TLX_OK, tlx_tune_create(NULL, VADD, sizeof VADD - 1, "vadd", &t));
 	if (!t)
 		return;
-	ASSERT(TLX_OK, tlx_tune_add_param(t, "BLOCK", blocks, 2));
+	ASSERT(TLX_OK, tlx_tune_add_param(t, "BLOCK", blocks, 3));
 	ASSERT(TLX_OK, tlx_tune_add_arg(t, "n=1000"));
 	tlx_tune_opts_default(&o);
 	o.search = TLX_TUNE_EXHAUSTIVE;
@@ -149,12 +169,19 @@ test_sim(void)
 	ASSERT(TLX_OK, tlx_tune_num_evals(t, &n));
 	ASSERT(2, n);
 	ASSERT(TLX_OK, tlx_tune_get_eval(t, 0, &e));
-	ASSERT(128, e.values[0]);  /* sorted */
+	ASSERT(128, e.values[0]);  /* sorted; 100 rejected before compiling */
 	ASSERT(TLX_TUNE_OK, e.status);
 	/* the cost is the operations the simulator executed */
 	CHECK(e.cost >= 1 && e.cost == floor(e.cost));
 	ASSERT(TLX_OK, tlx_tune_get_best(t, &best, &cost));
 	ASSERT(256, best);  /* half the programs */
+	ASSERT(TLX_OK, tlx_tune_num_rejections(t, &n));
+	ASSERT(1, n);
+	ASSERT(TLX_OK, tlx_tune_get_rejection(t, 0, &x));
+	ASSERT(100, x.values[0]);
+	ASSERT(TLX_TUNE_BY_COMPILER, x.by);
+	CHECK(strstr(x.why, "power-of-two") != NULL);
+	ASSERT(TLX_MISUSE, tlx_tune_get_rejection(t, 1, &x));
 	tlx_tune_destroy(t);
 }
 
