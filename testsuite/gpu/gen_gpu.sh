@@ -6,8 +6,9 @@
 #
 #   ./gen_gpu.sh run [COUNT [SEED]]
 #       a campaign on every core: COUNT programs (default 5000) from SEED
-#       (default 1), taking no new program after 480 s and giving each
-#       at most 60 (so that a run ends within the device's 600 s); the log is
+#       (default 1), taking no new program after GEN_GPU_TIME seconds
+#       (default 480) and giving each at most 60 (so that a run ends within
+#       the device's 600 s); the log is
 #       $OUT/gen_gpu-SEED.log, findings $OUT/gen_gpu-findings/seed-S.tlx
 #   ./gen_gpu.sh seeds FILE
 #       the programs of the seeds listed in FILE (one a line; run2-seeds.txt
@@ -35,7 +36,7 @@ run)
 	seed=${3:-1}
 	log="$out/gen_gpu-$seed.log"
 	# shellcheck disable=SC2086
-	./gen_gpu --seed "$seed" --count "$n" -j "$jobs" --time 480 --timeout 60 \
+	./gen_gpu --seed "$seed" --count "$n" -j "$jobs" --time "${GEN_GPU_TIME:-480}" --timeout 60 \
 		--keep "$out/gen_gpu-findings" $GEN_GPU_FLAGS > "$log"
 	rc=$?
 	grep -v '^seed ' "$log"
@@ -108,7 +109,7 @@ sanitize)
 	exit $?
 	;;
 *)
-	sed -n '2,19p' "$0"
+	sed -n '2,20p' "$0"
 	exit 2
 	;;
 esac
