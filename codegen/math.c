@@ -10,9 +10,9 @@
  *   log, log2     x = 2^e * m, m in [0.75, 1.5), atanh series of
  *                 (m-1)/(m+1) to t^11: <= 2 ulp
  *   sqrt          sqrt.rn (exact); rsqrt = 1 / sqrt.rn: <= 1 ulp
- *   sin, cos      k = rint(x * 2/pi), three-part fma reduction, Cephes
- *                 polynomials on [-pi/4, pi/4]: <= 2 ulp for |x| < 1e5
- *                 (no Payne-Hanek reduction: larger |x| loses digits)
+ *   sin, cos      k = rint(x * 2/pi), three-part fma reduction below
+ *                 1e5, Payne-Hanek above, Cephes polynomials on
+ *                 [-pi/4, pi/4]: <= 2 ulp for every x
  *   tanh          Taylor series to x^17 for |x| < 0.55, else
  *                 1 - 2 / (exp(2|x|) + 1): <= 3 ulp
  *   erf           Taylor series for |x| < 1, else Abramowitz-Stegun
@@ -163,34 +163,181 @@ log_core(CgFn *fn, LLVMValueRef x, bool base2)
 			       fc(cg, 0.0 / 0.0), r, "");
 }
 
+/* 2/pi as the bits of its fraction (bit j of the table's 256 has weight
+ * 2^(31-j): the first word is the zeros above the binary point), enough
+ * for the reduction of the largest float. */
+static const uint32_t two_over_pi[8] = {
+	0x00000000, 0xa2f9836e, 0x4e441529, 0xfc2757d1,
+	0xf534ddc0, 0xdb629599, 0x3c439041, 0xfe5163ab,
+};
+
 static LLVMValueRef
-sincos(CgFn *fn, LLVMValueRef x, bool is_cos)
+i128c(Cg *cg, uint64_t hi, uint64_t lo)
 {
-	Cg *cg = fn->cg;
-	LLVMBuilderRef B = cg->B;
+	uint64_t w[2] = { lo, hi };
+
+	return LLVMConstIntOfArbitraryPrecision(
+		LLVMInt128TypeInContext(cg->C), 2, w);
+}
+
+/* Payne-Hanek: |x| = m * 2^(E-150) with m the 24-bit significand and E
+ * the biased exponent (E >= 120 here), and x * 2/pi mod 4 is the low 96
+ * bits of m times the 96 bits of 2/pi from bit E - 120 of the table on
+ * (the bits before it make multiples of 4, the ones after it change the
+ * result by less than 2^-70).  The top 64 of those 96 bits hold the
+ * quadrant (2 bits) and the fraction; rounding to the nearest quadrant
+ * makes the fraction signed, and fraction * pi/2 in f64 is the reduced
+ * argument, |r| <= pi/4, rounded once to f32.  *q gets the quadrant; a
+ * negative x negates both, an infinity gives NaN. */
+static LLVMValueRef
+reduce_big(Cg *cg, LLVMBuilderRef B, LLVMValueRef x, LLVMValueRef *q)
+{
+	LLVMTypeRef t128 = LLVMInt128TypeInContext(cg->C);
+	LLVMValueRef bits, e, m, p0, idx, sh, w, v, prod, q64, s, quad, r, neg;
+	int i;
+
+	bits = LLVMBuildBitCast(B, x, cg->t_i32, "");
+	e = LLVMBuildAnd(B, LLVMBuildLShr(B, bits, cg_i32(cg, 23), ""),
+			 cg_i32(cg, 255), "");
+	m = LLVMBuildOr(B, LLVMBuildAnd(B, bits, cg_i32(cg, 0x7fffff), ""),
+			cg_i32(cg, 0x800000), "");
+	p0 = LLVMBuildSub(B, e, cg_i32(cg, 120), "");
+	p0 = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, p0, cg_i32(cg, 0), ""),
+			     cg_i32(cg, 0), p0, "");
+	idx = LLVMBuildLShr(B, p0, cg_i32(cg, 5), "");
+	sh = LLVMBuildAnd(B, p0, cg_i32(cg, 31), "");
+	/* the table's words idx .. idx+3 as one i128, by selects: no memory */
+	w = i128c(cg, (uint64_t)two_over_pi[4] << 32 | two_over_pi[5],
+		  (uint64_t)two_over_pi[6] << 32 | two_over_pi[7]);
+	for (i = 3; i >= 0; i--) {
+		LLVMValueRef c = i128c(
+			cg, (uint64_t)two_over_pi[i] << 32 | two_over_pi[i + 1],
+			(uint64_t)two_over_pi[i + 2] << 32 | two_over_pi[i + 3]);
+
+		w = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntEQ, idx,
+						     cg_i32(cg, (uint32_t)i), ""),
+				    c, w, "");
+	}
+	v = LLVMBuildShl(B, w, LLVMBuildZExt(B, sh, t128, ""), "");
+	v = LLVMBuildLShr(B, v, LLVMConstInt(t128, 32, 0), "");
+	prod = LLVMBuildMul(B, v, LLVMBuildZExt(B, m, t128, ""), "");
+	q64 = LLVMBuildTrunc(B, LLVMBuildLShr(B, prod, LLVMConstInt(t128, 32, 0), ""),
+			     cg->t_i64, "");
+	s = LLVMBuildShl(B, q64, LLVMConstInt(cg->t_i64, 2, 0), "");
+	quad = LLVMBuildAdd(B, LLVMBuildLShr(B, q64, LLVMConstInt(cg->t_i64, 62, 0), ""),
+			    LLVMBuildAnd(B, LLVMBuildLShr(B, q64, LLVMConstInt(cg->t_i64, 61, 0), ""),
+					 LLVMConstInt(cg->t_i64, 1, 0), ""), "");
+	quad = LLVMBuildTrunc(B, quad, cg->t_i32, "");
+	r = LLVMBuildSIToFP(B, s, cg->t_f64, "");
+	/* pi/2 * 2^-64 */
+	r = LLVMBuildFMul(B, r, LLVMConstReal(cg->t_f64, 0x1.921fb54442d18p-64), "");
+	r = LLVMBuildFPTrunc(B, r, cg->t_f32, "");
+	neg = LLVMBuildICmp(B, LLVMIntSLT, bits, cg_i32(cg, 0), "");
+	r = LLVMBuildSelect(B, neg, LLVMBuildFNeg(B, r, ""), r, "");
+	quad = LLVMBuildSelect(B, neg, LLVMBuildNeg(B, quad, ""), quad, "");
+	/* inf: NaN (x - x) */
+	r = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntEQ, e, cg_i32(cg, 255), ""),
+			    LLVMBuildFSub(B, x, x, ""), r, "");
+	*q = quad;
+	return r;
+}
+
+/* __tlx_sin_f32 and __tlx_cos_f32: k = rint(x * 2/pi) and a three-part
+ * fma reduction below 1e5 (where k * pi/2 needs at most 17 bits of k),
+ * Payne-Hanek above (reduce_big), then the Cephes polynomials on
+ * [-pi/4, pi/4] and the quadrant's choice of sin or cos and sign.
+ * Always inlined above -O0; at -O0 they stay functions (the host test
+ * of testsuite/codegen extracts them). */
+static LLVMValueRef
+trig_fn(Cg *cg, bool is_cos)
+{
 	static const double sc[] = { -1.6666654611e-1, 8.3321608736e-3,
 				     -1.9515295891e-4 };
 	static const double cc[] = { 4.166664568298827e-2,
 				     -1.388731625493765e-3,
 				     2.443315711809948e-5 };
-	LLVMValueRef k, nk, r, z, s, c, q, swap, neg, res;
+	const char *name = is_cos ? "__tlx_cos_f32" : "__tlx_sin_f32";
+	LLVMValueRef F = LLVMGetNamedFunction(cg->M, name);
+	LLVMTypeRef ft = LLVMFunctionType(cg->t_f32, &cg->t_f32, 1, 0);
+	LLVMBuilderRef B, saved = cg->B;
+	LLVMBasicBlockRef entry, fast, slow, join, from[2];
+	LLVMValueRef x, ax, k, nk, r, r2, q, q2, z, s, c, swap, neg, res, v[2];
+	CgFn tmp = { .cg = cg };
 
-	k = call1(fn, "llvm.rint", true, mul(fn, x, fc(cg, 0.6366197723675814)));
+	if (F)
+		return F;
+	F = LLVMAddFunction(cg->M, name, ft);
+	LLVMSetLinkage(F, LLVMInternalLinkage);
+	if (cg->o->olevel > 0) {
+		unsigned ai = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
+
+		LLVMAddAttributeAtIndex(F, LLVMAttributeFunctionIndex,
+					LLVMCreateEnumAttribute(cg->C, ai, 0));
+	}
+	x = LLVMGetParam(F, 0);
+	B = LLVMCreateBuilderInContext(cg->C);
+	cg->B = B;
+	entry = LLVMAppendBasicBlockInContext(cg->C, F, "entry");
+	fast = LLVMAppendBasicBlockInContext(cg->C, F, "fast");
+	slow = LLVMAppendBasicBlockInContext(cg->C, F, "slow");
+	join = LLVMAppendBasicBlockInContext(cg->C, F, "join");
+	LLVMPositionBuilderAtEnd(B, entry);
+	ax = call1(&tmp, "llvm.fabs", true, x);
+	/* infinities and NaNs take the slow path, which makes them NaN */
+	LLVMBuildCondBr(B, LLVMBuildFCmp(B, LLVMRealUGE, ax, fc(cg, 1e5), ""),
+			slow, fast);
+
+	LLVMPositionBuilderAtEnd(B, fast);
+	k = call1(&tmp, "llvm.rint", true, mul(&tmp, x, fc(cg, 0.6366197723675814)));
 	nk = LLVMBuildFNeg(B, k, "");
-	r = fma3(fn, nk, fc(cg, 1.5707963705062866), x);
-	r = fma3(fn, nk, fc(cg, -4.371138828673793e-08), r);
-	r = fma3(fn, nk, fc(cg, -1.7763568394002505e-15), r);
-	z = mul(fn, r, r);
-	s = fma3(fn, mul(fn, z, r), poly(fn, z, sc, 3), r);
-	c = fma3(fn, mul(fn, z, z), poly(fn, z, cc, 3),
-		 fma3(fn, z, fc(cg, -0.5), fc(cg, 1)));
+	r = fma3(&tmp, nk, fc(cg, 1.5707963705062866), x);
+	r = fma3(&tmp, nk, fc(cg, -4.371138828673793e-08), r);
+	r = fma3(&tmp, nk, fc(cg, -1.7151245100058819e-15), r);
+	/* k = 0: x itself (the fmas make -0 into +0) */
+	r = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOEQ, k, fc(cg, 0), ""),
+			    x, r, "");
 	q = LLVMBuildFPToSI(B, k, cg->t_i32, "");
+	LLVMBuildBr(B, join);
+
+	LLVMPositionBuilderAtEnd(B, slow);
+	r2 = reduce_big(cg, B, x, &q2);
+	LLVMBuildBr(B, join);
+
+	LLVMPositionBuilderAtEnd(B, join);
+	from[0] = fast;
+	from[1] = slow;
+	v[0] = r;
+	v[1] = r2;
+	r = LLVMBuildPhi(B, cg->t_f32, "r");
+	LLVMAddIncoming(r, v, from, 2);
+	v[0] = q;
+	v[1] = q2;
+	q = LLVMBuildPhi(B, cg->t_i32, "q");
+	LLVMAddIncoming(q, v, from, 2);
+	z = mul(&tmp, r, r);
+	s = fma3(&tmp, mul(&tmp, z, r), poly(&tmp, z, sc, 3), r);
+	/* sin(-0) = -0, which the fma would make +0 */
+	s = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOEQ, r, fc(cg, 0), ""),
+			    r, s, "");
+	c = fma3(&tmp, mul(&tmp, z, z), poly(&tmp, z, cc, 3),
+		 fma3(&tmp, z, fc(cg, -0.5), fc(cg, 1)));
 	if (is_cos)
 		q = LLVMBuildAdd(B, q, cg_i32(cg, 1), "");
 	swap = LLVMBuildTrunc(B, q, cg->t_i1, "");
 	neg = LLVMBuildTrunc(B, LLVMBuildLShr(B, q, cg_i32(cg, 1), ""), cg->t_i1, "");
 	res = LLVMBuildSelect(B, swap, c, s, "");
-	return LLVMBuildSelect(B, neg, LLVMBuildFNeg(B, res, ""), res, "");
+	LLVMBuildRet(B, LLVMBuildSelect(B, neg, LLVMBuildFNeg(B, res, ""), res, ""));
+	LLVMDisposeBuilder(B);
+	cg->B = saved;
+	return F;
+}
+
+static LLVMValueRef
+sincos(CgFn *fn, LLVMValueRef x, bool is_cos)
+{
+	LLVMValueRef F = trig_fn(fn->cg, is_cos);
+
+	return LLVMBuildCall2(fn->cg->B, LLVMGlobalGetValueType(F), F, &x, 1, "");
 }
 
 static LLVMValueRef

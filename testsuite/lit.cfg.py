@@ -2,6 +2,7 @@
 #   %tlxc, %tlx-opt, %tlx-sim, %tlx-run   the tools of this build
 #   FileCheck, not                        from llvm-22-tools
 #   %examples                             the examples/ directory
+#   %hostclang                            clang 22 (feature host-clang)
 import os
 import lit.formats
 
@@ -67,6 +68,13 @@ if shutil.which("vim") and subprocess.run(
          "if has('syntax') | qa! | else | cq | endif"],
         stdin=subprocess.DEVNULL, capture_output=True).returncode == 0:
     config.available_features.add("vim")
+
+# clang 22 and llvm-extract: codegen's math functions compiled for the host
+hostcc = os.path.join(config.llvm_bindir, "clang")
+if os.path.exists(hostcc) and os.path.exists(
+        os.path.join(config.llvm_bindir, "llvm-extract")):
+    config.available_features.add("host-clang")
+    config.substitutions.append(("%hostclang", hostcc))
 
 if config.ptxas:
     config.available_features.add("ptxas")
