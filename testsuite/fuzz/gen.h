@@ -106,7 +106,14 @@ typedef struct FzMeta {
 	FzArg args[FZ_MAX_ARGS];
 } FzMeta;
 
+/* Seconds on the monotonic clock. */
+double fz_now(void);
+/* The file's bytes, NUL-terminated, in malloc'd memory (*n its length);
+ * NULL (and *n 0) when it cannot be read. */
+char *fz_read_file(const char *path, size_t *n);
+
 /* Reads the "//!" lines of a program; false with a message in err. */
+
 bool fz_meta_parse(const char *src, FzMeta *m, char *err, size_t errn);
 
 /* What a check found.  The class is the message with its numbers and

@@ -113,38 +113,6 @@ typedef struct Opts {
 	char tmp[256];
 } Opts;
 
-static double
-now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static char *
-read_all(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	char *s;
-	long len;
-
-	*n = 0;
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	if (len < 0 || !(s = malloc((size_t)len + 1))) {
-		fclose(f);
-		return NULL;
-	}
-	*n = fread(s, 1, (size_t)len, f);
-	s[*n] = 0;
-	fclose(f);
-	return s;
-}
-
 static bool
 write_all(const char *path, const char *s, size_t n)
 {
@@ -181,7 +149,7 @@ static int
 spawn(char **argv, const char *errpath, int timeout_s, bool *timed_out)
 {
 	posix_spawn_file_actions_t fa;
-	double t0 = now();
+	double t0 = fz_now();
 	pid_t pid;
 	int st = 0, rc;
 
@@ -203,7 +171,7 @@ spawn(char **argv, const char *errpath, int timeout_s, bool *timed_out)
 			return st;
 		if (w < 0 && errno != EINTR)
 			return -1;
-		if (!*timed_out && now() - t0 > timeout_s) {
+		if (!*timed_out && fz_now() - t0 > timeout_s) {
 			kill(pid, SIGKILL);
 			*timed_out = true;
 		}
@@ -274,7 +242,7 @@ compile(const Opts *o, const char *stem, const char *src, size_t len,
 		char line[600];
 		FzResult fr = { .kind = FZ_COMPILE };
 
-		text = read_all(errp, &n);
+		text = fz_read_file(errp, &n);
 		first_error(text ? text : "", line, sizeof line);
 		/* the file's name without the temporary folder's */
 		if (!strncmp(line, o->tmp, strlen(o->tmp)) &&
@@ -294,7 +262,7 @@ compile(const Opts *o, const char *stem, const char *src, size_t len,
 		free(text);
 		return false;
 	}
-	if (!(img->data = read_all(outp, &img->size))) {
+	if (!(img->data = fz_read_file(outp, &img->size))) {
 		set(r, O_SETUP, "setup", "tlxc %s wrote no %s", olv, outp);
 		return false;
 	}
@@ -440,7 +408,7 @@ program(const Opts *o, long i, size_t *len, char *name, size_t n)
 
 	if (o->files) {
 		snprintf(name, n, "%s", o->files[i]);
-		return read_all(o->files[i], len);
+		return fz_read_file(o->files[i], len);
 	}
 	snprintf(name, n, "seed %llu", (unsigned long long)(o->seed + (uint64_t)i));
 	src = fz_generate(o->seed + (uint64_t)i, &o->gen, NULL);
@@ -541,7 +509,7 @@ worker(const Opts *o, int id, Shared *sh, Rec *recs)
 	for (;;) {
 		long i;
 
-		if (o->time_limit > 0 && now() - o->t0 > o->time_limit)
+		if (o->time_limit > 0 && fz_now() - o->t0 > o->time_limit)
 			break;
 		if ((i = __atomic_fetch_add(&sh->next, 1, __ATOMIC_ACQ_REL)) >= total(o))
 			break;
@@ -579,7 +547,7 @@ stderr_tail(const Opts *o, int id, char *out, size_t n)
 	size_t len, k;
 
 	snprintf(path, sizeof path, "%s/w%d.stderr", o->tmp, id);
-	s = read_all(path, &len);
+	s = fz_read_file(path, &len);
 	out[0] = 0;
 	if (!s)
 		return;
@@ -690,7 +658,7 @@ run_workers(const Opts *o, Shared *sh, Rec *recs)
 			sh->cur[k] = -1;
 		}
 		if (__atomic_load_n(&sh->next, __ATOMIC_ACQUIRE) < total(o) &&
-		    (o->time_limit <= 0 || now() - o->t0 < o->time_limit)) {
+		    (o->time_limit <= 0 || fz_now() - o->t0 < o->time_limit)) {
 			pids[k] = start_worker(o, k, sh, recs);
 			live += pids[k] > 0;
 		}
@@ -928,7 +896,7 @@ main(int argc, char **argv)
 	size_t bytes;
 	int i, rc;
 
-	o.t0 = now();
+	o.t0 = fz_now();
 	if (argc == 2 && !strcmp(argv[1], "--self-test"))
 		return self_test();
 	o.files = malloc((size_t)argc * sizeof *o.files);
@@ -1021,7 +989,7 @@ main(int argc, char **argv)
 		long k;
 
 		for (k = 0; k < total(&o); k++) {
-			if (o.time_limit > 0 && now() - o.t0 > o.time_limit)
+			if (o.time_limit > 0 && fz_now() - o.t0 > o.time_limit)
 				break;
 			do_one(&w, k, &recs[k]);
 			if (recs[k].outcome == O_SETUP && !strncmp(recs[k].msg, "no device", 9)) {
@@ -1037,7 +1005,7 @@ main(int argc, char **argv)
 	} else {
 		run_workers(&o, sh, recs);
 	}
-	rc = summary(&o, recs, now() - o.t0);
+	rc = summary(&o, recs, fz_now() - o.t0);
 	remove_tmp(o.tmp);
 	munmap(sh, bytes);
 	free(o.files);

@@ -66,37 +66,6 @@ typedef struct Class {
 	uint64_t first_seed;
 } Class;
 
-static double
-now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static char *
-read_file(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	char *s;
-	long len;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	if (len < 0 || !(s = malloc((size_t)len + 1))) {
-		fclose(f);
-		return NULL;
-	}
-	*n = fread(s, 1, (size_t)len, f);
-	s[*n] = 0;
-	fclose(f);
-	return s;
-}
-
 /* Writes the message as "// " comment lines (at most 12). */
 static void
 comment_lines(FILE *f, const char *msg)
@@ -153,7 +122,7 @@ reduce_one(const Opts *o, const char *src, const FzResult *r,
 	   const char *path)
 {
 	FzReduceOpts ro = { o->oracle, o->check, o->verbose };
-	double t0 = now();
+	double t0 = fz_now();
 	int tests = 0, before = 0, after = 0;
 	char *min = fz_reduce(src, r, &ro, &tests);
 	const char *p;
@@ -166,7 +135,7 @@ reduce_one(const Opts *o, const char *src, const FzResult *r,
 		after += *p == '\n';
 	write_program(path, min, r, o, true);
 	printf("  reduced %d -> %d lines in %d checks (%.1f s): %s\n", before,
-	       after, tests, now() - t0, path);
+	       after, tests, fz_now() - t0, path);
 	free(min);
 }
 
@@ -177,7 +146,7 @@ campaign(const Opts *o)
 	Class classes[64], skips[32];
 	int nclasses = 0, nskips = 0, i;
 	long n, ignored = 0, kinds[FZ_SETUP + 1] = { 0 };
-	double t0 = now(), dt;
+	double t0 = fz_now(), dt;
 
 	if (o->keep)
 		mkdir(o->keep, 0777);
@@ -187,7 +156,7 @@ campaign(const Opts *o)
 		FzResult r;
 		int c;
 
-		if (o->time_limit > 0 && now() - t0 > o->time_limit)
+		if (o->time_limit > 0 && fz_now() - t0 > o->time_limit)
 			break;
 		if (!(src = fz_generate(seed, &o->gen, &st))) {
 			fprintf(stderr, "gen_test: out of memory\n");
@@ -253,7 +222,7 @@ campaign(const Opts *o)
 		free(src);
 		fflush(stdout);
 	}
-	dt = now() - t0;
+	dt = fz_now() - t0;
 	if (o->stats) {
 		printf("constructs used:\n");
 		for (i = 0; i < FZ_C_COUNT; i++)
@@ -300,7 +269,7 @@ check_files(const Opts *o, char **files, int n)
 
 	for (i = 0; i < n; i++) {
 		size_t len;
-		char *src = read_file(files[i], &len);
+		char *src = fz_read_file(files[i], &len);
 		FzResult r;
 
 		if (!src) {
@@ -324,7 +293,7 @@ static int
 reduce_file(const Opts *o, const char *file)
 {
 	size_t len;
-	char *src = read_file(file, &len), out[4096];
+	char *src = fz_read_file(file, &len), out[4096];
 	FzResult r;
 
 	if (!src) {

@@ -19,11 +19,44 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gen.h"
 
 enum { GUARD = 64, POISON = 0xa5 };
+
+double
+fz_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+char *
+fz_read_file(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	char *s;
+	long len;
+
+	*n = 0;
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	if (len < 0 || !(s = malloc((size_t)len + 1))) {
+		fclose(f);
+		return NULL;
+	}
+	*n = fread(s, 1, (size_t)len, f);
+	s[*n] = 0;
+	fclose(f);
+	return s;
+}
 
 const char *const fz_kind_names[] = {
 	"ok", "compile", "launch", "mismatch", "crash", "timeout", "setup",
