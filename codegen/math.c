@@ -242,9 +242,44 @@ reduce_big(Cg *cg, LLVMBuilderRef B, LLVMValueRef x, LLVMValueRef *q)
 	return r;
 }
 
+/* __tlx_trig_reduce_f32(x) -> {r, q}: reduce_big as a function of its
+ * own, never inlined: it runs only for |x| >= 1e5 and infinities, and
+ * inlined at every element of a tile it tripled the code of kernels made
+ * of sin and cos. */
+static LLVMValueRef
+reduce_fn(Cg *cg)
+{
+	const char *name = "__tlx_trig_reduce_f32";
+	LLVMValueRef F = LLVMGetNamedFunction(cg->M, name), r, q, ret;
+	LLVMTypeRef st, ft;
+	LLVMTypeRef el[2] = { cg->t_f32, cg->t_i32 };
+	LLVMBuilderRef B;
+	unsigned ni;
+
+	if (F)
+		return F;
+	st = LLVMStructTypeInContext(cg->C, el, 2, 0);
+	ft = LLVMFunctionType(st, &cg->t_f32, 1, 0);
+	F = LLVMAddFunction(cg->M, name, ft);
+	LLVMSetLinkage(F, LLVMInternalLinkage);
+	ni = LLVMGetEnumAttributeKindForName("noinline", 8);
+	LLVMAddAttributeAtIndex(F, LLVMAttributeFunctionIndex,
+				LLVMCreateEnumAttribute(cg->C, ni, 0));
+	B = LLVMCreateBuilderInContext(cg->C);
+	LLVMPositionBuilderAtEnd(B, LLVMAppendBasicBlockInContext(cg->C, F, "entry"));
+	r = reduce_big(cg, B, LLVMGetParam(F, 0), &q);
+	ret = LLVMGetUndef(st);
+	ret = LLVMBuildInsertValue(B, ret, r, 0, "");
+	ret = LLVMBuildInsertValue(B, ret, q, 1, "");
+	LLVMBuildRet(B, ret);
+	LLVMDisposeBuilder(B);
+	return F;
+}
+
 /* __tlx_sin_f32 and __tlx_cos_f32: k = rint(x * 2/pi) and a three-part
  * fma reduction below 1e5 (where k * pi/2 needs at most 17 bits of k),
- * Payne-Hanek above (reduce_big), then the Cephes polynomials on
+ * Payne-Hanek above (a call of __tlx_trig_reduce_f32), then the Cephes
+ * polynomials on
  * [-pi/4, pi/4] and the quadrant's choice of sin or cos and sign.
  * Always inlined above -O0; at -O0 they stay functions (the host test
  * of testsuite/codegen extracts them). */
@@ -261,7 +296,7 @@ trig_fn(Cg *cg, bool is_cos)
 	LLVMTypeRef ft = LLVMFunctionType(cg->t_f32, &cg->t_f32, 1, 0);
 	LLVMBuilderRef B, saved = cg->B;
 	LLVMBasicBlockRef entry, fast, slow, join, from[2];
-	LLVMValueRef x, ax, k, nk, r, r2, q, q2, z, s, c, swap, neg, res, v[2];
+	LLVMValueRef x, ax, k, nk, r, r2, q, q2, z, s, c, swap, neg, res, v[2], rf;
 	CgFn tmp = { .cg = cg };
 
 	if (F)
@@ -300,7 +335,10 @@ trig_fn(Cg *cg, bool is_cos)
 	LLVMBuildBr(B, join);
 
 	LLVMPositionBuilderAtEnd(B, slow);
-	r2 = reduce_big(cg, B, x, &q2);
+	rf = reduce_fn(cg);
+	r2 = LLVMBuildCall2(B, LLVMGlobalGetValueType(rf), rf, &x, 1, "");
+	q2 = LLVMBuildExtractValue(B, r2, 1, "");
+	r2 = LLVMBuildExtractValue(B, r2, 0, "");
 	LLVMBuildBr(B, join);
 
 	LLVMPositionBuilderAtEnd(B, join);
