@@ -161,6 +161,19 @@ const Layout *ly_wgmma(LayoutTab *t, const int64_t *shape, int nwarps);
 /* How ly_wgmma splits M x N among nwarps / 4 warpgroups (gm along M,
  * gn along N); false when they cannot all get a part. */
 bool ly_wgmma_split(int64_t M, int64_t N, int nwarps, int *gm, int *gn);
+/* The register A operand of a wgmma (RS form, 16-bit elements) of an
+ * M x K tile into accumulator layout `acc`: for each k16 step the
+ * accumulator fragment of an m64n16 tile (tensor-core-layouts.md 3.3),
+ * so register i of a 64 x 16 step holds row 16 (w % 4) + g + 8 ((i >> 1)
+ * & 1), column 2q + (i & 1) + 8 (i >> 2); warpgroups split M as acc's do
+ * and repeat along n.  NULL when acc is not a wgmma accumulator of M rows
+ * or K is not a multiple of 16. */
+const Layout *ly_wgmma_a(LayoutTab *t, const int64_t *shape, const Layout *acc);
+/* The register of layout `a` (ly_wgmma_a) that holds element i (0..7)
+ * of the RS fragment of k16 step s of the thread's 64-row tile mt: row
+ * mt 64 + 8 ((i >> 1) & 1), column 16 s + (i & 1) + 8 (i >> 2) of the
+ * thread's part; -1 if none does. */
+int ly_wgmma_a_reg(const Layout *a, int64_t mt, int64_t s, int i);
 /* The swizzle encoding permuting `bytes` (32, 64 or 128) from address bit
  * `shift`; and the one for a buffer whose rows are `rowbytes` long (the
  * 8 rows an ldmatrix reads, and a blocked layout's 16-byte stores, fall

@@ -339,6 +339,48 @@ ly_wgmma(LayoutTab *t, const int64_t *shape, int nwarps)
 }
 
 const Layout *
+ly_wgmma_a(LayoutTab *t, const int64_t *shape, const Layout *acc)
+{
+	Layout p;
+	const Layout *l;
+	int i, nw, gm;
+
+	if (!acc || acc->kind != LY_WGMMA || shape[0] != acc->shape[0] ||
+	    shape[1] % 16)
+		return NULL;
+	nw = ly_nwarps(acc);
+	if (acc->wn == 1)  /* the same split: the accumulator of A's shape */
+		return ly_wgmma(t, shape, nw);
+	/* warpgroups along n: A's warpgroups split M as the accumulator's do
+	 * and repeat over n (zero bases) */
+	gm = acc->wm;
+	l = ly_wgmma(t, shape, 4 * gm);
+	p = *l;
+	p.next = NULL;
+	p.kind = LY_LINEAR;
+	p.wm = p.wn = 0;
+	p.mreps = p.nreps = 0;
+	p.nwarp = (uint8_t)log2i(nw);
+	for (i = l->nwarp; i < p.nwarp; i++)
+		p.warp[i] = 0;
+	return ly_intern(t, &p);
+}
+
+int
+ly_wgmma_a_reg(const Layout *a, int64_t mt, int64_t s, int i)
+{
+	int64_t K = a->shape[1];
+	int64_t row = mt * 64 + 8 * ((i >> 1) & 1);
+	int64_t col = 16 * s + (i & 1) + 8 * (i >> 2);
+	uint32_t want = (uint32_t)(row * K + col), r, n = (uint32_t)ly_nregs(a);
+
+	for (r = 0; r < n; r++)
+		if (ly_reg_flat(a, r) == want)
+			return (int)r;
+	return -1;
+}
+
+const Layout *
 ly_swizzle(LayoutTab *t, int bytes, int shift)
 {
 	Layout p;

@@ -3,7 +3,10 @@
  * ../shared/reference/tensor-core-layouts.md, element by element: the
  * mma.sync m16n8 accumulator (1.1) and the wgmma m64nN accumulator (3.2),
  * for several shapes and warp counts; every element has exactly one
- * holder (no replication in these), and ly_check accepts them.
+ * holder (no replication in these), and ly_check accepts them.  And the
+ * register A operand of wgmma (3.3): the register ly_wgmma_a_reg picks
+ * for each element of each k16 step's fragment holds the element the
+ * hardware reads there, in every warpgroup.
  */
 #include "ir/ir.h"
 #include "testsuite/unit/test.h"
@@ -78,6 +81,56 @@ check(LayoutTab *t, int64_t M, int64_t N, int nwarps, bool wg)
 	free(seen);
 }
 
+/* The RS A operand of an M x K tile into the accumulator of M x N over
+ * nwarps: a[i] of step s of the warpgroup's 64-row tile mt is row
+ * 16 (w % 4) + g + 8 ((i >> 1) & 1), k 2q + (i & 1) + 8 (i >> 2) of that
+ * step (tensor-core-layouts.md 3.3); warpgroups along n hold copies. */
+static void
+check_a(LayoutTab *t, int64_t M, int64_t N, int64_t K, int nwarps)
+{
+	int64_t cs[2] = { M, N }, as[2] = { M, K };
+	const Layout *acc = ly_wgmma(t, cs, nwarps);
+	const Layout *a = ly_wgmma_a(t, as, acc);
+	int64_t gm = acc->wm, mreps = M / gm / 64, mt, s;
+	uint32_t lane, w;
+	int i, r, bad = 0;
+
+	CHECK(a != NULL);
+	if (!a)
+		return;
+	CHECK(ly_check(a) == NULL);
+	ASSERT((int64_t)ly_nregs(a), mreps * K / 2);
+	for (w = 0; w < (uint32_t)nwarps; w++)
+		for (lane = 0; lane < 32; lane++)
+			for (mt = 0; mt < mreps; mt++)
+				for (s = 0; s < K / 16; s++)
+					for (i = 0; i < 8; i++) {
+						int64_t g = lane >> 2, q = lane & 3;
+						int64_t row = (w / 4) % gm * (M / gm) +
+							      64 * mt + 16 * (w % 4) + g +
+							      8 * ((i >> 1) & 1);
+						int64_t col = 16 * s + 2 * q + (i & 1) +
+							      8 * (i >> 2);
+						uint32_t f;
+
+						r = ly_wgmma_a_reg(a, mt, s, i);
+						f = r < 0 ? ~0u : ly_flat(a, (uint32_t)r, lane, w);
+						if (f != (uint32_t)(row * K + col) && bad++ < 5)
+							fprintf(stderr, "wgmma A %lldx%lld into "
+								"%lldx%lld/%d: warp %u lane %u "
+								"step %lld a[%d] is reg %d\n",
+								(long long)M, (long long)K,
+								(long long)M, (long long)N,
+								nwarps, w, lane, (long long)s,
+								i, r);
+					}
+	ASSERT(0, bad);
+	/* not a wgmma accumulator, or K not a multiple of 16: none */
+	CHECK(ly_wgmma_a(t, as, ly_mma(t, cs, nwarps)) == NULL);
+	as[1] = 24;
+	CHECK(ly_wgmma_a(t, as, acc) == NULL);
+}
+
 int
 main(void)
 {
@@ -98,6 +151,12 @@ main(void)
 	}
 	check(&c.layouts, 16, 8, 1, false);
 	check(&c.layouts, 32, 64, 4, false);
+	check_a(&c.layouts, 64, 128, 64, 4);
+	check_a(&c.layouts, 64, 64, 128, 4);
+	check_a(&c.layouts, 128, 128, 64, 4);
+	check_a(&c.layouts, 128, 256, 16, 8);
+	check_a(&c.layouts, 64, 256, 128, 8);   /* warpgroups along n */
+	check_a(&c.layouts, 256, 128, 64, 16);
 	arena_reset(&a);
 	TEST_MAIN_END();
 }
