@@ -47,6 +47,23 @@ swizzle_code(int w)
 	return w == 128 ? 1 : w == 64 ? 2 : 3;
 }
 
+/* Why A in registers cannot be wgmma's (RS form) A (NULL: it can): it
+ * must be 16-bit and in the fragment layout of the accumulator's
+ * warpgroups (ly_wgmma_a), which assign-layouts gives it. */
+static const char *
+rs_problem(CgFn *fn, Op *op)
+{
+	Type *a = ir_type(fn->f, op->opnds[0]);
+	const Layout *acc = ir_type(fn->f, op->res[0])->layout;
+
+	if (a->kind != TY_TILE || ty_bits(a->elem) != 16)
+		return "an 8-bit operand in registers";
+	if (!a->layout || a->layout != ly_wgmma_a(&fn->cg->layouts, a->shape, acc))
+		return "an A in registers not in the layout of wgmma's A "
+		       "fragment";
+	return NULL;
+}
+
 /* Why dot_async operand i cannot be read by wgmma (NULL: it can). */
 static const char *
 opnd_problem(CgFn *fn, Op *op, int i)
@@ -55,7 +72,7 @@ opnd_problem(CgFn *fn, Op *op, int i)
 	SmemView *w;
 
 	if (t->kind != TY_SMEM)
-		return "an operand in registers";
+		return i == 0 ? rs_problem(fn, op) : "a B operand in registers";
 	w = fn->vals[op->opnds[i]].view;
 	if (!w || w->rank != 2 || !w->tw || w->tr < 0 || w->tc < 0 ||
 	    !(w->tc == 0 || w->tc == 1))
@@ -132,7 +149,7 @@ cg_wgmma_check(CgFn *fn, Op *op)
 		const Layout *e;
 
 		if (ir_type(fn->f, op->opnds[i])->kind != TY_SMEM)
-			why = "an operand in registers";
+			why = i == 0 ? rs_problem(fn, op) : "a B operand in registers";
 		else if (!(b = ir_view_buffer(fn->f, op->opnds[i])) ||
 			 !(e = ir_type(fn->f, b->res[0])->layout) ||
 			 e->kind != LY_SWIZZLE || !e->swz_tiled)
@@ -189,17 +206,21 @@ desc_plus(CgFn *fn, Opnd *o, LLVMValueRef desc, int d, LLVMValueRef x)
 	return LLVMBuildAdd(B, desc, LLVMBuildZExt(B, off, fn->cg->t_i64, ""), "");
 }
 
-/* One wgmma m64 x n x k over acc registers r[0 .. n/2) (in place); 8-bit
- * operands (k32) are K-major and take no transpose operands. */
+/* One wgmma m64 x n x k over acc registers r[0 .. n/2) (in place), A
+ * from the descriptor da or, when ra is not NULL, from the four b32
+ * registers ra (the RS form, which has no ta); 8-bit operands (k32) are
+ * K-major and take no transpose operands. */
 static void
 issue(CgFn *fn, const char *ta_ty, const char *tb_ty, int k, int n, bool ta,
-      bool tb, LLVMValueRef da, LLVMValueRef db, LLVMValueRef *r)
+      bool tb, LLVMValueRef da, const LLVMValueRef *ra, LLVMValueRef db,
+      LLVMValueRef *r)
 {
 	Cg *cg = fn->cg;
-	int nr = n / 2, i, len = 0, cap = 16 * nr + 256;
+	int nr = n / 2, na = ra ? 4 : 1, i, len = 0, cap = 16 * nr + 256;
 	char *text = arena_alloc(&cg->arena, (size_t)cap);
 	char *cons = arena_alloc(&cg->arena, (size_t)(8 * nr + 64));
-	LLVMValueRef *args = arena_alloc(&cg->arena, (size_t)(nr + 2) * sizeof *args);
+	LLVMValueRef *args = arena_alloc(&cg->arena,
+					 (size_t)(nr + na + 1) * sizeof *args);
 	LLVMTypeRef *ft = arena_alloc(&cg->arena, (size_t)nr * sizeof *ft);
 	LLVMValueRef res;
 	int clen = 0;
@@ -210,7 +231,11 @@ issue(CgFn *fn, const char *ta_ty, const char *tb_ty, int k, int n, bool ta,
 	for (i = 0; i < nr; i++)
 		len += snprintf(text + len, (size_t)(cap - len), "%s$%d",
 				i ? "," : "", i);
-	if (k == 32)
+	if (ra)
+		snprintf(text + len, (size_t)(cap - len),
+			 "}, {$%d, $%d, $%d, $%d}, $%d, 1, 1, 1, %d;", 2 * nr,
+			 2 * nr + 1, 2 * nr + 2, 2 * nr + 3, 2 * nr + 4, tb);
+	else if (k == 32)
 		snprintf(text + len, (size_t)(cap - len), "}, $%d, $%d, 1, 1, 1;",
 			 2 * nr, 2 * nr + 1);
 	else
@@ -220,17 +245,43 @@ issue(CgFn *fn, const char *ta_ty, const char *tb_ty, int k, int n, bool ta,
 		clen += snprintf(cons + clen, 8, "=f,");
 	for (i = 0; i < nr; i++)
 		clen += snprintf(cons + clen, 8, "%d,", i);
-	snprintf(cons + clen, 8, "l,l");
+	snprintf(cons + clen, 16, ra ? "r,r,r,r,l" : "l,l");
 	for (i = 0; i < nr; i++) {
 		args[i] = r[i];
 		ft[i] = cg->t_f32;
 	}
-	args[nr] = da;
-	args[nr + 1] = db;
+	for (i = 0; i < na; i++)
+		args[nr + i] = ra ? ra[i] : da;
+	args[nr + na] = db;
 	res = cg_asm(cg, LLVMStructTypeInContext(cg->C, ft, (unsigned)nr, 0),
-		     text, cons, args, nr + 2, true, true);
+		     text, cons, args, nr + na + 1, true, true);
 	for (i = 0; i < nr; i++)
 		r[i] = LLVMBuildExtractValue(cg->B, res, (unsigned)i, "");
+}
+
+/* The four b32 registers of A's k16 step s of 64-row tile mt (the RS
+ * fragment, ly_wgmma_a_reg; register j packs a[2j], a[2j + 1]), from
+ * A's registers va in layout LA (ly_wgmma_a). */
+static void
+rs_regs(CgFn *fn, const Layout *LA, LLVMValueRef *va, int64_t mt, int64_t s,
+	LLVMValueRef *ra)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	LLVMTypeRef v2 = LLVMVectorType(LLVMTypeOf(va[0]), 2);
+	int i, j, r;
+
+	for (j = 0; j < 4; j++) {
+		LLVMValueRef v = LLVMGetUndef(v2);
+
+		for (i = 2 * j; i < 2 * j + 2; i++) {
+			if ((r = ly_wgmma_a_reg(LA, mt, s, i)) < 0)
+				tlx_bug("wgmma: no register of A holds element "
+					"%d of step %lld", i, (long long)s);
+			v = LLVMBuildInsertElement(B, v, va[r], cg_i32(cg, i & 1), "");
+		}
+		ra[j] = LLVMBuildBitCast(B, v, cg->t_i32, "");
+	}
 }
 
 static bool
@@ -240,7 +291,8 @@ dot_async(CgFn *fn, Op *op)
 	LLVMBuilderRef B = cg->B;
 	Type *a = ir_type(fn->f, op->opnds[0]);
 	const Layout *L = ir_type(fn->f, op->res[0])->layout;
-	LLVMValueRef *c, *acc, wg, da0, db0;
+	LLVMValueRef *c, *acc, wg, da0, db0, *va = NULL, *ra = NULL;
+	const Layout *LA = NULL;
 	const char *why;
 	int ks = kstep(a);
 	Opnd oa = { 0 }, ob = { 0 };
@@ -252,8 +304,13 @@ dot_async(CgFn *fn, Op *op)
 		refuse(fn, op, why);
 		return false;
 	}
-	oa.w = fn->vals[op->opnds[0]].view;
-	oa.mn = oa.w->tc != 1;
+	if (a->kind == TY_TILE) {
+		LA = a->layout;
+		va = cg_operand(fn, op, 0);
+	} else {
+		oa.w = fn->vals[op->opnds[0]].view;
+		oa.mn = oa.w->tc != 1;
+	}
 	ob.w = fn->vals[op->opnds[1]].view;
 	ob.mn = ob.w->tc != 0;
 	c = cg_operand(fn, op, 2);
@@ -262,10 +319,10 @@ dot_async(CgFn *fn, Op *op)
 	for (i = 0; i < n; i++)
 		acc[i] = c[i];
 	/* the warpgroup's rows and columns: its index's low bits along m */
-	da0 = base_desc(fn, &oa);
+	da0 = LA ? NULL : base_desc(fn, &oa);
 	db0 = base_desc(fn, &ob);
 	wg = LLVMBuildLShr(B, fn->warp, cg_i32(cg, 2), "");
-	if (L->wm > 1)
+	if (L->wm > 1 && !LA)
 		da0 = desc_plus(fn, &oa, da0, 0, LLVMBuildMul(B,
 			LLVMBuildAnd(B, wg, cg_i32(cg, L->wm - 1), ""),
 			cg_i32(cg, (int64_t)L->mreps * 64), ""));
@@ -275,16 +332,27 @@ dot_async(CgFn *fn, Op *op)
 			cg_i32(cg, (int64_t)L->nreps * 8), ""));
 	Nw = (int64_t)L->nreps * 8;
 	nc = MIN(Nw, 256);
+	/* A's registers are packed before the fence: written after it,
+	 * ptxas would have to fence again (C7519) */
+	if (LA) {
+		ra = arena_alloc(&cg->arena, (size_t)(K / ks * L->mreps * 4) *
+					     sizeof *ra);
+		for (s = 0; s < K / ks; s++)
+			for (mt = 0; mt < L->mreps; mt++)
+				rs_regs(fn, LA, va, mt, s,
+					ra + (s * L->mreps + mt) * 4);
+	}
 	cg_intr(cg, "llvm.nvvm.wgmma.fence.sync.aligned", NULL, 0, NULL, 0);
 	for (s = 0; s < K / ks; s++)
 		for (mt = 0; mt < L->mreps; mt++)
 			for (j = 0; j < Nw / nc; j++) {
-				LLVMValueRef da = desc_at(fn, &oa, da0, mt * 64, s * ks);
 				LLVMValueRef db = desc_at(fn, &ob, db0, s * ks, j * nc);
 
 				issue(fn, ptx_type(a),
 				      ptx_type(ir_type(fn->f, op->opnds[1])), ks,
-				      (int)nc, oa.mn, ob.mn, da, db,
+				      (int)nc, oa.mn, ob.mn,
+				      LA ? NULL : desc_at(fn, &oa, da0, mt * 64, s * ks),
+				      LA ? ra + (s * L->mreps + mt) * 4 : NULL, db,
 				      acc + mt * (Nw / 2) + j * (nc / 2));
 			}
 	cg_intr(cg, "llvm.nvvm.wgmma.commit_group.sync.aligned", NULL, 0, NULL, 0);

@@ -529,15 +529,16 @@ wanted(Asg *s, Op *op, uint32_t i)
 	case OP_DOT:
 		return i == 2 ? s->home[op->res[0]] : home_or_default(s, v);
 	case OP_DOT_ASYNC: {
-		/* A in registers: wgmma's fragment of it, the accumulator
-		 * layout of its own shape */
+		/* A in registers: wgmma's fragment of it (ly_wgmma_a: per
+		 * k16 step the accumulator layout of an m64n16 tile), split
+		 * over the warpgroups as the accumulator is */
 		Type *at = ir_type(s->f, v);
 
 		if (i == 2)
 			return s->home[op->res[0]];
-		if (at->rank == 2 && at->shape[0] % 64 == 0 &&
-		    at->shape[1] % 8 == 0 && s->nwarps % 4 == 0)
-			return ly_wgmma(s->lt, at->shape, s->nwarps);
+		if (at->rank == 2 && ty_bits(at->elem) == 16 &&
+		    (h = ly_wgmma_a(s->lt, at->shape, s->home[op->res[0]])))
+			return h;
 		return home_or_default(s, v);
 	}
 	case OP_YIELD: case OP_CONDITION:
