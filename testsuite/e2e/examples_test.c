@@ -13,6 +13,7 @@
  *   examples_test gemm MODULE KERNEL M N K     (TMA GEMMs: gemm_ws, ...)
  *   examples_test gemm_fp8 MODULE KERNEL M N K (C = A @ BT^T, e4m3)
  *   examples_test gemm_bias MODULE KERNEL M N K (C = GELU(A @ B + bias))
+ *   examples_test attention MODULE Z H HKV SQ SK D CAUSAL (attention_fwd)
  *
  * MODULE is what tlxc made (a cubin, PTX or IR text) or, in builds with
  * libtlx, a .tlx source that is compiled in-process first (const
@@ -699,6 +700,91 @@ run_grouped(const char *path, const char *name, int G, int N, int K, int mmax,
 	return check_gemm(name, C, ref, offs[G], N, K, ms);
 }
 
+/* attention_fwd: Z x H query heads of SQ rows, Z x HKV key/value heads
+ * of SK rows, head dim D; O (bf16) and the log-sum-exp (f32) of every
+ * query row against a double-precision reference, over bf16 inputs
+ * uniform in [-2, 2) (scores of a few units: the softmax is neither flat
+ * nor one-hot).  The kernel rounds P to bf16 before P V: O is checked to
+ * 2^-7 relative plus 2^-8 absolute, the log-sum-exp to 1e-4 (x + 1). */
+static int
+run_attention(const char *path, int Z, int H, int HKV, int SQ, int SK, int D,
+	      int causal)
+{
+	size_t nq = (size_t)Z * H * SQ, nk = (size_t)Z * HKV * SK;
+	uint16_t *Q = random_bf16(nq * D, 2, 0), *K = random_bf16(nk * D, 2, 0),
+		 *V = random_bf16(nk * D, 2, 0), *O;
+	tlxrt_ptr dq = dalloc(nq * D, 2), dk = dalloc(nk * D, 2),
+		  dv = dalloc(nk * D, 2), dout = dalloc(nq * D, 2),
+		  dl = dalloc(nq, 4);
+	int64_t sq[2] = { (int64_t)nq, D }, sk[2] = { (int64_t)nk, D };
+	double scale = 1 / sqrt((double)D), *s = hmalloc((size_t)SK * sizeof *s);
+	double *o = hmalloc((size_t)D * sizeof *o);
+	tlxrt_module *m;
+	tlxrt_kernel *k = kernel(path, "attention_fwd", &m);
+	tlxrt_arg a[11];
+	Err e = { 0 }, el = { 0 };
+	float ms, *lse;
+	char what[96];
+	int z, h, r, j, d;
+
+	upload(dq, Q, nq * D * 2);
+	upload(dk, K, nk * D * 2);
+	upload(dv, V, nk * D * 2);
+	a[0] = tlxrt_arg_tensor(dq, TLXRT_BF16, 2, sq, NULL);
+	a[1] = tlxrt_arg_tensor(dk, TLXRT_BF16, 2, sk, NULL);
+	a[2] = tlxrt_arg_tensor(dv, TLXRT_BF16, 2, sk, NULL);
+	a[3] = tlxrt_arg_ptr(dout);
+	a[4] = tlxrt_arg_ptr(dl);
+	a[5] = tlxrt_arg_i32(Z);
+	a[6] = tlxrt_arg_i32(H);
+	a[7] = tlxrt_arg_i32(HKV);
+	a[8] = tlxrt_arg_i32(SQ);
+	a[9] = tlxrt_arg_i32(SK);
+	a[10] = tlxrt_arg_f32((float)scale);
+	ms = launch(k, a, 11);
+	O = download(dout, nq * D, 2);
+	lse = download(dl, nq, 4);
+	for (z = 0; z < Z; z++)
+		for (h = 0; h < H; h++)
+			for (r = 0; r < SQ; r++) {
+				size_t row = ((size_t)z * H + h) * SQ + r;
+				size_t kv = ((size_t)z * HKV + h / (H / HKV)) * SK;
+				int n = causal && r + 1 < SK ? r + 1 : SK;
+				double mx = -INFINITY, sum = 0;
+
+				for (j = 0; j < n; j++) {
+					double x = 0;
+
+					for (d = 0; d < D; d++)
+						x += (double)from_bf16(Q[row * D + d]) *
+						     from_bf16(K[(kv + j) * D + d]);
+					s[j] = x * scale;
+					mx = s[j] > mx ? s[j] : mx;
+				}
+				for (d = 0; d < D; d++)
+					o[d] = 0;
+				for (j = 0; j < n; j++) {
+					double p = exp(s[j] - mx);
+
+					sum += p;
+					for (d = 0; d < D; d++)
+						o[d] += p * from_bf16(V[(kv + j) * D + d]);
+				}
+				for (d = 0; d < D; d++)
+					compare(&e, row * D + d, from_bf16(O[row * D + d]),
+						o[d] / sum, 1.0 / 256, 1.0 / 128);
+				compare(&el, row, lse[row], mx + log(sum), 1e-4,
+					1e-4);
+			}
+	snprintf(what, sizeof what, "attention_fwd Z%d H%d/%d SQ%d SK%d D%d%s",
+		 Z, H, HKV, SQ, SK, D, causal ? " causal" : "");
+	if (el.bad) {
+		report("attention_fwd lse", &el, ms);
+		return 1;
+	}
+	return report(what, &e, ms);
+}
+
 static int
 arg(char **argv, int argc, int i)
 {
@@ -744,6 +830,11 @@ main(int argc, char **argv)
 				 arg(argv, argc, 7),
 				 argc > 8 ? arg(argv, argc, 8) : 128,
 				 argc > 9 ? arg(argv, argc, 9) : 256);
+	else if (!strcmp(what, "attention") && argc >= 10)
+		rc = run_attention(path, arg(argv, argc, 3), arg(argv, argc, 4),
+				   arg(argv, argc, 5), arg(argv, argc, 6),
+				   arg(argv, argc, 7), arg(argv, argc, 8),
+				   arg(argv, argc, 9));
 	else if (!strcmp(what, "gemm_fp8") && argc >= 7)
 		rc = run_fp8_gemm(path, argv[3], arg(argv, argc, 4),
 				  arg(argv, argc, 5), arg(argv, argc, 6));

@@ -158,6 +158,14 @@ for c in "128 256 128 3" "128 128 128 4" "128 256 64 6"; do
 	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 \
 		"$top/examples/gemm_fp8.tlx" -o "$out/cubin/fp8-$1x$2x$3-s$4.cubin"
 done
+# examples/attention_fwd.tlx (a TMA producer, two consumer warpgroups, P
+# in registers for the second wgmma) at head dims 64, 128 and 256, causal
+# or not
+for c in "64 0" "64 1" "128 0" "128 1" "256 0" "256 1"; do
+	set -- $c
+	"$tlxc" $t -D D=$1 -D CAUSAL=$2 "$top/examples/attention_fwd.tlx" \
+		-o "$out/cubin/attn-d$1-c$2.cubin"
+done
 # a deliberately wrong pipe protocol, built with --debug-barriers (run.sh
 # expects its report and a trap, not a hang)
 "$tlxc" $t --debug-barriers "$top/testsuite/gpu/deadlock/no_release.tlx" \
