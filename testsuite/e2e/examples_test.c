@@ -13,7 +13,8 @@
  *   examples_test gemm MODULE KERNEL M N K     (TMA GEMMs: gemm_ws, ...)
  *   examples_test gemm_fp8 MODULE KERNEL M N K (C = A @ BT^T, e4m3)
  *   examples_test gemm_bias MODULE KERNEL M N K (C = GELU(A @ B + bias))
- *   examples_test attention MODULE Z H HKV SQ SK D CAUSAL (attention_fwd)
+ *   examples_test attention MODULE Z H HKV SQ SK D CAUSAL [KERNEL]
+ *                                               (attention_fwd, _dyn)
  *
  * MODULE is what tlxc made (a cubin, PTX or IR text) or, in builds with
  * libtlx, a .tlx source that is compiled in-process first (const
@@ -707,8 +708,8 @@ run_grouped(const char *path, const char *name, int G, int N, int K, int mmax,
  * nor one-hot).  The kernel rounds P to bf16 before P V: O is checked to
  * 2^-7 relative plus 2^-8 absolute, the log-sum-exp to 1e-4 (x + 1). */
 static int
-run_attention(const char *path, int Z, int H, int HKV, int SQ, int SK, int D,
-	      int causal)
+run_attention(const char *path, const char *name, int Z, int H, int HKV,
+	      int SQ, int SK, int D, int causal)
 {
 	size_t nq = (size_t)Z * H * SQ, nk = (size_t)Z * HKV * SK;
 	uint16_t *Q = random_bf16(nq * D, 2, 0), *K = random_bf16(nk * D, 2, 0),
@@ -720,7 +721,7 @@ run_attention(const char *path, int Z, int H, int HKV, int SQ, int SK, int D,
 	double scale = 1 / sqrt((double)D), *s = hmalloc((size_t)SK * sizeof *s);
 	double *o = hmalloc((size_t)D * sizeof *o);
 	tlxrt_module *m;
-	tlxrt_kernel *k = kernel(path, "attention_fwd", &m);
+	tlxrt_kernel *k = kernel(path, name, &m);
 	tlxrt_arg a[11];
 	Err e = { 0 }, el = { 0 };
 	float ms, *lse;
@@ -776,12 +777,13 @@ run_attention(const char *path, int Z, int H, int HKV, int SQ, int SK, int D,
 				compare(&el, row, lse[row], mx + log(sum), 1e-4,
 					1e-4);
 			}
-	snprintf(what, sizeof what, "attention_fwd Z%d H%d/%d SQ%d SK%d D%d%s",
-		 Z, H, HKV, SQ, SK, D, causal ? " causal" : "");
+	snprintf(what, sizeof what, "%s lse", name);
 	if (el.bad) {
-		report("attention_fwd lse", &el, ms);
+		report(what, &el, ms);
 		return 1;
 	}
+	snprintf(what, sizeof what, "%s Z%d H%d/%d SQ%d SK%d D%d%s", name, Z, H,
+		 HKV, SQ, SK, D, causal ? " causal" : "");
 	return report(what, &e, ms);
 }
 
@@ -831,7 +833,8 @@ main(int argc, char **argv)
 				 argc > 8 ? arg(argv, argc, 8) : 128,
 				 argc > 9 ? arg(argv, argc, 9) : 256);
 	else if (!strcmp(what, "attention") && argc >= 10)
-		rc = run_attention(path, arg(argv, argc, 3), arg(argv, argc, 4),
+		rc = run_attention(path, argc > 10 ? argv[10] : "attention_fwd",
+				   arg(argv, argc, 3), arg(argv, argc, 4),
 				   arg(argv, argc, 5), arg(argv, argc, 6),
 				   arg(argv, argc, 7), arg(argv, argc, 8),
 				   arg(argv, argc, 9));
