@@ -18,7 +18,10 @@
  * offset of its first element (cg_view_dim_bytes), added to the
  * descriptor's address field.  The accumulator registers are the
  * instruction's d registers in order (ly_wgmma's register bits are d's
- * index bits).
+ * index bits).  A 16-bit A in registers (the RS form, {a0..a3} in place
+ * of A's descriptor, no ta) is in ly_wgmma_a of the accumulator's layout:
+ * each k16 step of each 64-row tile packs the eight elements
+ * ly_wgmma_a_reg names into four b32 registers, all before the fence.
  *
  * dot_wait {pending = n} is wgmma.wait_group n as inline PTX that takes
  * and redefines every register of its operands, so that nothing reads
