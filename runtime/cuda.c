@@ -260,6 +260,28 @@ cuda_close(tlxrt_device *dev)
 	dev->impl = NULL;
 }
 
+/* The GPUs the driver sees: cuInit and cuDeviceGetCount, no context. */
+static int
+cuda_count(tlxrt_device *dev, int *out)
+{
+	CuApi *a;
+	int rc = TLXRT_OK;
+	CUresult r;
+
+	if (!(a = tlx_calloc(1, sizeof *a)))
+		return rt_error(dev, TLXRT_NOMEM, "out of memory");
+	dev->impl = a;
+	if ((rc = load_api(dev, a)) == TLXRT_OK &&
+	    ((r = a->Init(0)) != 0 || (r = a->DeviceGetCount(out)) != 0)) {
+		cu_fail(dev, r, "cuInit");
+		rc = TLXRT_NODEVICE | (int)((unsigned)r << 8);
+	}
+	if (rc != TLXRT_OK)
+		*out = 0;
+	cuda_close(dev);
+	return rc;
+}
+
 static int
 cuda_open(tlxrt_device *dev, const char *arg)
 {
@@ -321,6 +343,7 @@ cuda_open(tlxrt_device *dev, const char *arg)
 		goto fail;
 	}
 	p->sm = major * 10 + minor;
+	p->ordinal = ordinal;
 	p->max_cluster_size = major >= 9 ? 8 : 1;
 	return TLXRT_OK;
 fail:
@@ -851,6 +874,7 @@ cuda_event_elapsed(tlxrt_event *a, tlxrt_event *b, float *ms)
 const RtBackend rt_cuda_backend = {
 	.name = "cuda",
 	.open = cuda_open,
+	.count = cuda_count,
 	.close = cuda_close,
 	.sync = cuda_sync,
 	.malloc = cuda_malloc,

@@ -144,6 +144,9 @@ struct RtBackend {
 	/* arg: what followed "name:" (GPU ordinal), or NULL.  Fills props.
 	 * On failure leaves a message in dev->err. */
 	int (*open)(tlxrt_device *dev, const char *arg);
+	/* How many devices the backend presents (tlxrt_device_count); dev
+	 * is a scratch device for the message, not opened. */
+	int (*count)(tlxrt_device *dev, int *out);
 	void (*close)(tlxrt_device *dev);
 	int (*sync)(tlxrt_device *dev);
 	int (*malloc)(tlxrt_device *dev, size_t n, tlxrt_ptr *out);

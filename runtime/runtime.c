@@ -83,6 +83,9 @@ open_one(const char *name, tlxrt_device **out, Buf *why)
 
 	if (strcmp(name, "sim") == 0) {
 		be = &rt_sim_backend;
+	} else if (strncmp(name, "sim:", 4) == 0) {
+		be = &rt_sim_backend;
+		arg = name + 4;
 	} else if (strcmp(name, "cuda") == 0) {
 		be = &rt_cuda_backend;
 	} else if (strncmp(name, "cuda:", 5) == 0) {
@@ -90,7 +93,8 @@ open_one(const char *name, tlxrt_device **out, Buf *why)
 		arg = name + 5;
 	} else {
 		why->n = 0;
-		buf_printf(why, "unknown device '%s' (use sim, cuda or cuda:N)",
+		buf_printf(why, "unknown device '%s' (use sim, sim:N, cuda or "
+			   "cuda:N)",
 			   name);
 		return TLXRT_NODEVICE;
 	}
@@ -148,6 +152,29 @@ int
 tlxrt_device_open(const char *name, tlxrt_device **out)
 {
 	return tlxrt_device_open_errmsg(name, out, NULL, 0);
+}
+
+int
+tlxrt_device_count(const char *backend, int *out)
+{
+	tlxrt_device scratch;
+	const RtBackend *be;
+	int rc;
+
+	if (!out || !backend)
+		return TLXRT_MISUSE;
+	*out = 0;
+	if (!strcmp(backend, "sim"))
+		be = &rt_sim_backend;
+	else if (!strcmp(backend, "cuda"))
+		be = &rt_cuda_backend;
+	else
+		return TLXRT_NODEVICE;
+	memset(&scratch, 0, sizeof scratch);
+	scratch.be = be;
+	rc = be->count(&scratch, out);
+	buf_free(&scratch.err);
+	return rc;
 }
 
 int

@@ -33,6 +33,20 @@ env_int(const char *name, int64_t lo, int64_t hi, int64_t *out)
 	return 1;
 }
 
+/* TLXRT_SIM_DEVICES: the simulated devices (1 to 64; 1 when unset). */
+static int
+sim_count(tlxrt_device *dev, int *out)
+{
+	int64_t v = 1;
+
+	if (env_int("TLXRT_SIM_DEVICES", 1, 64, &v) < 0)
+		return rt_error(dev, TLXRT_INVALID_ARG, "TLXRT_SIM_DEVICES='%s' "
+				"is not a valid value (1 to 64)",
+				getenv("TLXRT_SIM_DEVICES"));
+	*out = (int)v;
+	return TLXRT_OK;
+}
+
 static int
 sim_open(tlxrt_device *dev, const char *arg)
 {
@@ -51,8 +65,23 @@ sim_open(tlxrt_device *dev, const char *arg)
 	};
 	SimMem *m;
 	size_t i;
+	int count, ordinal = 0, rc;
 
-	(void)arg;
+	if ((rc = sim_count(dev, &count)) != TLXRT_OK)
+		return rc;
+	if (arg) {
+		char *end;
+		long v = strtol(arg, &end, 10);
+
+		if (!*arg || *end || v < 0)
+			return rt_error(dev, TLXRT_NODEVICE, "bad device number "
+					"'%s' in 'sim:%s'", arg, arg);
+		if (v >= count)
+			return rt_error(dev, TLXRT_NODEVICE, "no simulated "
+					"device %ld (TLXRT_SIM_DEVICES is %d)",
+					v, count);
+		ordinal = (int)v;
+	}
 	if (!(m = tlx_calloc(1, sizeof *m)))
 		return rt_error(dev, TLXRT_NOMEM, "out of memory");
 	sim_mem_init(m, 16ull << 30);
@@ -62,6 +91,7 @@ sim_open(tlxrt_device *dev, const char *arg)
 	snprintf(dev->props.name, sizeof dev->props.name,
 		 "tlx simulator (sm_90)");
 	dev->props.sm_count = 132;
+	dev->props.ordinal = ordinal;
 	dev->props.max_smem_per_block = (int)target_get(dev->props.sm)->smem;
 	dev->props.max_threads_per_block = 1024;
 	dev->props.max_cluster_size = 8;
@@ -336,6 +366,7 @@ sim_event_elapsed(tlxrt_event *a, tlxrt_event *b, float *ms)
 const RtBackend rt_sim_backend = {
 	.name = "sim",
 	.open = sim_open,
+	.count = sim_count,
 	.close = sim_close,
 	.sync = sim_sync,
 	.malloc = sim_malloc,

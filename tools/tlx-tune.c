@@ -92,6 +92,10 @@ help(void)
 "  --backend KIND        sim (default), cuda or synthetic\n"
 "  --timeout SECONDS     per compile and per run of a candidate (default 10)\n"
 "  -j, --jobs N          compile workers (default: the number of cores)\n"
+"  --devices LIST        benchmark on these devices, 0,1 (default all: the\n"
+"                        GPUs the driver sees; sim and synthetic:\n"
+"                        TLXRT_SIM_DEVICES); one run child per device at a\n"
+"                        time, the first runs the reference and finalists\n"
 "  --repeats N           timed runs per candidate; the median counts\n"
 "                        (default: 3 on sim, 10 on cuda)\n"
 "  --finalists N         the N best re-timed round-robin at the end, the\n"
@@ -300,6 +304,9 @@ parse_args(Cli *T, int argc, char **argv)
 		} else if (IS("--json")) {
 			VALUE();
 			T->json = val;
+		} else if (IS("--devices")) {
+			VALUE();
+			T->o.devices = val;
 		} else if (IS("--plot")) {
 			VALUE();
 			T->plot = val;

@@ -237,32 +237,58 @@ compile_batch(tlx_tune *T, const int *const *cfgs, int n, Child *cs)
 
 /* ---- evaluation ---------------------------------------------------------- */
 
-enum { HEADER = sizeof(double) + 128 + sizeof(int32_t) };
-
-/* Runs the image compiled in *cc for cfg; the status, and the output in
- * *run (its buffer owned by the caller). */
+/* A compile's outcome: TLX_TUNE_OK when there is an image to run. */
 static int
-run_compiled(tlx_tune *T, const int *cfg, Child *cc, Child *run)
+compile_status(const Child *cc)
 {
-	memset(run, 0, sizeof *run);
-	if (cc->st == CH_FAIL)
-		return TLX_TUNE_INVALID;
-	if (cc->st != CH_OK)
-		return cc->st == CH_TIMEOUT ? TLX_TUNE_TIMEOUT : TLX_TUNE_FAILED;
+	return cc->st == CH_OK ? TLX_TUNE_OK
+	     : cc->st == CH_FAIL ? TLX_TUNE_INVALID
+	     : cc->st == CH_TIMEOUT ? TLX_TUNE_TIMEOUT : TLX_TUNE_FAILED;
+}
+
+/* Starts the run child of the image compiled in *cc for cfg on device
+ * devs[d]. */
+static void
+run_start(tlx_tune *T, const int *cfg, Child *cc, int d, Child *run)
+{
+	T->child_dev = T->devs[d];
 	T->child_imgs = &cc->buf;
 	T->child_lens = &cc->len;
 	T->child_nimgs = 1;
-	switch (child_run(T, tune_run_child, cfg, run)) {
+	child_start(T, tune_run_child, cfg, run);
+}
+
+/* The outcome of a run child that ended. */
+static int
+run_status(const Child *run)
+{
+	switch (run->st) {
 	case CH_OK:
-		return run->len < HEADER ? TLX_TUNE_FAILED : TLX_TUNE_OK;
+		return run->len < TUNE_HEADER ? TLX_TUNE_FAILED : TLX_TUNE_OK;
 	case CH_FAIL: return TLX_TUNE_FAILED;
 	case CH_TIMEOUT: return TLX_TUNE_TIMEOUT;
 	default: return TLX_TUNE_CRASH;
 	}
 }
 
+/* Runs the image compiled in *cc for cfg on the first device; the
+ * status, and the output in *run (its buffer owned by the caller). */
+static int
+run_compiled(tlx_tune *T, const int *cfg, Child *cc, Child *run)
+{
+	int st = compile_status(cc);
+
+	memset(run, 0, sizeof *run);
+	if (st != TLX_TUNE_OK)
+		return st;
+	run_start(T, cfg, cc, 0, run);
+	while (!run->done)
+		child_pump(run, 1);
+	return run_status(run);
+}
+
 static void
-record(tlx_tune *T, const int *cfg, int st, double cost)
+record(tlx_tune *T, const int *cfg, int st, double cost, int device)
 {
 	Eval *e;
 
@@ -283,6 +309,7 @@ record(tlx_tune *T, const int *cfg, int st, double cost)
 	e->status = st;
 	e->cost = st == TLX_TUNE_OK ? cost : INFINITY;
 	e->t = tune_now() - T->t0;
+	e->device = device;
 }
 
 static const Eval *
@@ -298,6 +325,87 @@ static int
 over_budget(const tlx_tune *T)
 {
 	return T->o.budget > 0 && tune_now() - T->t0 > T->o.budget;
+}
+
+/* The end of candidate i's evaluation: checks and records it. */
+static void
+finish(tlx_tune *T, const int *cfg, int st, const Child *run, int d,
+       double *value)
+{
+	double cost = INFINITY;
+	int32_t ordinal = d < 0 ? -1 : T->devs[d];
+
+	if (st == TLX_TUNE_OK &&
+	    !tune_output_matches(T, run->buf + TUNE_HEADER,
+				 run->len - TUNE_HEADER))
+		st = TLX_TUNE_WRONG;
+	if (st == TLX_TUNE_OK) {
+		memcpy(&cost, run->buf, sizeof cost);
+		/* the device the child opened, as it says */
+		memcpy(&ordinal, run->buf + sizeof(double) + 128 +
+			       sizeof(int32_t), sizeof ordinal);
+	}
+	*value = st == TLX_TUNE_OK ? cost : INFINITY;
+	if (d >= 0)
+		T->dev_evals[d]++;
+	record(T, cfg, st, cost, ordinal);
+	if (T->o.progress)
+		tune_progress(T);
+}
+
+/* Runs the compiled candidates todo[0..n) (cc: their compiles), each in
+ * its own child on one of the devices, at most one child per device at a
+ * time, so that a crash or a hang on one device holds up none of the
+ * others; each is recorded as it ends. */
+static void
+run_batch(tlx_tune *T, const int **todo, const int *slot, int n, Child *cc,
+	  double *values)
+{
+	Child run[MAXDEV];
+	int who[MAXDEV], next = 0, busy = 0;
+
+	for (int d = 0; d < T->ndev; d++) {
+		memset(&run[d], 0, sizeof run[d]);
+		run[d].done = 1;
+		who[d] = -1;
+	}
+	for (;;) {
+		for (int d = 0; d < T->ndev; d++)
+			while (who[d] < 0 && next < n) {
+				int i = next++, st = compile_status(&cc[i]);
+
+				if (over_budget(T)) {
+					T->nskipped++;
+				} else if (st != TLX_TUNE_OK) {
+					finish(T, todo[i], st, NULL, -1,
+					       &values[slot[i]]);
+				} else {
+					run_start(T, todo[i], &cc[i], d, &run[d]);
+					who[d] = i;
+					busy++;
+					continue;
+				}
+				free(cc[i].buf);
+				cc[i].buf = NULL;
+			}
+		if (!busy)
+			break;
+		child_pump(run, T->ndev);
+		for (int d = 0; d < T->ndev; d++) {
+			int i = who[d];
+
+			if (i < 0 || !run[d].done)
+				continue;
+			finish(T, todo[i], run_status(&run[d]), &run[d], d,
+			       &values[slot[i]]);
+			free(run[d].buf);
+			run[d].buf = NULL;
+			free(cc[i].buf);
+			cc[i].buf = NULL;
+			who[d] = -1;
+			busy--;
+		}
+	}
 }
 
 /* The search's evaluation of a batch (TuneEval). */
@@ -326,30 +434,9 @@ batch_eval(void *ud, const int *cfgs, int count, double *values)
 			todo[n++] = cfg;
 		}
 	}
-	if (n)
+	if (n) {
 		compile_batch(T, todo, n, cc);
-	for (int i = 0; i < n; i++) {
-		Child run;
-		double cost = INFINITY;
-		int st;
-
-		if (over_budget(T)) {
-			T->nskipped++;
-			free(cc[i].buf);
-			continue;
-		}
-		st = run_compiled(T, todo[i], &cc[i], &run);
-		if (st == TLX_TUNE_OK &&
-		    !tune_output_matches(T, run.buf + HEADER, run.len - HEADER))
-			st = TLX_TUNE_WRONG;
-		if (st == TLX_TUNE_OK)
-			memcpy(&cost, run.buf, sizeof cost);
-		free(run.buf);
-		free(cc[i].buf);
-		values[slot[i]] = st == TLX_TUNE_OK ? cost : INFINITY;
-		record(T, todo[i], st, cost);
-		if (T->o.progress)
-			tune_progress(T);
+		run_batch(T, todo, slot, n, cc, values);
 	}
 	free(todo);
 	free(slot);
@@ -385,10 +472,12 @@ run_reference(tlx_tune *T)
 	T->device[127] = 0;
 	memcpy(&T->driver_version, run.buf + sizeof(double) + 128,
 	       sizeof(int32_t));
-	T->reflen = run.len - HEADER;
+	memcpy(&T->dev_count, run.buf + sizeof(double) + 128 +
+		       2 * sizeof(int32_t), sizeof(int32_t));
+	T->reflen = run.len - TUNE_HEADER;
 	T->ref = malloc(T->reflen + 1);
 	if (T->ref)
-		memcpy(T->ref, run.buf + HEADER, T->reflen);
+		memcpy(T->ref, run.buf + TUNE_HEADER, T->reflen);
 	free(run.buf);
 	return T->ref ? TLX_OK : tune_errf(T, TLX_NOMEM, "out of memory");
 }
@@ -451,6 +540,7 @@ pick_best(tlx_tune *T)
 	T->child_imgs = imgs;
 	T->child_lens = lens;
 	T->child_nimgs = T->nfin;
+	T->child_dev = T->devs[0];
 	if (T->retime_status < 0) {
 		int st = child_run(T, tune_retime_child, flat, &rt);
 
@@ -796,7 +886,58 @@ tlx_tune_set_opts(tlx_tune *T, const tlx_tune_opts *o)
 	    o->finalists < -1 || o->rounds < 0 || o->rounds > 1000 ||
 	    o->size < 1 || o->elems < 0)
 		return tune_errf(T, TLX_MISUSE, "an option is out of range");
+	if (tune_parse_devices(o->devices, T->devs, &T->ndev))
+		return tune_errf(T, TLX_MISUSE, "bad device list '%s' (expected "
+				 "'all' or distinct numbers: 0,1)", o->devices);
 	T->o = *o;
+	return TLX_OK;
+}
+
+/* tlx_tune_opts.devices: "all" or NULL (*n = 0), or distinct ordinals
+ * "0,1,3"; -1 when malformed. */
+int
+tune_parse_devices(const char *list, int *devs, int *n)
+{
+	*n = 0;
+	if (!list || !strcmp(list, "all"))
+		return 0;
+	for (const char *q = list;;) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(q, &end, 10);
+		if (end == q || errno || v < 0 || v > 1023 || *n == MAXDEV ||
+		    (*end && *end != ','))
+			return -1;
+		for (int i = 0; i < *n; i++)
+			if (devs[i] == v)
+				return -1;
+		devs[(*n)++] = (int)v;
+		if (!*end)
+			return 0;
+		q = end + 1;
+	}
+}
+
+/* After the reference: the devices, now that their number is known. */
+static int
+setup_devices(tlx_tune *T)
+{
+	if (tune_parse_devices(T->o.devices, T->devs, &T->ndev))
+		return tune_errf(T, TLX_MISUSE, "bad device list '%s'",
+				 T->o.devices);
+	if (!T->ndev) {
+		T->ndev = T->dev_count < 1 ? 1
+			: T->dev_count > MAXDEV ? MAXDEV : T->dev_count;
+		for (int d = 0; d < T->ndev; d++)
+			T->devs[d] = d;
+	}
+	for (int d = 0; d < T->ndev; d++)
+		if (T->devs[d] >= T->dev_count)
+			return tune_errf(T, TLX_MISUSE, "no device %d: the "
+					 "backend presents %d", T->devs[d],
+					 T->dev_count);
 	return TLX_OK;
 }
 
@@ -873,6 +1014,12 @@ reset(tlx_tune *T)
 	if (T->finalists > MAXFIN)
 		T->finalists = MAXFIN;
 	T->elems = T->o.elems ? T->o.elems : T->o.size;
+	/* the reference runs on the first device listed (0 for all) */
+	if (tune_parse_devices(T->o.devices, T->devs, &T->ndev) || !T->ndev)
+		T->devs[0] = 0;
+	T->ndev = 1;
+	T->dev_count = 0;
+	memset(T->dev_evals, 0, sizeof T->dev_evals);
 	T->cost_unit = cuda ? "ms (cuda events after an L2 flush, median)"
 		     : T->o.backend == TLX_TUNE_SIM
 			     ? "operations (simulator steps, median)"
@@ -902,7 +1049,7 @@ tlx_tune_run(tlx_tune *T)
 	if (tune_check_begin(T))
 		return tune_errf(T, TLX_NOMEM, "out of memory");
 	T->t0 = tune_now();
-	if ((rc = run_reference(T)))
+	if ((rc = run_reference(T)) || (rc = setup_devices(T)))
 		return rc;
 	for (int i = 0; i < T->np; i++)
 		tp[i] = (TuneParam){ T->params[i].name, T->params[i].v,
@@ -1033,5 +1180,6 @@ tlx_tune_get_eval(tlx_tune *T, int i, tlx_tune_eval *out)
 	out->status = T->evals[i].status;
 	out->cost = T->evals[i].cost;
 	out->time = T->evals[i].t;
+	out->device = T->evals[i].device;
 	return TLX_OK;
 }

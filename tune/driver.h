@@ -26,6 +26,7 @@
 #define MAXD 64      /* defines, scalar arguments */
 #define MAXSYN 64    /* planted items of the synthetic backend */
 #define MAXFIN 16    /* finalists */
+#define MAXDEV 64    /* benchmarking devices */
 
 /* The outcome of an evaluation: TLX_TUNE_OK..TLX_TUNE_FAILED, and: */
 enum { ST_SKIPPED = 6 };
@@ -50,6 +51,7 @@ typedef struct Eval {
 	int status;
 	double cost;
 	double t;       /* seconds since the run began */
+	int device;     /* the ordinal of the device it ran on; -1: none */
 } Eval;
 
 /* A configuration rejected before compiling (check.c). */
@@ -112,6 +114,11 @@ struct tlx_tune {
 	char device[128];    /* the device's name and driver, from the
 				reference's child */
 	int driver_version;
+	int devs[MAXDEV];    /* the benchmarking devices (ordinals); devs[0]
+				runs the reference and the finalists */
+	int ndev;
+	int dev_count;       /* the devices the backend presents */
+	int dev_evals[MAXDEV];  /* evaluations run on devs[i] */
 	Eval *evals;         /* in the order they ran */
 	int nevals, capevals;
 	int nskipped;        /* past the budget or max_evals */
@@ -127,7 +134,9 @@ struct tlx_tune {
 	int retime_status;   /* of the re-timing child */
 	TuneCheck *check;    /* the run's static checks */
 	char *err;
-	/* the image the run child loads (set before its fork) */
+	/* the device a run child opens, the image it loads (set before
+	 * its fork) */
+	int child_dev;
 	unsigned char **child_imgs;
 	size_t *child_lens;
 	int child_nimgs;
@@ -146,6 +155,10 @@ int tune_retime_child(tlx_tune *T, const int *cfgs, int fd);
 int tune_synth_has(const tlx_tune *T, const int *cfg, int kind);
 int tune_output_matches(const tlx_tune *T, const unsigned char *out,
 			size_t len);
+/* a run child's header: the cost, the device's name, driver version,
+ * ordinal and the number of devices its backend presents */
+enum { TUNE_HEADER = sizeof(double) + 128 + 3 * sizeof(int32_t) };
+int tune_parse_devices(const char *list, int *devs, int *n);
 
 /* check.c: tune_check_begin makes T->check for a run (TLX_NOMEM);
  * tune_check_valid: may cfg be evaluated? */

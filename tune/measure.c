@@ -253,11 +253,12 @@ bench_open(Bench *B)
 {
 	tlx_tune *T = B->T;
 	tlxrt_device_props p;
-	char msg[256];
+	char msg[256], name[32];
 	int cuda = T->o.backend == TLX_TUNE_CUDA;
 
-	if (tlxrt_device_open_errmsg(cuda ? "cuda" : "sim", &B->dev, msg,
-				     sizeof msg)) {
+	snprintf(name, sizeof name, "%s:%d", cuda ? "cuda" : "sim",
+		 T->child_dev);
+	if (tlxrt_device_open_errmsg(name, &B->dev, msg, sizeof msg)) {
 		B->dev = NULL;
 		return fail(B, "device: %s", msg);
 	}
@@ -397,16 +398,24 @@ load(Bench *B, int i, tlxrt_kernel **k)
 	return 0;
 }
 
-/* The run child's header: the cost, the device's name, its driver. */
+/* The run child's header (TUNE_HEADER): the cost, the device's name,
+ * its driver, its ordinal, the devices its backend presents. */
 static int
-write_header(Bench *B, double cost, const char *name, int32_t driver)
+write_header(Bench *B, double cost, const char *name, int32_t driver,
+	     int32_t ordinal)
 {
 	char dn[128] = { 0 };
+	int cuda = B->T->o.backend == TLX_TUNE_CUDA, n = 0;
+	int32_t count;
 
+	tlxrt_device_count(cuda ? "cuda" : "sim", &n);
+	count = n;
 	snprintf(dn, sizeof dn, "%s", name);
 	return tune_write_all(B->fd, &cost, sizeof cost) ||
 	       tune_write_all(B->fd, dn, sizeof dn) ||
-	       tune_write_all(B->fd, &driver, sizeof driver) ? 3 : 0;
+	       tune_write_all(B->fd, &driver, sizeof driver) ||
+	       tune_write_all(B->fd, &ordinal, sizeof ordinal) ||
+	       tune_write_all(B->fd, &count, sizeof count) ? 3 : 0;
 }
 
 int
@@ -421,7 +430,8 @@ tune_run_child(tlx_tune *T, const int *cfg, int fd)
 		unsigned char wrong = (unsigned char)tune_synth_has(T, cfg, SY_WRONG);
 
 		plant(T, cfg, SY_CRASH, SY_SEGV, SY_HANG);
-		return write_header(&B, synth_cost(T, cfg), "synthetic", 0) ||
+		return write_header(&B, synth_cost(T, cfg), "synthetic", 0,
+				    T->child_dev) ||
 		       tune_write_all(fd, &wrong, 1) ? 3 : 0;
 	}
 	if (bench_open(&B) || load(&B, 0, &k) || bench_args(&B, k))
@@ -438,7 +448,7 @@ tune_run_child(tlx_tune *T, const int *cfg, int fd)
 	 * which the comparison then reports */
 	tlxrt_device_get_props(B.dev, &p);
 	if (write_header(&B, median(times, T->repeats), p.name,
-			 p.driver_version))
+			 p.driver_version, p.ordinal))
 		return 3;
 	for (int i = 0; i < B.np; i++) {
 		size_t bytes = (size_t)tlxrt_type_size(B.pty[i]) * (size_t)T->elems;

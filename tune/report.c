@@ -113,7 +113,11 @@ tlx_tune_write_json(tlx_tune *T, const char *path)
 		"  \"seed\": %llu,\n  \"device\": ", sk[T->o.search],
 		bk[T->o.backend], (unsigned long long)T->o.seed);
 	json_str(f, T->device);
-	fprintf(f, ",\n  \"jobs\": %d,\n  \"cost_unit\": ", T->jobs);
+	fprintf(f, ",\n  \"jobs\": %d,\n  \"devices\": [", T->jobs);
+	for (int d = 0; d < T->ndev; d++)
+		fprintf(f, "%s{\"device\": %d, \"evaluated\": %d}",
+			d ? ", " : "", T->devs[d], T->dev_evals[d]);
+	fprintf(f, "],\n  \"cost_unit\": ");
 	json_str(f, T->cost_unit ? T->cost_unit : "");
 	fprintf(f, ",\n  \"wall_s\": %.3f,\n  \"evaluated\": %d,\n"
 		"  \"skipped\": %d,\n  \"default_cost\": ", T->wall, T->nevals,
@@ -156,7 +160,12 @@ tlx_tune_write_json(tlx_tune *T, const char *path)
 		fprintf(f, ", \"status\": \"%s\", \"cost\": ",
 			tlx_tune_status_name(e->status));
 		json_cost(f, e->cost);
-		fprintf(f, "}");
+		fprintf(f, ", \"device\": ");
+		if (e->device < 0)
+			fprintf(f, "null");
+		else
+			fprintf(f, "%d", e->device);
+		fputc('}', f);
 	}
 	fprintf(f, "\n  ],\n  \"rejections\": [");
 	for (int i = 0; T->check && i < T->check->nrej; i++) {

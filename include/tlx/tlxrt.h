@@ -115,7 +115,8 @@ enum { TLXRT_BACKEND_SIM = 1, TLXRT_BACKEND_CUDA = 2 };
 
 /*
  * Open a device.  CONSTRUCTOR.
- * name: "sim", "cuda" (the first GPU; "cuda:N" for GPU N), or NULL: the
+ * name: "sim", "cuda" (the first GPU; "cuda:N" for GPU N; "sim:N" for
+ * simulated device N of TLXRT_SIM_DEVICES), or NULL: the
  * value of the environment variable TLXRT_DEVICE when set, else "cuda"
  * when a driver and a GPU are present, else "sim".
  * OUT *out: a new device owned by the caller (tlxrt_device_close).
@@ -166,6 +167,8 @@ typedef struct tlxrt_device_props {
 	int l2_size;             /* bytes of L2 cache (0 on the simulator) */
 	int driver_version;      /* cuDriverGetVersion: 12080 is 12.8; 0 on
 				    the simulator */
+	int ordinal;             /* which device of its backend: N of
+				    "cuda:N" or "sim:N" (0 for "cuda", "sim") */
 } tlxrt_device_props;
 
 /*
@@ -174,6 +177,17 @@ typedef struct tlxrt_device_props {
  */
 TLXRT_API int tlxrt_device_get_props(tlxrt_device *dev,
 				     tlxrt_device_props *out);
+
+/*
+ * How many devices a backend presents.  FUNCTION.
+ * backend: "sim" or "cuda".  OUT *out: the GPUs the driver sees (after
+ * CUDA_VISIBLE_DEVICES; no context is made), or for "sim" the value of
+ * the environment variable TLXRT_SIM_DEVICES (1 to 64; 1 when unset): the
+ * simulated devices "sim:0" ... "sim:N-1", all alike, each with its own
+ * memory.  Errors: TLXRT_NODEVICE (unknown backend; no driver: *out is
+ * 0), TLXRT_INVALID_ARG (a bad TLXRT_SIM_DEVICES), TLXRT_MISUSE.
+ */
+TLXRT_API int tlxrt_device_count(const char *backend, int *out);
 
 /* Simulator options (tlxrt_device_set_option).  Each also has an
  * environment variable read when the device is opened. */

@@ -90,6 +90,10 @@ typedef struct tlx_tune_opts {
 	int progress;          /* a progress line on stderr (0) */
 	const char *synthetic; /* the synthetic landscape; NULL: the
 				  environment's TLX_TUNE_SYNTHETIC */
+	const char *devices;   /* the devices to benchmark on, "0,1" (the
+				  ordinals of "cuda:N" or "sim:N"); NULL or
+				  "all": every device the backend presents
+				  (TLXRT_SIM_DEVICES for sim and synthetic) */
 } tlx_tune_opts;
 
 /* One evaluation (tlx_tune_get_eval); borrowed, valid until the session
@@ -100,6 +104,8 @@ typedef struct tlx_tune_eval {
 	int status;            /* TLX_TUNE_OK, ... */
 	double cost;           /* lower is better; INFINITY unless OK */
 	double time;           /* seconds since the run began, when it ended */
+	int device;            /* the device it ran on (its ordinal); -1
+				  when it did not run (a compile failure) */
 } tlx_tune_eval;
 
 /* A configuration rejected before compiling (tlx_tune_get_rejection);

@@ -70,7 +70,8 @@ class Props(ctypes.Structure):
                 ("sm", ctypes.c_int), ("sm_count", ctypes.c_int),
                 ("max_smem_per_block", ctypes.c_int), ("max_threads_per_block", ctypes.c_int),
                 ("max_cluster_size", ctypes.c_int), ("total_mem", ctypes.c_uint64),
-                ("l2_size", ctypes.c_int), ("driver_version", ctypes.c_int)]
+                ("l2_size", ctypes.c_int), ("driver_version", ctypes.c_int),
+                ("ordinal", ctypes.c_int)]
 
 
 class KernelInfo(ctypes.Structure):

@@ -18,6 +18,56 @@ input(const char *dir, const char *name)
 	return path;
 }
 
+/* TLXRT_SIM_DEVICES: several simulated devices, "sim:N", each its own. */
+static void
+test_sim_devices(void)
+{
+	tlxrt_device *a, *b;
+	tlxrt_device_props p;
+	tlxrt_ptr x, y;
+	char msg[256];
+	int n = -1, v = 7, w = 0;
+
+	unsetenv("TLXRT_SIM_DEVICES");
+	ASSERT(TLXRT_OK, tlxrt_device_count("sim", &n));
+	ASSERT(1, n);
+	ASSERT(TLXRT_NODEVICE, tlxrt_device_count("tpu", &n));
+	ASSERT(TLXRT_MISUSE, tlxrt_device_count("sim", NULL));
+	ASSERT(TLXRT_OK, tlxrt_device_open("sim:0", &a));
+	ASSERT(TLXRT_OK, tlxrt_device_close(a));
+	ASSERT(TLXRT_NODEVICE, tlxrt_device_open_errmsg("sim:1", &a, msg,
+							 sizeof msg));
+	ASSERT_STR("no simulated device 1 (TLXRT_SIM_DEVICES is 1)", msg);
+	setenv("TLXRT_SIM_DEVICES", "3", 1);
+	ASSERT(TLXRT_OK, tlxrt_device_count("sim", &n));
+	ASSERT(3, n);
+	ASSERT(TLXRT_OK, tlxrt_device_open("sim:2", &a));
+	ASSERT(TLXRT_OK, tlxrt_device_open("sim", &b));
+	ASSERT(TLXRT_OK, tlxrt_device_get_props(a, &p));
+	ASSERT(2, p.ordinal);
+	ASSERT_STR("tlx simulator (sm_90)", p.name);
+	ASSERT(TLXRT_OK, tlxrt_device_get_props(b, &p));
+	ASSERT(0, p.ordinal);
+	/* separate memories */
+	ASSERT(TLXRT_OK, tlxrt_malloc(a, 4, &x));
+	ASSERT(TLXRT_OK, tlxrt_malloc(b, 4, &y));
+	ASSERT(TLXRT_OK, tlxrt_memcpy_htod(a, x, &v, 4));
+	ASSERT(TLXRT_OK, tlxrt_memset(b, y, 0, 4));
+	ASSERT(TLXRT_OK, tlxrt_memcpy_dtoh(a, &w, x, 4));
+	ASSERT(7, w);
+	ASSERT(TLXRT_OK, tlxrt_device_close(a));
+	ASSERT(TLXRT_OK, tlxrt_device_close(b));
+	ASSERT(TLXRT_NODEVICE, tlxrt_device_open_errmsg("sim:x", &a, msg,
+							 sizeof msg));
+	ASSERT_STR("bad device number 'x' in 'sim:x'", msg);
+	setenv("TLXRT_SIM_DEVICES", "0", 1);
+	ASSERT(TLXRT_INVALID_ARG, tlxrt_device_count("sim", &n));
+	ASSERT(TLXRT_INVALID_ARG, tlxrt_device_open_errmsg("sim", &a, msg,
+							    sizeof msg));
+	ASSERT_STR("TLXRT_SIM_DEVICES='0' is not a valid value (1 to 64)", msg);
+	unsetenv("TLXRT_SIM_DEVICES");
+}
+
 static void
 test_basics(void)
 {
@@ -34,7 +84,8 @@ test_basics(void)
 	ASSERT(TLXRT_NODEVICE, tlxrt_device_open_errmsg("tpu", &dev, msg,
 							 sizeof msg));
 	CHECK(dev == NULL);
-	ASSERT_STR("unknown device 'tpu' (use sim, cuda or cuda:N)", msg);
+	ASSERT_STR("unknown device 'tpu' (use sim, sim:N, cuda or cuda:N)",
+		   msg);
 	ASSERT(TLXRT_NODEVICE, tlxrt_device_open_errmsg("cuda:x", &dev, msg,
 							 sizeof msg));
 	CHECK(strstr(msg, "cuda:x") != NULL || strstr(msg, "libcuda") != NULL);
@@ -47,6 +98,7 @@ test_basics(void)
 	ASSERT_STR("TLXRT_SIM_SHUFFLE='banana' is not a valid value", msg);
 	unsetenv("TLXRT_SIM_SHUFFLE");
 	unsetenv("TLXRT_DEVICE");
+	test_sim_devices();
 	ASSERT(TLXRT_OK, tlxrt_device_close(NULL));
 	ASSERT_STR("float", strcmp(tlxrt_type_name(TLXRT_BF16), "bf16") == 0
 				    ? "float" : "?");
