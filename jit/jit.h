@@ -87,4 +87,12 @@ void cache_entry_free(CacheEntry *e);
 /* The default directory, malloc'd, or NULL when no home is known. */
 char *cache_default_dir(void);
 
+/* table.c: tlx_table_parse and tlx_table_load without a context: the
+ * message of a failure (TLX_IO, TLX_COMPILE) in err. */
+struct tlx_table;
+int table_parse(const char *name, const char *text, size_t len,
+		struct tlx_table **out, char *err, size_t errsize);
+int table_load(const char *path, struct tlx_table **out, char *err,
+	       size_t errsize);
+
 #endif

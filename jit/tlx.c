@@ -656,3 +656,36 @@ tlx_tune_space_destroy(tlx_tune_space *s)
 	free(s->kernel);
 	free(s);
 }
+
+TLX_API int
+tlx_table_parse(tlx_ctx *c, const char *name, const char *text, size_t len,
+		tlx_table **out)
+{
+	char err[512] = "";
+	int rc;
+
+	if (!out)
+		return TLX_MISUSE;
+	*out = NULL;
+	if (!text)
+		return fail(c, TLX_MISUSE, "tlx_table_parse: NULL text");
+	if ((rc = table_parse(name, text, len, out, err, sizeof err)))
+		fail(c, rc, "%s", rc == TLX_NOMEM ? "out of memory" : err);
+	return rc;
+}
+
+TLX_API int
+tlx_table_load(tlx_ctx *c, const char *path, tlx_table **out)
+{
+	char err[512] = "";
+	int rc;
+
+	if (!out)
+		return TLX_MISUSE;
+	*out = NULL;
+	if (!path)
+		return fail(c, TLX_MISUSE, "tlx_table_load: NULL path");
+	if ((rc = table_load(path, out, err, sizeof err)))
+		fail(c, rc, "%s", rc == TLX_NOMEM ? "out of memory" : err);
+	return rc;
+}

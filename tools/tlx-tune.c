@@ -44,7 +44,7 @@ typedef struct Param {
 
 /* The command line. */
 typedef struct Cli {
-	const char *input, *kernel, *json, *plot;
+	const char *input, *kernel, *json, *plot, *table;
 	char *src;
 	size_t srclen;
 	Param params[MAXP];
@@ -109,6 +109,10 @@ help(void)
 "                        parameter of tune(...) so given leaves the space)\n"
 "  --json FILE           write a report of every evaluation and rejection\n"
 "  --plot FILE.svg       plot the best cost against evaluations and time\n"
+"  --table FILE          add the winner to a table by shape, the line\n"
+"                        'KERNEL M=.. N=.. : -D values and the winner'\n"
+"                        (replacing that kernel and shape's), which\n"
+"                        libtlx, tlxc --table and tlx.tuned pick from\n"
 "  --no-cache            neither read nor write the result cache\n"
 "                        ($XDG_CACHE_HOME/tlx/tune, ~/.cache/tlx/tune)\n"
 "  -h, --help            this text\n"
@@ -304,6 +308,9 @@ parse_args(Cli *T, int argc, char **argv)
 		} else if (IS("--json")) {
 			VALUE();
 			T->json = val;
+		} else if (IS("--table")) {
+			VALUE();
+			T->table = val;
 		} else if (IS("--devices")) {
 			VALUE();
 			T->o.devices = val;
@@ -591,6 +598,9 @@ main(int argc, char **argv)
 	if (C.json && tlx_tune_write_json(t, C.json))
 		rc = EXIT_IO;
 	if (C.plot && tlx_tune_write_svg(t, C.plot))
+		rc = EXIT_IO;
+	if (C.table && tlx_tune_get_best(t, NULL, NULL) == TLX_OK &&
+	    tlx_tune_write_table(t, C.table))
 		rc = EXIT_IO;
 	if (rc)
 		fprintf(stderr, "tlx-tune: error: %s\n", tlx_tune_errmsg(t));

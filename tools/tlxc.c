@@ -25,6 +25,7 @@
 
 #include "codegen/codegen.h"
 #include "jit/jit.h"
+#include "tlx/tlx.h"
 
 enum {
 	EXIT_OK = 0,       /* success */
@@ -55,6 +56,8 @@ typedef struct Options {
 	int assembler;       /* --assembler: ASM_* */
 	int fast_compile;    /* --fast-compile=LEVEL: CG_FC_* */
 	bool generic_cubin;  /* --generic=cubin */
+	const char *table;   /* --table=FILE */
+	const char *shape;   /* --shape=KERNEL:NAME=INT,... */
 	Vec(Define) defs;
 } Options;
 
@@ -80,6 +83,10 @@ static const char usage_text[] =
 "  -D NAME=VALUE, -DNAME=VALUE\n"
 "                        set the const parameter NAME to VALUE, an integer,\n"
 "                        float or boolean literal (repeatable)\n"
+"  --table=FILE --shape=KERNEL:NAME=INT,...\n"
+"                        the const parameters tlx-tune --table stored for\n"
+"                        KERNEL at that shape (exact, else the nearest;\n"
+"                        -D flags win over them)\n"
 "  -O0, -O1, -O2, -O3    optimization level (default: -O2)\n"
 "  --target=SM           sm_80, sm_90a or sm_100a (default: sm_90a)\n"
 "  -g, -lineinfo         keep source line information in the output\n"
@@ -366,6 +373,10 @@ set_valued(Options *o, const char *arg)
 	}
 	else if ((v = value_of(arg, "--assembler")))
 		return set_assembler(o, v);
+	else if ((v = value_of(arg, "--table")))
+		o->table = v;
+	else if ((v = value_of(arg, "--shape")))
+		o->shape = v;
 	else
 		return usage_error("unknown option '%s'", arg);
 	return CONTINUE;
@@ -416,6 +427,62 @@ parse_arg(Options *o, Arena *a, int argc, char **argv, int *i)
 	return usage_error("unknown option '%s'", arg);
 }
 
+/* --table and --shape: the table's defines for the kernel at the shape,
+ * after the -D flags, which win. */
+static int
+table_defines(Options *o, Arena *a)
+{
+	const char *shape[256], *const *defs, *colon;
+	char err[512], *list;
+	tlx_table *t;
+	int n = 0, ndefs, exact, rc;
+
+	if (!o->table || !o->shape)
+		return usage_error("--table and --shape go together");
+	if (!(colon = strchr(o->shape, ':')) || colon == o->shape)
+		return usage_error("--shape '%s': expected KERNEL:NAME=INT,...",
+				   o->shape);
+	list = arena_strdup(a, colon + 1);
+	for (char *s = strtok(list, ","); s && n < 256; s = strtok(NULL, ","))
+		shape[n++] = s;
+	if ((rc = table_load(o->table, &t, err, sizeof err))) {
+		fprintf(stderr, "tlxc: error: %s\n",
+			rc == TLX_NOMEM ? "out of memory" : err);
+		return rc == TLX_IO ? EXIT_IO : EXIT_INPUT;
+	}
+	rc = tlx_table_pick(t, arena_strndup(a, o->shape,
+					     (size_t)(colon - o->shape)),
+			    shape, n, 0, &defs, &ndefs, &exact);
+	if (rc == TLX_MISUSE) {
+		tlx_table_destroy(t);
+		return usage_error("--shape '%s': expected KERNEL:NAME=INT,...",
+				   o->shape);
+	}
+	if (rc) {
+		tlx_table_destroy(t);
+		fprintf(stderr, "tlxc: error: %s has no entry of kernel '%.*s' "
+			"with the scalars of --shape\n", o->table,
+			(int)(colon - o->shape), o->shape);
+		return EXIT_INPUT;
+	}
+	if (!exact)
+		fprintf(stderr, "tlxc: note: %s has no entry for %s; the "
+			"nearest one is used\n", o->table, o->shape);
+	for (int i = 0; i < ndefs; i++) {
+		size_t len = strcspn(defs[i], "=");
+		bool given = false;
+
+		for (size_t j = 0; j < o->defs.n && !given; j++)
+			given = strlen(o->defs.v[j].name) == len &&
+				!strncmp(o->defs.v[j].name, defs[i], len);
+		if (!given &&
+		    (rc = add_define(o, a, arena_strdup(a, defs[i]))) != CONTINUE)
+			break;
+	}
+	tlx_table_destroy(t);
+	return rc == CONTINUE || rc == TLX_OK ? CONTINUE : rc;
+}
+
 static int
 parse_options(Options *o, Arena *a, int argc, char **argv)
 {
@@ -450,6 +517,8 @@ parse_options(Options *o, Arena *a, int argc, char **argv)
 	if (o->ptxas && o->assembler == ASM_NVJITLINK)
 		return usage_error("--ptxas and --assembler=nvjitlink contradict "
 				   "each other; give one");
+	if (o->table || o->shape)
+		return table_defines(o, a);
 	return CONTINUE;
 }
 

@@ -474,6 +474,8 @@ run_reference(tlx_tune *T)
 	       sizeof(int32_t));
 	memcpy(&T->dev_count, run.buf + sizeof(double) + 128 +
 		       2 * sizeof(int32_t), sizeof(int32_t));
+	memcpy(T->shape, run.buf + TUNE_HEADER - TUNE_SHAPE, TUNE_SHAPE);
+	T->shape[TUNE_SHAPE - 1] = 0;
 	T->reflen = run.len - TUNE_HEADER;
 	T->ref = malloc(T->reflen + 1);
 	if (T->ref)

@@ -28,6 +28,11 @@
 #define MAXFIN 16    /* finalists */
 #define MAXDEV 64    /* benchmarking devices */
 
+/* a run child's header: the cost, the device's name, driver version,
+ * ordinal, the number of devices its backend presents and the shape */
+enum { TUNE_SHAPE = 256,  /* "M=4096 N=4096": the integer scalars */
+       TUNE_HEADER = sizeof(double) + 128 + 3 * sizeof(int32_t) + TUNE_SHAPE };
+
 /* The outcome of an evaluation: TLX_TUNE_OK..TLX_TUNE_FAILED, and: */
 enum { ST_SKIPPED = 6 };
 
@@ -111,6 +116,8 @@ struct tlx_tune {
 	unsigned char *ref;  /* the default configuration's output */
 	size_t reflen;
 	double default_cost; /* the default configuration's (not re-timed) */
+	char shape[TUNE_SHAPE];  /* the integer scalar arguments, from the
+				    reference's child: "M=4096 N=4096" */
 	char device[128];    /* the device's name and driver, from the
 				reference's child */
 	int driver_version;
@@ -155,9 +162,6 @@ int tune_retime_child(tlx_tune *T, const int *cfgs, int fd);
 int tune_synth_has(const tlx_tune *T, const int *cfg, int kind);
 int tune_output_matches(const tlx_tune *T, const unsigned char *out,
 			size_t len);
-/* a run child's header: the cost, the device's name, driver version,
- * ordinal and the number of devices its backend presents */
-enum { TUNE_HEADER = sizeof(double) + 128 + 3 * sizeof(int32_t) };
 int tune_parse_devices(const char *list, int *devs, int *n);
 
 /* check.c: tune_check_begin makes T->check for a run (TLX_NOMEM);

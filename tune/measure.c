@@ -45,6 +45,7 @@ typedef struct Bench {
 	int nargs;
 	tlxrt_ptr ptrs[MAXARGS];
 	int pty[MAXARGS], np;
+	char shape[TUNE_SHAPE];  /* the integer scalars, "M=4096 N=4096" */
 } Bench;
 
 /* A child's failure: the message into the pipe, exit status 1. */
@@ -311,8 +312,17 @@ bench_args(Bench *B, tlxrt_kernel *k)
 			B->pty[np] = pi.type;
 			B->args[i] = tlxrt_arg_ptr(B->ptrs[B->np++]);
 		} else if (pi.kind == TLXRT_PARAM_SCALAR) {
+			size_t m = strlen(B->shape);
+			const tlxrt_arg *a = &B->args[i];
+
 			if (scalar_arg(B, &pi, &B->args[i]))
 				return 1;
+			if (a->kind != TLXRT_ARG_F32 && a->kind != TLXRT_ARG_F64)
+				snprintf(B->shape + m, sizeof B->shape - m,
+					 "%s%s=%lld", m ? " " : "", pi.name,
+					 a->kind == TLXRT_ARG_I32 ? (long long)a->v.i32
+					 : a->kind == TLXRT_ARG_U32 ? (long long)a->v.u32
+					 : (long long)a->v.i64);
 		} else {
 			return fail(B, "parameter '%s': tensor parameters are "
 				    "not supported yet", pi.name);
@@ -415,7 +425,8 @@ write_header(Bench *B, double cost, const char *name, int32_t driver,
 	       tune_write_all(B->fd, dn, sizeof dn) ||
 	       tune_write_all(B->fd, &driver, sizeof driver) ||
 	       tune_write_all(B->fd, &ordinal, sizeof ordinal) ||
-	       tune_write_all(B->fd, &count, sizeof count) ? 3 : 0;
+	       tune_write_all(B->fd, &count, sizeof count) ||
+	       tune_write_all(B->fd, B->shape, sizeof B->shape) ? 3 : 0;
 }
 
 int
@@ -430,6 +441,13 @@ tune_run_child(tlx_tune *T, const int *cfg, int fd)
 		unsigned char wrong = (unsigned char)tune_synth_has(T, cfg, SY_WRONG);
 
 		plant(T, cfg, SY_CRASH, SY_SEGV, SY_HANG);
+		/* no kernel: the shape is the --arg values */
+		for (int j = 0; j < T->nsargs; j++) {
+			size_t m = strlen(B.shape);
+
+			snprintf(B.shape + m, sizeof B.shape - m, "%s%s",
+				 m ? " " : "", T->sargs[j]);
+		}
 		return write_header(&B, synth_cost(T, cfg), "synthetic", 0,
 				    T->child_dev) ||
 		       tune_write_all(fd, &wrong, 1) ? 3 : 0;

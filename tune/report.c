@@ -113,6 +113,8 @@ tlx_tune_write_json(tlx_tune *T, const char *path)
 		"  \"seed\": %llu,\n  \"device\": ", sk[T->o.search],
 		bk[T->o.backend], (unsigned long long)T->o.seed);
 	json_str(f, T->device);
+	fprintf(f, ",\n  \"shape\": ");
+	json_str(f, T->shape);
 	fprintf(f, ",\n  \"jobs\": %d,\n  \"devices\": [", T->jobs);
 	for (int d = 0; d < T->ndev; d++)
 		fprintf(f, "%s{\"device\": %d, \"evaluated\": %d}",

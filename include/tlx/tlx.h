@@ -182,6 +182,45 @@ TLX_API int tlx_tune_space_check(tlx_ctx *ctx, tlx_tune_space *s,
 /* Destroy a space.  DESTRUCTOR.  Accepts NULL. */
 TLX_API void tlx_tune_space_destroy(tlx_tune_space *s);
 
+/*
+ * Tables of tuned configurations by shape (docs/tuning.md, "Tables by
+ * shape").  tlx-tune --table FILE adds a kernel's winner for one shape,
+ * a line "KERNEL M=4096 N=4096 : BM=128 BN=128 WARPS=8" (the integer
+ * scalar arguments it was tuned with, then the const parameters);
+ * tlx_table_pick gives the defines to compile with for a shape.
+ */
+typedef struct tlx_table tlx_table;
+
+#define TLX_TABLE_EXACT 1  /* tlx_table_pick: only an exact match */
+
+/* Read a table from a file or from text (name: for messages).
+ * CONSTRUCTOR.  On TLX_OK *out is a new table the caller destroys.
+ * Errors: TLX_IO (cannot read), TLX_COMPILE (a malformed line: the
+ * message in tlx_errmsg(ctx) says which), TLX_NOMEM, TLX_MISUSE.  ctx may
+ * be NULL (no message). */
+TLX_API int tlx_table_load(tlx_ctx *ctx, const char *path,
+			   tlx_table **out /* OUT */);
+TLX_API int tlx_table_parse(tlx_ctx *ctx, const char *name, const char *text,
+			    size_t len, tlx_table **out /* OUT */);
+
+/* The configuration of `kernel` for a shape.  METHOD.
+ * shape: nshape "NAME=INT" (the kernel's integer scalar arguments).  The
+ * entry with exactly those values, else (unless flags has
+ * TLX_TABLE_EXACT) the nearest entry of the kernel with the same names:
+ * the least sum over the names of |log2 a - log2 b| (values below 1 count
+ * as 1), the first in the table on a tie.  OUT *defines, *ndefines: its
+ * "NAME=VALUE" const parameters, as tlx_options.defines takes them;
+ * borrowed, valid until the table is destroyed.  OUT *exact (NULL: not
+ * wanted): 1 when the shape matched exactly.  Errors: TLX_ERROR (no
+ * entry fits), TLX_MISUSE (NULL, a malformed shape). */
+TLX_API int tlx_table_pick(tlx_table *t, const char *kernel,
+			   const char *const *shape, int nshape, int flags,
+			   const char *const **defines /* OUT */,
+			   int *ndefines /* OUT */, int *exact /* OUT */);
+
+/* Destroy a table.  DESTRUCTOR.  Accepts NULL. */
+TLX_API void tlx_table_destroy(tlx_table *t);
+
 #ifdef __cplusplus
 }
 #endif

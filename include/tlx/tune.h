@@ -14,7 +14,7 @@
  *   4. tlx_tune_run(t)              compile, check and time the candidates
  *   5. tlx_tune_get_best(t, ...), tlx_tune_num_evals / tlx_tune_get_eval,
  *      tlx_tune_num_rejections / tlx_tune_get_rejection,
- *      tlx_tune_write_json, tlx_tune_write_svg
+ *      tlx_tune_write_json, tlx_tune_write_svg, tlx_tune_write_table
  *   6. tlx_tune_destroy(t)
  *
  * Threading: a session must not be used by two threads at once; sessions
@@ -221,6 +221,20 @@ TLX_API int tlx_tune_get_checks(tlx_tune *t, int *checked /* OUT */,
  * against evaluations and against wall time).  METHOD.  Errors: TLX_IO. */
 TLX_API int tlx_tune_write_json(tlx_tune *t, const char *path);
 TLX_API int tlx_tune_write_svg(tlx_tune *t, const char *path);
+
+/*
+ * Add the winner to a table of configurations by shape.  METHOD.
+ * Writes the line "KERNEL SHAPE : CONFIG  # cost, device" into the file
+ * at path (made when missing): SHAPE the kernel's integer scalar
+ * arguments as the run set them ("M=4096 N=4096"; on the synthetic
+ * backend, the integer --arg values), CONFIG the -D defines then the
+ * winner's parameters.  A line of the same kernel and shape is replaced,
+ * every other line kept; the file is replaced whole (a temporary file
+ * renamed into place) under a lock (path.lock), so concurrent tuners
+ * lose no entry.  libtlx reads it (tlx_table_load, tlx_table_pick).
+ * Errors: TLX_ERROR (nothing worked), TLX_IO.
+ */
+TLX_API int tlx_tune_write_table(tlx_tune *t, const char *path);
 
 #ifdef __cplusplus
 }

@@ -29,12 +29,13 @@ simulator's reports of out-of-bounds accesses, reads of unwritten memory
 and deadlocks) are raised as tlx.Error.
 """
 from ._lib import Error
-from ._core import (Buffer, Device, Event, Kernel, Module, TuneSpace, compile, device, empty,
-                    load, to_device, tune_space)
+from ._core import (Buffer, Device, Event, Kernel, Module, Table, Tuned, TuneSpace, compile,
+                    device, empty, load, to_device, tune_space, tuned)
 from ._torch import torch_op
 
-__all__ = ["Buffer", "Device", "Error", "Event", "Kernel", "Module", "TuneSpace", "compile",
-           "device", "empty", "load", "synchronize", "to_device", "torch_op", "tune_space"]
+__all__ = ["Buffer", "Device", "Error", "Event", "Kernel", "Module", "Table", "Tuned",
+           "TuneSpace", "compile", "device", "empty", "load", "synchronize", "to_device",
+           "torch_op", "tune_space", "tuned"]
 __version__ = "0.1.0"
 
 

@@ -471,6 +471,110 @@ def tune_space(source, kernel, target="sm_90a", name=None, **consts):
     return TuneSpace(h, params, nc.value)
 
 
+class Table:
+    """A table of tuned configurations by shape, as tlx-tune --table writes
+    it (docs/tuning.md, "Tables by shape"): pick(kernel, **shape) is the
+    dict of const parameters stored for the kernel at that shape (its
+    integer scalar arguments, M=4096), the exact entry or else the nearest
+    one (libtlx's tlx_table_pick; exact=True: only an exact one), or None
+    when no entry fits.  Needs libtlx."""
+
+    def __init__(self, path):
+        t = _lib.tlx()
+        if t is None:
+            raise Error("tlx.Table needs libtlx: %s" % _lib.L.tlx_why)
+        self.path, self._h = path, _P()
+        with _ctx_lock:
+            ctx = _P()
+            if t.tlx_ctx_create(None, None, ctypes.byref(ctx)):
+                raise Error("cannot create a compiler context")
+            try:
+                if t.tlx_table_load(ctx, os.fsencode(path), ctypes.byref(self._h)):
+                    raise Error(t.tlx_errmsg(ctx).decode().rstrip())
+            finally:
+                t.tlx_ctx_destroy(ctx)
+
+    def pick(self, kernel, exact=False, **shape):
+        shp = [("%s=%d" % (k, int(v))).encode() for k, v in sorted(shape.items())]
+        arr = (ctypes.c_char_p * max(1, len(shp)))(*shp)
+        defs, n, ex = ctypes.POINTER(ctypes.c_char_p)(), ctypes.c_int(), ctypes.c_int()
+        rc = _lib.L.tlx.tlx_table_pick(self._h, kernel.encode(), arr, len(shp), 1 if exact else 0,
+                                       ctypes.byref(defs), ctypes.byref(n), ctypes.byref(ex))
+        if rc:
+            return None
+        out = {}
+        for i in range(n.value):
+            k, v = defs[i].decode().split("=", 1)
+            out[k] = True if v == "true" else False if v == "false" else _number(v)
+        return out
+
+    def __del__(self):
+        if self._h and _lib.L.tlx is not None:
+            _lib.L.tlx.tlx_table_destroy(self._h)
+            self._h = None
+
+    def __repr__(self):
+        return "Table(%r)" % self.path
+
+
+def _number(v):
+    try:
+        return int(v, 0)
+    except ValueError:
+        return float(v)
+
+
+class Tuned:
+    """tlx.tuned(...): launches `kernel` compiled with the configuration a
+    Table holds for the shape of each call, the values of its integer
+    scalar arguments; one compilation per configuration (tlx.compile's
+    cache).  Keyword arguments of tlx.tuned fix const parameters over the
+    table's.  A shape no entry fits raises tlx.Error."""
+
+    def __init__(self, source, kernel, table, name, device, consts):
+        self.source, self.name = _read(source, name)
+        self.kernel, self.device, self.consts = kernel, device, consts
+        self.table = table if isinstance(table, Table) else Table(table)
+        self._scalars = None   # the indices and names of the integer scalars
+        self._by_shape = {}    # shape -> Kernel
+
+    def _get(self, consts):
+        k = compile(self.source, name=self.name, device=self.device, **consts)
+        return k if isinstance(k, Kernel) else k[self.kernel]
+
+    def config(self, *args):
+        """The const parameters a call with these arguments uses."""
+        if self._scalars is None:
+            k = self._get(self.consts)
+            self._scalars = [(p.index, p.name) for p in k.params
+                             if p.kind == _lib.PARAM_SCALAR and SCALAR[p.type][2] == "int"]
+        shape = {n: int(args[i]) for i, n in self._scalars}
+        cfg = self.table.pick(self.kernel, **shape)
+        if cfg is None:
+            raise Error("%s has no entry of kernel '%s' for %s" % (
+                self.table.path, self.kernel,
+                " ".join("%s=%d" % kv for kv in sorted(shape.items()))))
+        cfg.update(self.consts)
+        return cfg
+
+    def __call__(self, *args):
+        key = tuple(int(args[i]) for i, _ in self._scalars) if self._scalars else None
+        k = self._by_shape.get(key)
+        if k is None:
+            k = self._get(self.config(*args))
+            key = tuple(int(args[i]) for i, _ in self._scalars)
+            if len(self._by_shape) < 1024:
+                self._by_shape[key] = k
+        return k(*args)
+
+
+def tuned(source, kernel, table, name=None, device=None, **consts):
+    """A launcher of `kernel` (in a tlx program: a path or its text) that
+    compiles it with the configuration `table` (a path or a tlx.Table)
+    holds for each call's shape (docs/tuning.md, "Tables by shape")."""
+    return Tuned(source, kernel, table, name, device, consts)
+
+
 def load(image, device=None):
     """Load a module image (what tlxc wrote: a cubin, PTX, or IR text for
     the simulator; bytes or a path) on the current device (or `device`):

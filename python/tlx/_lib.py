@@ -217,6 +217,11 @@ def tlx():
         t.tlx_tune_space_num_constraints.argtypes = [_P, _I]
         t.tlx_tune_space_check.argtypes = [_P, _P, ctypes.POINTER(ctypes.c_char_p), ctypes.c_int, _I]
         t.tlx_tune_space_destroy.argtypes = [_P]
+        t.tlx_table_load.argtypes = [_P, ctypes.c_char_p, _PP]
+        t.tlx_table_pick.argtypes = [_P, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p),
+                                     ctypes.c_int, ctypes.c_int,
+                                     ctypes.POINTER(ctypes.POINTER(ctypes.c_char_p)), _I, _I]
+        t.tlx_table_destroy.argtypes = [_P]
         L.tlx = t
     return L.tlx
 

@@ -7,10 +7,14 @@
  * simulator compiles and runs a kernel given as a string, a value the
  * compiler's checks reject never compiled; argument and option
  * mistakes are TLX_MISUSE with a message; a session where everything
- * fails has no best.  argv[1]: a directory for the files.
+ * fails has no best; a table by shape read and picked from (libtlx's
+ * tlx_table_*) and a session's winner added to one.  argv[1]: a
+ * directory for the files.
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "testsuite/unit/test.h"
@@ -185,6 +189,111 @@ test_sim(void)
 	tlx_tune_destroy(t);
 }
 
+/* A table by shape: tlx_table_parse / tlx_table_pick (exact, nearest in
+ * log2, the first on a tie, other names never), its mistakes, and
+ * tlx_tune_write_table adding and replacing a session's winner. */
+static void
+test_table(const char *dir)
+{
+	static const char text[] =
+		"# comment\n"
+		"mm M=1024 N=1024 : BM=64 BN=64  # 1.0 ms\n"
+		"\n"
+		"mm M=4096 N=4096 : BM=128 BN=256 FAST=true\n"
+		"mm N=8192 M=8192 : BM=256 BN=256\n"
+		"mm M=2048 N=2048 K=64 : BM=32 BN=32\n"
+		"vadd : BLOCK=512\n";
+	const char *const q4096[] = { "N=4096", "M=4096" };
+	const char *const q3000[] = { "M=3000", "N=3000" };
+	const char *const q2048[] = { "M=2048", "N=2048" };
+	const char *const qk[] = { "M=2048", "N=2048", "K=64" };
+	const char *const qbad[] = { "M" };
+	const char *const *defs;
+	char path[512], line[512];
+	int n, exact;
+	tlx_ctx *ctx;
+	tlx_table *tab;
+	tlx_tune *t;
+	FILE *f;
+
+	ASSERT(TLX_OK, tlx_ctx_create(NULL, NULL, &ctx));
+	ASSERT(TLX_OK, tlx_table_parse(ctx, "t.tab", text, sizeof text - 1, &tab));
+	ASSERT(TLX_OK, tlx_table_pick(tab, "mm", q4096, 2, 0, &defs, &n, &exact));
+	ASSERT(3, n);
+	ASSERT_STR("BN=256", defs[1]);
+	ASSERT_STR("FAST=true", defs[2]);
+	ASSERT(1, exact);
+	/* 3000: nearer 4096 than 1024 or 8192, in log2 */
+	ASSERT(TLX_OK, tlx_table_pick(tab, "mm", q3000, 2, 0, &defs, &n, &exact));
+	ASSERT_STR("BM=128", defs[0]);
+	ASSERT(0, exact);
+	ASSERT(TLX_ERROR, tlx_table_pick(tab, "mm", q3000, 2, TLX_TABLE_EXACT,
+					 &defs, &n, NULL));
+	/* 2048: as near 1024 as 4096, the first wins; K=64 entries differ */
+	ASSERT(TLX_OK, tlx_table_pick(tab, "mm", q2048, 2, 0, &defs, &n, NULL));
+	ASSERT_STR("BM=64", defs[0]);
+	ASSERT(TLX_OK, tlx_table_pick(tab, "mm", qk, 3, 0, &defs, &n, &exact));
+	ASSERT_STR("BM=32", defs[0]);
+	ASSERT(TLX_OK, tlx_table_pick(tab, "vadd", NULL, 0, 0, &defs, &n, NULL));
+	ASSERT_STR("BLOCK=512", defs[0]);
+	ASSERT(TLX_ERROR, tlx_table_pick(tab, "other", NULL, 0, 0, &defs, &n,
+					 NULL));
+	ASSERT(TLX_MISUSE, tlx_table_pick(tab, "mm", qbad, 1, 0, &defs, &n,
+					  NULL));
+	tlx_table_destroy(tab);
+	tlx_table_destroy(NULL);
+	ASSERT(TLX_COMPILE, tlx_table_parse(ctx, "b.tab", "mm M=1\nmm M=x : A=1\n",
+					    20, &tab));
+	CHECK(tab == NULL);
+	ASSERT_STR("b.tab:1: error: expected KERNEL NAME=INT ... : NAME=VALUE ...",
+		   tlx_errmsg(ctx));
+	ASSERT(TLX_COMPILE, tlx_table_parse(ctx, "b.tab", "mm M=x : A=1\n", 13,
+					    &tab));
+	ASSERT_STR("b.tab:1: error: a shape's value must be an integer",
+		   tlx_errmsg(ctx));
+	ASSERT(TLX_COMPILE, tlx_table_parse(ctx, "b.tab", "mm M=1 : A\n", 11,
+					    &tab));
+	ASSERT_STR("b.tab:1: error: a configuration is NAME=VALUE",
+		   tlx_errmsg(ctx));
+	ASSERT(TLX_IO, tlx_table_load(ctx, "/nonexistent/t.tab", &tab));
+	/* a session's winner, added then replaced; other lines kept */
+	snprintf(path, sizeof path, "%s/tuned.tab", dir);
+	if ((f = fopen(path, "w"))) {
+		fputs("mm M=1 : BM=1\n", f);
+		fclose(f);
+	}
+	for (int round = 0; round < 2; round++) {
+		t = synthetic(round ? "opt:A=7,opt:B=2" : "opt:A=5,opt:B=3", NULL,
+			      TLX_TUNE_EXHAUSTIVE);
+		if (!t)
+			break;
+		ASSERT(TLX_ERROR, tlx_tune_write_table(t, path));  /* not run */
+		ASSERT(TLX_OK, tlx_tune_add_arg(t, "n=77"));
+		ASSERT(TLX_OK, tlx_tune_add_define(t, "C=9"));
+		ASSERT(TLX_OK, tlx_tune_run(t));
+		ASSERT(TLX_OK, tlx_tune_write_table(t, path));
+		tlx_tune_destroy(t);
+	}
+	ASSERT(TLX_OK, tlx_table_load(ctx, path, &tab));
+	ASSERT(TLX_OK, tlx_table_pick(tab, "vadd", (const char *const[]){ "n=77" },
+				      1, TLX_TABLE_EXACT, &defs, &n, NULL));
+	ASSERT(3, n);
+	ASSERT_STR("C=9", defs[0]);
+	ASSERT_STR("A=7", defs[1]);
+	ASSERT_STR("B=2", defs[2]);
+	ASSERT(TLX_OK, tlx_table_pick(tab, "mm", (const char *const[]){ "M=1" },
+				      1, TLX_TABLE_EXACT, &defs, &n, NULL));
+	tlx_table_destroy(tab);
+	n = 0;
+	if ((f = fopen(path, "r"))) {
+		while (fgets(line, sizeof line, f))
+			n += !strncmp(line, "vadd n=77 : ", 12);
+		fclose(f);
+	}
+	ASSERT(1, n);
+	tlx_ctx_destroy(ctx);
+}
+
 static void
 test_misuse(void)
 {
@@ -249,6 +358,7 @@ main(int argc, char **argv)
 	mkdir(argv[1], 0755);
 	test_synthetic(argv[1]);
 	test_sim();
+	test_table(argv[1]);
 	test_misuse();
 	TEST_MAIN_END();
 }
