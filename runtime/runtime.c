@@ -439,6 +439,24 @@ tlxrt_launch(tlxrt_kernel *k, const tlxrt_launch_config *cfg,
 	return rc;
 }
 
+int
+tlxrt_kernel_get_grid(tlxrt_kernel *k, const tlxrt_launch_config *cfg,
+		      const tlxrt_arg *args, int nargs, uint32_t grid[3],
+		      uint32_t cluster[3])
+{
+	RtArg *ra;
+	int rc;
+
+	if (!k || !grid || !cluster)
+		return TLXRT_MISUSE;
+	rt_clear(k->mod->dev);
+	if (!(ra = tlx_calloc((size_t)k->nall + 1, sizeof *ra)))
+		return rt_error(k->mod->dev, TLXRT_NOMEM, "out of memory");
+	rc = rt_args_check(k, cfg, args, nargs, ra, grid, cluster);
+	free(ra);
+	return rc;
+}
+
 /* ---- streams and events ---------------------------------------------------- */
 
 int

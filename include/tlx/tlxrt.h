@@ -588,6 +588,21 @@ typedef struct tlxrt_launch_config {
 TLXRT_API int tlxrt_launch(tlxrt_kernel *k, const tlxrt_launch_config *cfg,
 			   const tlxrt_arg *args, int nargs);
 
+/*
+ * The grid and cluster a launch would have.  METHOD.
+ * cfg, args, nargs: as tlxrt_launch takes them, checked the same way
+ * (pointers need only be non-null and aligned: nothing is read).  OUT
+ * grid[3], cluster[3]: the programs per axis (from the grid function when
+ * cfg gives none) and the cluster shape.  Launches nothing.  tlx-tune's
+ * cost-model prior counts waves with it.  Errors: as tlxrt_launch's
+ * checks.
+ */
+TLXRT_API int tlxrt_kernel_get_grid(tlxrt_kernel *k,
+				    const tlxrt_launch_config *cfg,
+				    const tlxrt_arg *args, int nargs,
+				    uint32_t grid[3] /* OUT */,
+				    uint32_t cluster[3] /* OUT */);
+
 /* ---- streams and events ------------------------------------------- */
 
 /*

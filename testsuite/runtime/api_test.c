@@ -287,6 +287,22 @@ test_streams(tlxrt_device *dev, const char *dir)
 	args[1] = tlxrt_arg_ptr(x);
 	args[2] = tlxrt_arg_ptr(x);
 	args[3] = tlxrt_arg_i32(8);
+	{
+		/* the grid a launch would have; nothing runs, nothing read */
+		tlxrt_arg fake[4] = { tlxrt_arg_ptr(256), tlxrt_arg_ptr(256),
+				      tlxrt_arg_ptr(256), tlxrt_arg_i32(5000) };
+		uint32_t g[3], c[3];
+
+		ASSERT(TLXRT_OK, tlxrt_kernel_get_grid(k, NULL, fake, 4, g, c));
+		ASSERT(5, (int)g[0]);
+		ASSERT(1, (int)g[1]);
+		ASSERT(1, (int)c[0]);
+		fake[0] = tlxrt_arg_ptr(0);
+		ASSERT(TLXRT_INVALID_ARG, tlxrt_kernel_get_grid(k, NULL, fake, 4,
+								 g, c));
+		ASSERT(TLXRT_MISUSE, tlxrt_kernel_get_grid(NULL, NULL, fake, 4,
+							    g, c));
+	}
 	ASSERT(TLXRT_OK, tlxrt_event_record(e0, s));
 	cfg.stream = s;
 	/* the step count: the same for the same launch; an L2-flush-like
