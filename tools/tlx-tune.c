@@ -88,6 +88,11 @@ help(void)
 "  --max-evals N         evaluate at most N configurations (0: no limit;\n"
 "                        random search: default 100)\n"
 "  --initial N           LFBO's random start population (default 100)\n"
+"  --prior               order the first candidates by a static cost model\n"
+"                        (occupancy, wave quantization, the dots' traffic\n"
+"                        per FLOP): half of LFBO's initial population is\n"
+"                        the model's best of 3x as many, exhaustive search\n"
+"                        goes in its order\n"
 "  --budget SECONDS      stop evaluating after this wall time (0: none)\n"
 "  --backend KIND        sim (default), cuda or synthetic\n"
 "  --timeout SECONDS     per compile and per run of a candidate (default 10)\n"
@@ -115,8 +120,8 @@ help(void)
 "                        libtlx, tlxc --table and tlx.tuned pick from\n"
 "  --no-cache            neither read nor write the result cache\n"
 "                        ($XDG_CACHE_HOME/tlx/tune, ~/.cache/tlx/tune)\n"
-"  -h, --help            this text\n"
-"\n"
+"  -h, --help            this text\n", stdout);
+	fputs("\n"
 "arguments: every pointer parameter gets a buffer of --elems elements of its\n"
 "type filled with deterministic values, every scalar named by --arg that\n"
 "value, every other integer scalar the value of --size, every other float\n"
@@ -135,7 +140,8 @@ help(void)
 "parameters of the index distance to it, the first value when none),\n"
 "crash (abort), segv (SIGSEGV), hang, wrong (a wrong result), reject\n"
 "(a compile rejection), compile-crash or compile-hang (in the compile\n"
-"worker) for candidates with NAME=V.\n"
+"worker) for candidates with NAME=V; prior plants --prior's estimate (1 +\n"
+"the index distance to the planted values) instead of the cost model.\n"
 "\n"
 "exit status: 0 found, 1 the default configuration or every candidate\n"
 "failed, 2 usage error, 3 I/O error.\n", stdout);
@@ -319,6 +325,8 @@ parse_args(Cli *T, int argc, char **argv)
 			T->plot = val;
 		} else if (IS("--no-cache")) {
 			T->o.cache = 0;
+		} else if (IS("--prior")) {
+			T->o.prior = 1;
 		} else if (IS("--seed") || IS("--max-evals") || IS("--repeats") ||
 			   IS("--size") || IS("--elems") || IS("--jobs") ||
 			   IS("--finalists") || IS("--rounds") || IS("--initial") ||

@@ -217,22 +217,30 @@ child_run(tlx_tune *T, ChildFn fn, const int *cfg, Child *c)
 	return c->st;
 }
 
-/* Compiles the n configurations (NULL: the default one) in up to `jobs`
- * workers at once. */
+/* Runs fn on the n configurations (NULL: the default one) in up to
+ * `jobs` workers at once. */
 static void
-compile_batch(tlx_tune *T, const int *const *cfgs, int n, Child *cs)
+worker_batch(tlx_tune *T, ChildFn fn, const int *const *cfgs, int n,
+	     Child *cs)
 {
 	int next = 0, running = 0;
 
 	while (next < n || running > 0) {
 		while (running < T->jobs && next < n) {
-			child_start(T, tune_compile_child, cfgs[next], &cs[next]);
+			child_start(T, fn, cfgs[next], &cs[next]);
 			running += !cs[next].done;
 			next++;
 		}
 		if (running > 0)
 			running -= child_pump(cs, next);
 	}
+}
+
+/* Compiles the n configurations in up to `jobs` workers at once. */
+static void
+compile_batch(tlx_tune *T, const int *const *cfgs, int n, Child *cs)
+{
+	worker_batch(T, tune_compile_child, cfgs, n, cs);
 }
 
 /* ---- evaluation ---------------------------------------------------------- */
@@ -340,10 +348,11 @@ finish(tlx_tune *T, const int *cfg, int st, const Child *run, int d,
 				 run->len - TUNE_HEADER))
 		st = TLX_TUNE_WRONG;
 	if (st == TLX_TUNE_OK) {
-		memcpy(&cost, run->buf, sizeof cost);
-		/* the device the child opened, as it says */
-		memcpy(&ordinal, run->buf + sizeof(double) + 128 +
-			       sizeof(int32_t), sizeof ordinal);
+		RunHeader h;
+
+		memcpy(&h, run->buf, sizeof h);
+		cost = h.cost;
+		ordinal = h.ordinal;  /* the device the child opened, as it says */
 	}
 	*value = st == TLX_TUNE_OK ? cost : INFINITY;
 	if (d >= 0)
@@ -443,6 +452,114 @@ batch_eval(void *ud, const int *cfgs, int count, double *values)
 	free(cc);
 }
 
+/* ---- the cost-model prior ------------------------------------------------- */
+
+/* The recorded estimate of cfg, or NULL. */
+static double *
+prior_find(const tlx_tune *T, const int *cfg)
+{
+	for (int i = 0; i < T->npri; i++)
+		if (!memcmp(T->pcfg + (size_t)i * MAXP, cfg,
+			    (size_t)T->np * sizeof *cfg))
+			return &T->pval[i];
+	return NULL;
+}
+
+static void
+prior_record(tlx_tune *T, const int *cfg, double v)
+{
+	if (T->npri == T->cappri) {
+		int cap = T->cappri ? 2 * T->cappri : 256;
+		int *pc = realloc(T->pcfg, (size_t)cap * MAXP * sizeof *pc);
+		double *pv;
+
+		if (!pc)
+			return;
+		T->pcfg = pc;
+		if (!(pv = realloc(T->pval, (size_t)cap * sizeof *pv)))
+			return;
+		T->pval = pv;
+		T->cappri = cap;
+	}
+	memset(T->pcfg + (size_t)T->npri * MAXP, 0, MAXP * sizeof *T->pcfg);
+	memcpy(T->pcfg + (size_t)T->npri * MAXP, cfg, (size_t)T->np * sizeof *cfg);
+	T->pval[T->npri++] = v;
+}
+
+/* The synthetic backend's planted prior (prior:NAME=V): 1 + the index
+ * distance to the planted values (a parameter with none counts 0). */
+static double
+synth_prior(const tlx_tune *T, const int *cfg)
+{
+	double v = 1;
+
+	for (int s = 0; s < T->nsyn; s++)
+		if (T->syn[s].kind == SY_PRIOR) {
+			const Param *p = &T->params[T->syn[s].param];
+
+			for (int j = 0; j < p->n; j++)
+				if (p->v[j] == T->syn[s].value)
+					v += abs(cfg[T->syn[s].param] - j);
+		}
+	return v;
+}
+
+/* The search's prior (TunePrior): the estimates of prior.c from each
+ * configuration's facts, gathered in `jobs` workers at once (statically
+ * rejected ones: infinity, not compiled); each configuration once. */
+static void
+prior_batch(void *ud, const int *cfgs, int count, double *out)
+{
+	tlx_tune *T = ud;
+	const int **todo = malloc((size_t)(count ? count : 1) * sizeof *todo);
+	int *slot = malloc((size_t)(count ? count : 1) * sizeof *slot), n = 0;
+	Child *cs = calloc((size_t)(count ? count : 1), sizeof *cs);
+	int planted = 0;
+
+	for (int s = 0; s < T->nsyn; s++)
+		planted |= T->syn[s].kind == SY_PRIOR;
+	for (int c = 0; c < count; c++) {
+		const int *cfg = cfgs + (size_t)c * T->np;
+		double *known = prior_find(T, cfg);
+
+		out[c] = INFINITY;
+		if (known) {
+			out[c] = *known;
+		} else if (planted) {
+			prior_record(T, cfg, out[c] = synth_prior(T, cfg));
+		} else if (!tune_check_valid(T, cfg)) {
+			prior_record(T, cfg, INFINITY);
+		} else if (todo && slot && cs) {
+			slot[n] = c;
+			todo[n++] = cfg;
+		}
+	}
+	if (n)
+		worker_batch(T, tune_prior_child, todo, n, cs);
+	for (int i = 0; i < n; i++) {
+		PriorFacts f;
+
+		if (cs[i].st == CH_OK && cs[i].len == sizeof f) {
+			memcpy(&f, cs[i].buf, sizeof f);
+			out[slot[i]] = tune_prior_score(&f, T->sm_count,
+							T->smem_per_block + 1024);
+		}
+		prior_record(T, todo[i], out[slot[i]]);
+		free(cs[i].buf);
+	}
+	free(todo);
+	free(slot);
+	free(cs);
+}
+
+double
+tune_prior_of(const tlx_tune *T, const int *cfg)
+{
+	const double *v = prior_find(T, cfg);
+
+	return v ? *v : NAN;
+}
+
 /* The default configuration: its output is the reference, its device the
  * cache key's. */
 static int
@@ -450,6 +567,7 @@ run_reference(tlx_tune *T)
 {
 	Child cc, run;
 	const int *none = NULL;
+	RunHeader h;
 	int st;
 
 	compile_batch(T, &none, 1, &cc);
@@ -467,14 +585,15 @@ run_reference(tlx_tune *T)
 		return TLX_ERROR;
 	}
 	free(cc.buf);
-	memcpy(&T->default_cost, run.buf, sizeof(double));
-	memcpy(T->device, run.buf + sizeof(double), 128);
-	T->device[127] = 0;
-	memcpy(&T->driver_version, run.buf + sizeof(double) + 128,
-	       sizeof(int32_t));
-	memcpy(&T->dev_count, run.buf + sizeof(double) + 128 +
-		       2 * sizeof(int32_t), sizeof(int32_t));
-	memcpy(T->shape, run.buf + TUNE_HEADER - TUNE_SHAPE, TUNE_SHAPE);
+	memcpy(&h, run.buf, sizeof h);
+	T->default_cost = h.cost;
+	memcpy(T->device, h.name, sizeof T->device);
+	T->device[sizeof T->device - 1] = 0;
+	T->driver_version = h.driver;
+	T->dev_count = h.count;
+	T->sm_count = h.sm_count;
+	T->smem_per_block = h.smem_per_block;
+	memcpy(T->shape, h.shape, TUNE_SHAPE);
 	T->shape[TUNE_SHAPE - 1] = 0;
 	T->reflen = run.len - TUNE_HEADER;
 	T->ref = malloc(T->reflen + 1);
@@ -752,6 +871,8 @@ tlx_tune_destroy(tlx_tune *T)
 	free(T->src);
 	free(T->ref);
 	free(T->evals);
+	free(T->pcfg);
+	free(T->pval);
 	tune_check_free(T->check);
 	free(T->err);
 	free(T);
@@ -949,7 +1070,7 @@ parse_synth(tlx_tune *T, const char *s)
 {
 	static const char *const kinds[SY_NKINDS] = {
 		"opt", "crash", "segv", "hang", "wrong", "reject",
-		"compile-crash", "compile-hang",
+		"compile-crash", "compile-hang", "prior",
 	};
 	char item[128];
 
@@ -976,7 +1097,7 @@ parse_synth(tlx_tune *T, const char *s)
 			return tune_errf(T, TLX_MISUSE, "TLX_TUNE_SYNTHETIC: "
 					 "unknown kind '%s' (opt, crash, segv, "
 					 "hang, wrong, reject, compile-crash, "
-					 "compile-hang)", item);
+					 "compile-hang, prior)", item);
 		y = &T->syn[T->nsyn++];
 		y->kind = (int)k;
 		y->param = find_param(T, colon + 1, (size_t)(eq - colon - 1));
@@ -1008,6 +1129,7 @@ reset(tlx_tune *T)
 	free(T->ref);
 	T->ref = NULL;
 	T->nevals = T->nskipped = T->nfin = T->has_best = T->ncached = 0;
+	T->npri = 0;
 	T->retime_status = -1;
 	T->repeats = T->o.repeats ? T->o.repeats : cuda ? 10 : 3;
 	T->rounds = T->o.rounds ? T->o.rounds : cuda ? 20 : 3;
@@ -1074,9 +1196,11 @@ tlx_tune_run(tlx_tune *T)
 		if (T->o.initial)
 			o.initial = T->o.initial;
 		o.start = T->ncached ? T->cached : NULL;
+		o.prior = T->o.prior ? prior_batch : NULL;
 		rc = tune_lfbo(&space, batch_eval, valid, T, &o, &r);
 	} else if (T->o.search == TLX_TUNE_EXHAUSTIVE) {
-		rc = tune_exhaustive(&space, batch_eval, valid, T, &r);
+		rc = tune_exhaustive(&space, batch_eval, valid, T,
+				     T->o.prior ? prior_batch : NULL, &r);
 	} else {
 		rc = tune_random(&space, batch_eval, valid, T,
 				 T->o.max_evals > 0 ? T->o.max_evals : 100,

@@ -28,10 +28,20 @@
 #define MAXFIN 16    /* finalists */
 #define MAXDEV 64    /* benchmarking devices */
 
-/* a run child's header: the cost, the device's name, driver version,
- * ordinal, the number of devices its backend presents and the shape */
-enum { TUNE_SHAPE = 256,  /* "M=4096 N=4096": the integer scalars */
-       TUNE_HEADER = sizeof(double) + 128 + 3 * sizeof(int32_t) + TUNE_SHAPE };
+enum { TUNE_SHAPE = 256 };
+
+/* What a run child writes first (then every pointer buffer). */
+typedef struct RunHeader {
+	double cost;
+	char name[128];         /* the device's */
+	int32_t driver;         /* its driver's version */
+	int32_t ordinal;        /* which device the child opened */
+	int32_t count;          /* the devices its backend presents */
+	int32_t sm_count;       /* its multiprocessors */
+	int32_t smem_per_block; /* its shared memory limit per block */
+	char shape[TUNE_SHAPE]; /* the integer scalars, "M=4096 N=4096" */
+} RunHeader;
+enum { TUNE_HEADER = sizeof(RunHeader) };
 
 /* The outcome of an evaluation: TLX_TUNE_OK..TLX_TUNE_FAILED, and: */
 enum { ST_SKIPPED = 6 };
@@ -44,7 +54,7 @@ typedef struct Param {
 
 /* A planted behaviour of the synthetic backend: KIND:NAME=VALUE. */
 enum { SY_OPT, SY_CRASH, SY_SEGV, SY_HANG, SY_WRONG, SY_REJECT,
-       SY_CCRASH, SY_CHANG, SY_NKINDS };
+       SY_CCRASH, SY_CHANG, SY_PRIOR, SY_NKINDS };
 typedef struct Synth {
 	int kind, param;
 	int64_t value;
@@ -125,6 +135,7 @@ struct tlx_tune {
 				runs the reference and the finalists */
 	int ndev;
 	int dev_count;       /* the devices the backend presents */
+	int sm_count, smem_per_block;  /* the first device's */
 	int dev_evals[MAXDEV];  /* evaluations run on devs[i] */
 	Eval *evals;         /* in the order they ran */
 	int nevals, capevals;
@@ -140,6 +151,9 @@ struct tlx_tune {
 	int nfin;
 	int retime_status;   /* of the re-timing child */
 	TuneCheck *check;    /* the run's static checks */
+	int *pcfg;           /* the prior's estimates: configurations */
+	double *pval;        /* (MAXP ints each) and their values */
+	int npri, cappri;
 	char *err;
 	/* the device a run child opens, the image it loads (set before
 	 * its fork) */
@@ -169,6 +183,19 @@ int tune_parse_devices(const char *list, int *devs, int *n);
 int tune_check_begin(tlx_tune *T);
 bool tune_check_valid(tlx_tune *T, const int *cfg);
 void tune_check_free(TuneCheck *c);
+
+/* prior.c and the child that gathers a configuration's facts
+ * (measure.c) */
+typedef struct PriorFacts {
+	double programs;      /* of the grid, for the run's arguments */
+	double warps, smem;   /* of a program (all tasks), shared bytes */
+	double flops, bytes;  /* the dots' 2MNK and operand bytes, a k-step */
+} PriorFacts;
+int tune_prior_child(tlx_tune *T, const int *cfg, int fd);
+double tune_prior_score(const PriorFacts *f, int sm_count, int smem_per_sm);
+/* driver.c: the prior's estimate of cfg, NaN when it has none */
+double tune_prior_of(const tlx_tune *T, const int *cfg);
+void tune_prior_dots(const char *ir, double *flops, double *bytes);
 
 /* report.c */
 void tune_progress(tlx_tune *T);

@@ -117,22 +117,16 @@ plant(const tlx_tune *T, const int *cfg, int crash, int segv, int hang)
 
 /* ---- compiling ---------------------------------------------------------- */
 
-int
-tune_compile_child(tlx_tune *T, const int *cfg, int fd)
+/* Compiles cfg (NULL: the default configuration) through libtlx. */
+static int
+compile_cfg(tlx_tune *T, const int *cfg, int emit, tlx_ctx **ctx,
+	    tlx_module **m)
 {
 	const char *defs[MAXD + MAXP];
 	char store[MAXP][96];
 	tlx_options o = { 0 };
-	tlx_ctx *ctx;
-	tlx_module *m;
-	const void *img;
-	size_t size;
-	int kind, rc, n = 0;
+	int n = 0;
 
-	if (T->o.backend == TLX_TUNE_SYNTHETIC) {
-		plant(T, cfg, SY_CCRASH, -1, SY_CHANG);
-		return tune_synth_has(T, cfg, SY_REJECT) ? 1 : 0;
-	}
 	for (int i = 0; i < T->ndefs; i++)
 		defs[n++] = T->defs[i];
 	for (int i = 0; cfg && i < T->np; i++) {
@@ -141,12 +135,30 @@ tune_compile_child(tlx_tune *T, const int *cfg, int fd)
 		defs[n++] = store[i];
 	}
 	o.name = T->name;
-	o.emit = T->o.backend == TLX_TUNE_SIM ? TLX_EMIT_IR : TLX_EMIT_CUBIN;
+	o.emit = emit;
 	o.defines = defs;
 	o.ndefines = n;
-	if (tlx_ctx_create(NULL, NULL, &ctx))
-		return 3;
-	rc = tlx_compile(ctx, T->src, T->srclen, &o, &m);
+	if (tlx_ctx_create(NULL, NULL, ctx))
+		return TLX_NOMEM;
+	return tlx_compile(*ctx, T->src, T->srclen, &o, m);
+}
+
+int
+tune_compile_child(tlx_tune *T, const int *cfg, int fd)
+{
+	tlx_ctx *ctx;
+	tlx_module *m;
+	const void *img;
+	size_t size;
+	int kind, rc;
+
+	if (T->o.backend == TLX_TUNE_SYNTHETIC) {
+		plant(T, cfg, SY_CCRASH, -1, SY_CHANG);
+		return tune_synth_has(T, cfg, SY_REJECT) ? 1 : 0;
+	}
+	rc = compile_cfg(T, cfg, T->o.backend == TLX_TUNE_SIM ? TLX_EMIT_IR
+							       : TLX_EMIT_CUBIN,
+			 &ctx, &m);
 	if (rc == TLX_COMPILE) {
 		const char *msg = tlx_errmsg(ctx);
 
@@ -408,25 +420,25 @@ load(Bench *B, int i, tlxrt_kernel **k)
 	return 0;
 }
 
-/* The run child's header (TUNE_HEADER): the cost, the device's name,
- * its driver, its ordinal, the devices its backend presents. */
+/* The run child's header (RunHeader); p: the device's properties (NULL:
+ * the synthetic backend's). */
 static int
-write_header(Bench *B, double cost, const char *name, int32_t driver,
-	     int32_t ordinal)
+write_header(Bench *B, double cost, const tlxrt_device_props *p)
 {
-	char dn[128] = { 0 };
+	RunHeader h;
 	int cuda = B->T->o.backend == TLX_TUNE_CUDA, n = 0;
-	int32_t count;
 
+	memset(&h, 0, sizeof h);
 	tlxrt_device_count(cuda ? "cuda" : "sim", &n);
-	count = n;
-	snprintf(dn, sizeof dn, "%s", name);
-	return tune_write_all(B->fd, &cost, sizeof cost) ||
-	       tune_write_all(B->fd, dn, sizeof dn) ||
-	       tune_write_all(B->fd, &driver, sizeof driver) ||
-	       tune_write_all(B->fd, &ordinal, sizeof ordinal) ||
-	       tune_write_all(B->fd, &count, sizeof count) ||
-	       tune_write_all(B->fd, B->shape, sizeof B->shape) ? 3 : 0;
+	h.cost = cost;
+	snprintf(h.name, sizeof h.name, "%s", p ? p->name : "synthetic");
+	h.driver = p ? p->driver_version : 0;
+	h.ordinal = p ? p->ordinal : B->T->child_dev;
+	h.count = n;
+	h.sm_count = p ? p->sm_count : 132;
+	h.smem_per_block = p ? p->max_smem_per_block : 232448;
+	memcpy(h.shape, B->shape, sizeof h.shape);
+	return tune_write_all(B->fd, &h, sizeof h) ? 3 : 0;
 }
 
 int
@@ -448,8 +460,7 @@ tune_run_child(tlx_tune *T, const int *cfg, int fd)
 			snprintf(B.shape + m, sizeof B.shape - m, "%s%s",
 				 m ? " " : "", T->sargs[j]);
 		}
-		return write_header(&B, synth_cost(T, cfg), "synthetic", 0,
-				    T->child_dev) ||
+		return write_header(&B, synth_cost(T, cfg), NULL) ||
 		       tune_write_all(fd, &wrong, 1) ? 3 : 0;
 	}
 	if (bench_open(&B) || load(&B, 0, &k) || bench_args(&B, k))
@@ -465,8 +476,7 @@ tune_run_child(tlx_tune *T, const int *cfg, int fd)
 	 * kernel on the same inputs; a kernel that accumulates would differ,
 	 * which the comparison then reports */
 	tlxrt_device_get_props(B.dev, &p);
-	if (write_header(&B, median(times, T->repeats), p.name,
-			 p.driver_version, p.ordinal))
+	if (write_header(&B, median(times, T->repeats), &p))
 		return 3;
 	for (int i = 0; i < B.np; i++) {
 		size_t bytes = (size_t)tlxrt_type_size(B.pty[i]) * (size_t)T->elems;
@@ -528,6 +538,59 @@ tune_retime_child(tlx_tune *T, const int *cfgs, int fd)
 	}
 	free(times);
 	return 0;
+}
+
+/* ---- the prior's facts --------------------------------------------------- */
+
+/* The facts of cfg for the cost-model prior (prior.c): compiled for the
+ * simulator (libtlx's cache keeps it for the sim backend's compile) and
+ * loaded there, the grid for the run's arguments (pointers are never
+ * read), the warps and shared memory, the dots' tiles from the IR;
+ * writes a PriorFacts. */
+int
+tune_prior_child(tlx_tune *T, const int *cfg, int fd)
+{
+	Bench B = { .T = T, .fd = fd };
+	PriorFacts f = { 0 };
+	tlx_ctx *ctx;
+	tlx_module *m;
+	tlxrt_module *mod;
+	tlxrt_kernel *k;
+	tlxrt_kernel_info ki;
+	const void *img;
+	const char *ir;
+	size_t size;
+	uint32_t grid[3], cluster[3];
+	int kind;
+	char msg[256];
+
+	if (compile_cfg(T, cfg, TLX_EMIT_IR, &ctx, &m) ||
+	    tlx_module_image(m, &img, &size, &kind) || tlx_module_ir(m, &ir))
+		return 1;
+	if (tlxrt_device_open_errmsg("sim", &B.dev, msg, sizeof msg))
+		return fail(&B, "device: %s", msg);
+	if (tlxrt_module_load(B.dev, img, size, &mod) ||
+	    tlxrt_kernel_get(mod, T->kernel, &k) ||
+	    tlxrt_kernel_get_info(k, &ki) || ki.num_params > MAXARGS)
+		return rtfail(&B, "the kernel");
+	for (int i = 0; i < ki.num_params; i++) {
+		tlxrt_param_info pi;
+
+		if (tlxrt_kernel_get_param(k, i, &pi) ||
+		    pi.kind == TLXRT_PARAM_TENSOR)
+			return fail(&B, "tensor parameters are not supported");
+		if (pi.kind == TLXRT_PARAM_POINTER)
+			B.args[i] = tlxrt_arg_ptr(4096);
+		else if (scalar_arg(&B, &pi, &B.args[i]))
+			return 1;
+	}
+	if (tlxrt_kernel_get_grid(k, NULL, B.args, ki.num_params, grid, cluster))
+		return rtfail(&B, "the grid");
+	f.programs = (double)grid[0] * grid[1] * grid[2];
+	f.warps = ki.total_warps;
+	f.smem = ki.smem_bytes;
+	tune_prior_dots(ir, &f.flops, &f.bytes);
+	return tune_write_all(fd, &f, sizeof f) ? 3 : 0;
 }
 
 /* ---- checking ----------------------------------------------------------- */

@@ -113,6 +113,7 @@ tlx_tune_write_json(tlx_tune *T, const char *path)
 		"  \"seed\": %llu,\n  \"device\": ", sk[T->o.search],
 		bk[T->o.backend], (unsigned long long)T->o.seed);
 	json_str(f, T->device);
+	fprintf(f, ",\n  \"prior\": %s", T->o.prior ? "true" : "false");
 	fprintf(f, ",\n  \"shape\": ");
 	json_str(f, T->shape);
 	fprintf(f, ",\n  \"jobs\": %d,\n  \"devices\": [", T->jobs);
@@ -167,6 +168,10 @@ tlx_tune_write_json(tlx_tune *T, const char *path)
 			fprintf(f, "null");
 		else
 			fprintf(f, "%d", e->device);
+		if (T->o.prior) {
+			fprintf(f, ", \"prior\": ");
+			json_cost(f, tune_prior_of(T, e->cfg));
+		}
 		fputc('}', f);
 	}
 	fprintf(f, "\n  ],\n  \"rejections\": [");

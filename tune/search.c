@@ -203,6 +203,48 @@ evaluate(Search *S, const int *batch, int count)
 	return true;
 }
 
+typedef struct Ranked {
+	double v;
+	int i;
+} Ranked;
+
+static int
+cmp_ranked(const void *a, const void *b)
+{
+	const Ranked *x = a, *y = b;
+
+	if (x->v != y->v)
+		return x->v < y->v ? -1 : 1;  /* INFINITY last */
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+/* Reorders the n configurations cfgs (n x np) by the prior's estimates,
+ * ascending, ties (and NaNs) in their order. */
+static bool
+prior_order(Search *S, TunePrior prior, int *cfgs, int n)
+{
+	size_t row = (size_t)S->np * sizeof *cfgs;
+	double *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+	Ranked *rk = malloc((size_t)(n ? n : 1) * sizeof *rk);
+	int *tmp = malloc((n ? (size_t)n : 1) * row);
+	bool ok = v && rk && tmp;
+
+	if (ok) {
+		prior(S->ud, cfgs, n, v);
+		for (int i = 0; i < n; i++)
+			rk[i] = (Ranked){ isnan(v[i]) ? INFINITY : v[i], i };
+		qsort(rk, (size_t)n, sizeof *rk, cmp_ranked);
+		memcpy(tmp, cfgs, (size_t)n * row);
+		for (int i = 0; i < n; i++)
+			memcpy((char *)cfgs + (size_t)i * row,
+			       (char *)tmp + (size_t)rk[i].i * row, row);
+	}
+	free(v);
+	free(rk);
+	free(tmp);
+	return ok;
+}
+
 static int
 cmp_double(const void *a, const void *b)
 {
@@ -484,24 +526,62 @@ tune_lfbo(const TuneSpace *s, TuneEval ev, TuneValid valid, void *ud,
 		owner = malloc((size_t)cap * sizeof *owner);
 		ok = batch && cands && sel && cur && curv && pat && owner;
 	}
-	/* the start and `initial` random configurations */
+	/* the start and `initial` random configurations; with a prior,
+	 * half of them the best by the prior of 3 x `initial` */
 	if (ok) {
-		int m = 0;
+		int m = 0, want = o->initial + (o->start != NULL);
+		int pool = o->prior ? 3 * o->initial : o->initial;
+		int *draw = malloc((size_t)(pool + 1) * np * sizeof *draw);
+		int nd = 0;
 
+		ok = draw != NULL;
 		if (o->start)
 			memcpy(batch + (size_t)m++ * np, o->start, np * sizeof *batch);
-		for (tries = 0; m < o->initial + (o->start != NULL) &&
-				tries < 20 * (o->initial + 1); tries++) {
-			int *b = batch + (size_t)m * np;
+		for (tries = 0; ok && nd < pool && tries < 20 * (pool + 1);
+		     tries++) {
+			int *b = draw + (size_t)nd * np;
 
 			random_cfg(&S, b);
-			for (i = 0; i < m; i++)
-				if (!memcmp(b, batch + (size_t)i * np, np * sizeof *b))
+			for (i = 0; i < nd; i++)
+				if (!memcmp(b, draw + (size_t)i * np, np * sizeof *b))
 					break;
-			if (i == m)
-				m++;
+			if (i == nd && (!o->start ||
+					memcmp(b, o->start, np * sizeof *b)))
+				nd++;
 		}
-		ok = evaluate(&S, batch, m) && fit(&S);
+		if (ok && o->prior) {
+			/* the prior's best half, then the draws in order */
+			int *ranked = malloc((size_t)(nd + 1) * np * sizeof *ranked);
+			int top = (o->initial + 1) / 2;
+
+			ok = ranked != NULL;
+			if (ok) {
+				memcpy(ranked, draw, (size_t)nd * np * sizeof *ranked);
+				ok = prior_order(&S, o->prior, ranked, nd);
+			}
+			for (i = 0; ok && i < 2 * nd && m < want; i++) {
+				const int *b = i < nd ? ranked + (size_t)i * np
+						      : draw + (size_t)(i - nd) * np;
+				int j;
+
+				if (i < nd && i >= top)
+					continue;
+				for (j = 0; j < m; j++)
+					if (!memcmp(b, batch + (size_t)j * np,
+						    np * sizeof *b))
+						break;
+				if (j == m)
+					memcpy(batch + (size_t)m++ * np, b,
+					       np * sizeof *b);
+			}
+			free(ranked);
+		} else if (ok) {
+			memcpy(batch + (size_t)m * np, draw,
+			       (size_t)nd * np * sizeof *batch);
+			m += nd;
+		}
+		free(draw);
+		ok = ok && evaluate(&S, batch, m) && fit(&S);
 	}
 	/* the copies start from the best finite ones */
 	for (c = 0; ok && c < o->copies; c++) {
@@ -633,18 +713,51 @@ tune_lfbo(const TuneSpace *s, TuneEval ev, TuneValid valid, void *ud,
 	return finish(&S, r, ok);
 }
 
+/* Every configuration, in the prior's order, in batches. */
+static bool
+exhaustive_ranked(Search *S, TunePrior prior, int total)
+{
+	enum { BATCH = 256 };
+	int np = S->np, *all = malloc((size_t)total * np * sizeof *all);
+	int *c = calloc((size_t)np, sizeof *c);
+	bool ok = all && c;
+
+	for (int i = 0; ok && i < total; i++) {
+		memcpy(all + (size_t)i * np, c, np * sizeof *c);
+		for (int p = np - 1; p >= 0; p--) {
+			if (++c[p] < S->s->params[p].n)
+				break;
+			c[p] = 0;
+		}
+	}
+	ok = ok && prior_order(S, prior, all, total);
+	for (int i = 0; ok && i < total; i += BATCH)
+		ok = evaluate(S, all + (size_t)i * np,
+			      total - i < BATCH ? total - i : BATCH);
+	free(all);
+	free(c);
+	return ok;
+}
+
 int
 tune_exhaustive(const TuneSpace *s, TuneEval ev, TuneValid valid, void *ud,
-		TuneResult *r)
+		TunePrior prior, TuneResult *r)
 {
 	enum { BATCH = 256 };  /* one batch: its compiles run in parallel */
 	Search S;
 	bool ok = setup(&S, s, ev, valid, ud, NULL, 1), more = true;
 	int np = s->n, *c = ok ? calloc((size_t)np, sizeof *c) : NULL;
 	int *batch = ok ? malloc((size_t)BATCH * np * sizeof *batch) : NULL;
+	double total = 1;
 	int p, m;
 
 	ok = ok && c && batch;
+	for (p = 0; p < np; p++)
+		total *= s->params[p].n;
+	if (ok && prior && total <= 65536) {
+		ok = exhaustive_ranked(&S, prior, (int)total);
+		more = false;
+	}
 	while (ok && more) {
 		for (m = 0; m < BATCH && more; m++) {
 			memcpy(batch + (size_t)m * np, c, np * sizeof *c);

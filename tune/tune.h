@@ -29,6 +29,9 @@ typedef struct TuneSpace {
 /* Writes the value of each of the count configurations (cfgs: count x
  * space->n value indices) into out. */
 typedef void (*TuneEval)(void *ud, const int *cfgs, int count, double *out);
+/* A cost model's estimates of the count configurations (lower is
+ * better; INFINITY: none), into out: it orders the first candidates. */
+typedef void (*TunePrior)(void *ud, const int *cfgs, int count, double *out);
 /* Statically valid?  (NULL: all are.)  Invalid ones are never evaluated
  * and count as failures for the model. */
 typedef bool (*TuneValid)(void *ud, const int *cfg);
@@ -45,6 +48,9 @@ typedef struct TuneOpts {
 	int trees;         /* of the random forest (100) */
 	int max_evals;     /* a budget of evaluations (0: none) */
 	const int *start;  /* a configuration evaluated first (the default) */
+	TunePrior prior;   /* NULL, or: half the initial population is the
+			      best by the prior of 3 x `initial` random
+			      configurations (the other half random) */
 } TuneOpts;
 
 typedef struct TuneResult {
@@ -57,8 +63,10 @@ void tune_opts_default(TuneOpts *o);
 /* 0, or -1 when out of memory or the space is empty. */
 int tune_lfbo(const TuneSpace *s, TuneEval ev, TuneValid valid, void *ud,
 	      const TuneOpts *o, TuneResult *r);
+/* prior: NULL, or every configuration is evaluated in the order of its
+ * estimate (spaces of at most 65536 configurations). */
 int tune_exhaustive(const TuneSpace *s, TuneEval ev, TuneValid valid, void *ud,
-		    TuneResult *r);
+		    TunePrior prior, TuneResult *r);
 int tune_random(const TuneSpace *s, TuneEval ev, TuneValid valid, void *ud,
 		int count, uint64_t seed, TuneResult *r);
 void tune_result_free(TuneResult *r);

@@ -94,6 +94,10 @@ typedef struct tlx_tune_opts {
 				  ordinals of "cuda:N" or "sim:N"); NULL or
 				  "all": every device the backend presents
 				  (TLXRT_SIM_DEVICES for sim and synthetic) */
+	int prior;             /* order the first candidates by the
+				  cost-model prior (0): half of LFBO's
+				  initial population, exhaustive search's
+				  order (docs/tuning.md) */
 } tlx_tune_opts;
 
 /* One evaluation (tlx_tune_get_eval); borrowed, valid until the session

@@ -4,7 +4,8 @@
  * (statically invalid configurations, crashes, wrong results): it must
  * reach within 2% of the exhaustive search's best with at most 15% of
  * its evaluations, never evaluate an invalid configuration or one twice,
- * and give the same answer for the same seed.
+ * and give the same answer for the same seed; a cost-model prior makes
+ * exhaustive search and LFBO reach the optimum sooner.
  */
 #include <math.h>
 
@@ -58,6 +59,9 @@ typedef struct Land {
 	int invalid_evals;  /* must stay 0 */
 	uint64_t seen[4096 / 64 * 2];
 	int twice;          /* must stay 0 */
+	double target;      /* the optimum's value, when known */
+	int hit;            /* the evaluation that first reached it (0: none) */
+	int prior_calls;
 } Land;
 
 static uint64_t
@@ -126,7 +130,88 @@ eval(void *ud, const int *cfgs, int count, double *out)
 		L->seen[k / 64] |= 1ull << (k % 64);
 		out[i] = value(L->shape, c);
 		L->evals++;
+		if (!L->hit && L->target > 0 && out[i] <= L->target)
+			L->hit = L->evals;
 	}
+}
+
+/* A cost model for the landscapes: shape 0's bowl with its centres off by
+ * about half a step, no noise, blind to failures and to the second
+ * basin -- a prior that is roughly right, as a static estimate is. */
+static void
+prior(void *ud, const int *cfgs, int count, double *out)
+{
+	Land *L = ud;
+
+	L->prior_calls++;
+	for (int i = 0; i < count; i++) {
+		const int *c = cfgs + i * 5;
+		double bm = log2((double)BMS[c[0]]), bn = log2((double)BNS[c[1]]);
+		double bk = log2((double)BKS[c[2]]), s = (double)STAGES[c[3]];
+		double w = log2((double)WARPS[c[4]]);
+
+		out[i] = 1 + 0.08 * (bm - 6.6) * (bm - 6.6) +
+			 0.06 * (bn - 7.2) * (bn - 7.2) +
+			 0.05 * (bk - 5.5) * (bk - 5.5) + 0.03 * (s - 3) * (s - 3) +
+			 0.04 * (bm + bn - w - 11) * (bm + bn - w - 11);
+	}
+}
+
+/* The prior orders the first candidates: exhaustive search in its order
+ * reaches the optimum of the bowl far sooner than in the space's order,
+ * and LFBO seeded by it reaches it in fewer evaluations over seeds 1-8
+ * (the sums); neither evaluates anything twice, and the same seed gives
+ * the same search. */
+static void
+test_prior(void)
+{
+	Land ex = { 0 }, exp = { 0 };
+	TuneResult re, rp;
+	TuneOpts o;
+	int plain = 0, seeded = 0, reached = 0;
+
+	ASSERT(0, tune_exhaustive(&SPACE, eval, valid, &ex, NULL, &re));
+	exp.target = re.value;
+	ASSERT(0, tune_exhaustive(&SPACE, eval, valid, &exp, prior, &rp));
+	CHECK(rp.value == re.value);
+	ASSERT(ex.evals, exp.evals);
+	ASSERT(1, exp.prior_calls);
+	ASSERT(0, exp.twice + exp.invalid_evals);
+	fprintf(stderr, "prior: exhaustive reaches the optimum at %d of %d\n",
+		exp.hit, exp.evals);
+	CHECK(exp.hit > 0 && exp.hit < ex.evals / 10);
+	tune_result_free(&rp);
+	for (uint64_t seed = 1; seed <= 8; seed++) {
+		Land a = { .target = re.value }, b = { .target = re.value };
+		Land b2 = { .target = re.value };
+		TuneResult ra, rb, rb2;
+
+		tune_opts_default(&o);
+		o.seed = seed;
+		o.initial = 40;
+		o.copies = 4;
+		o.neighbors = 200;
+		o.max_evals = 400;
+		ASSERT(0, tune_lfbo(&SPACE, eval, valid, &a, &o, &ra));
+		o.prior = prior;
+		ASSERT(0, tune_lfbo(&SPACE, eval, valid, &b, &o, &rb));
+		ASSERT(0, tune_lfbo(&SPACE, eval, valid, &b2, &o, &rb2));
+		ASSERT(b.evals, b2.evals);
+		ASSERT(b.hit, b2.hit);
+		ASSERT(0, b.twice + b.invalid_evals);
+		ASSERT(1, b.prior_calls);
+		plain += a.hit ? a.hit : a.evals + 1;
+		seeded += b.hit ? b.hit : b.evals + 1;
+		reached += b.hit > 0;
+		tune_result_free(&ra);
+		tune_result_free(&rb);
+		tune_result_free(&rb2);
+	}
+	fprintf(stderr, "prior: LFBO reaches the optimum in %d evaluations "
+		"over 8 seeds with it, %d without (%d of 8 reached)\n", seeded,
+		plain, reached);
+	CHECK(seeded < plain);
+	tune_result_free(&re);
 }
 
 static void
@@ -138,7 +223,7 @@ test_search(int shape)
 	TuneOpts o;
 	int start[5] = { 2, 2, 1, 2, 2 }, budget;
 
-	ASSERT(0, tune_exhaustive(&SPACE, eval, valid, &ex, &re));
+	ASSERT(0, tune_exhaustive(&SPACE, eval, valid, &ex, NULL, &re));
 	budget = ex.evals * 15 / 100;
 	tune_opts_default(&o);
 	o.seed = 42;
@@ -202,6 +287,7 @@ main(void)
 	test_forest();
 	test_search(0);
 	test_search(1);
+	test_prior();
 	test_all_fail();
 	TEST_MAIN_END();
 }
