@@ -103,6 +103,15 @@ help(void)
 "                        time, the first runs the reference and finalists\n"
 "  --repeats N           timed runs per candidate; the median counts\n"
 "                        (default: 3 on sim, 10 on cuda)\n"
+"  --repeat-ms MS        instead, timed runs until MS milliseconds of\n"
+"                        kernel time (at least 3, at most 1000)\n"
+"  --confirm, --no-confirm\n"
+"                        run a result >10% better than the best so far\n"
+"                        again in a fresh child, the slower counting\n"
+"                        (default: on cuda only)\n"
+"  --effort LEVEL        quick, default or full: the defaults of\n"
+"                        --initial, --max-evals, --repeats, --finalists,\n"
+"                        --rounds and LFBO's copies and generations\n"
 "  --finalists N         the N best re-timed round-robin at the end, the\n"
 "                        best of that wins (default 5; 0: none)\n"
 "  --rounds N            rounds of that re-timing (default: 3 on sim, 20\n"
@@ -141,7 +150,8 @@ help(void)
 "crash (abort), segv (SIGSEGV), hang, wrong (a wrong result), reject\n"
 "(a compile rejection), compile-crash or compile-hang (in the compile\n"
 "worker) for candidates with NAME=V; prior plants --prior's estimate (1 +\n"
-"the index distance to the planted values) instead of the cost model.\n"
+"the index distance to the planted values) instead of the cost model;\n"
+"fast makes a candidate's first run report a tenth of its cost.\n"
 "\n"
 "exit status: 0 found, 1 the default configuration or every candidate\n"
 "failed, 2 usage error, 3 I/O error.\n", stdout);
@@ -327,6 +337,19 @@ parse_args(Cli *T, int argc, char **argv)
 			T->o.cache = 0;
 		} else if (IS("--prior")) {
 			T->o.prior = 1;
+		} else if (IS("--confirm") || IS("--no-confirm")) {
+			T->o.confirm = IS("--confirm") ? 1 : -1;
+		} else if (IS("--effort")) {
+			VALUE();
+			if (!strcmp(val, "quick"))
+				T->o.effort = TLX_TUNE_EFFORT_QUICK;
+			else if (!strcmp(val, "default"))
+				T->o.effort = TLX_TUNE_EFFORT_DEFAULT;
+			else if (!strcmp(val, "full"))
+				T->o.effort = TLX_TUNE_EFFORT_FULL;
+			else
+				return usage_error("--effort '%s': expected quick, "
+						   "default or full", val);
 		} else if (IS("--seed") || IS("--max-evals") || IS("--repeats") ||
 			   IS("--size") || IS("--elems") || IS("--jobs") ||
 			   IS("--finalists") || IS("--rounds") || IS("--initial") ||
@@ -379,6 +402,15 @@ parse_args(Cli *T, int argc, char **argv)
 						   "positive number of seconds",
 						   (int)n, a, val);
 			*(IS("--budget") ? &T->o.budget : &T->o.timeout) = d;
+		} else if (IS("--repeat-ms")) {
+			double d;
+
+			VALUE();
+			if (parse_num(val, &d) || d <= 0 || d > 1e6)
+				return usage_error("--repeat-ms '%s': expected a "
+						   "positive number of "
+						   "milliseconds", val);
+			T->o.repeat_ms = d;
 		} else if (!strncmp(a, "-D", 2)) {
 			val = a[2] ? a + 2 : i + 1 < argc ? argv[++i] : NULL;
 			if (!val || !strchr(val, '=') || *val == '=')

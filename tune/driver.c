@@ -295,7 +295,7 @@ run_compiled(tlx_tune *T, const int *cfg, Child *cc, Child *run)
 	return run_status(run);
 }
 
-static void
+static Eval *
 record(tlx_tune *T, const int *cfg, int st, double cost, int device)
 {
 	Eval *e;
@@ -305,7 +305,7 @@ record(tlx_tune *T, const int *cfg, int st, double cost, int device)
 		Eval *ne = realloc(T->evals, (size_t)cap * sizeof *ne);
 
 		if (!ne)
-			return;
+			return NULL;
 		T->evals = ne;
 		T->capevals = cap;
 	}
@@ -318,6 +318,9 @@ record(tlx_tune *T, const int *cfg, int st, double cost, int device)
 	e->cost = st == TLX_TUNE_OK ? cost : INFINITY;
 	e->t = tune_now() - T->t0;
 	e->device = device;
+	if (st == TLX_TUNE_OK && cost < T->best_seen)
+		T->best_seen = cost;
+	return e;
 }
 
 static const Eval *
@@ -335,29 +338,42 @@ over_budget(const tlx_tune *T)
 	return T->o.budget > 0 && tune_now() - T->t0 > T->o.budget;
 }
 
-/* The end of candidate i's evaluation: checks and records it. */
-static void
-finish(tlx_tune *T, const int *cfg, int st, const Child *run, int d,
-       double *value)
+/* A run child's result: its status (TLX_TUNE_WRONG when its output
+ * differs from the reference's) and, when ok, its header. */
+static int
+run_result(tlx_tune *T, int st, const Child *run, RunHeader *h)
 {
-	double cost = INFINITY;
-	int32_t ordinal = d < 0 ? -1 : T->devs[d];
-
+	memset(h, 0, sizeof *h);
+	h->cost = INFINITY;
 	if (st == TLX_TUNE_OK &&
 	    !tune_output_matches(T, run->buf + TUNE_HEADER,
 				 run->len - TUNE_HEADER))
 		st = TLX_TUNE_WRONG;
-	if (st == TLX_TUNE_OK) {
-		RunHeader h;
+	if (st == TLX_TUNE_OK)
+		memcpy(h, run->buf, sizeof *h);
+	return st;
+}
 
-		memcpy(&h, run->buf, sizeof h);
-		cost = h.cost;
-		ordinal = h.ordinal;  /* the device the child opened, as it says */
-	}
-	*value = st == TLX_TUNE_OK ? cost : INFINITY;
+/* Records the end of a candidate's evaluation on devs[d] (d < 0: it did
+ * not run); first: the first run's cost when it was run again (NaN: it
+ * was not). */
+static void
+finish(tlx_tune *T, const int *cfg, int st, const RunHeader *h, int d,
+       double first, double *value)
+{
+	Eval *e;
+
+	*value = st == TLX_TUNE_OK ? h->cost : INFINITY;
 	if (d >= 0)
 		T->dev_evals[d]++;
-	record(T, cfg, st, cost, ordinal);
+	/* the device the child opened, as it says */
+	e = record(T, cfg, st, *value, st == TLX_TUNE_OK ? h->ordinal
+				      : d < 0 ? -1 : T->devs[d]);
+	if (e) {
+		e->runs = st == TLX_TUNE_OK ? h->runs : 0;
+		e->confirmed = !isnan(first);
+		e->first = first;
+	}
 	if (T->o.progress)
 		tune_progress(T);
 }
@@ -365,28 +381,43 @@ finish(tlx_tune *T, const int *cfg, int st, const Child *run, int d,
 /* Runs the compiled candidates todo[0..n) (cc: their compiles), each in
  * its own child on one of the devices, at most one child per device at a
  * time, so that a crash or a hang on one device holds up none of the
- * others; each is recorded as it ends. */
+ * others; each is recorded as it ends.  A result more than 10% better
+ * than the best so far (T->confirm) is run again at once on the same
+ * device, in a fresh child, and the slower of the two counts. */
 static void
 run_batch(tlx_tune *T, const int **todo, const int *slot, int n, Child *cc,
 	  double *values)
 {
 	Child run[MAXDEV];
-	int who[MAXDEV], next = 0, busy = 0;
+	int who[MAXDEV], pend[MAXDEV], next = 0, busy = 0;
+	double *first = malloc((size_t)(n ? n : 1) * sizeof *first);
 
+	for (int i = 0; first && i < n; i++)
+		first[i] = NAN;
 	for (int d = 0; d < T->ndev; d++) {
 		memset(&run[d], 0, sizeof run[d]);
 		run[d].done = 1;
-		who[d] = -1;
+		who[d] = pend[d] = -1;
 	}
 	for (;;) {
-		for (int d = 0; d < T->ndev; d++)
+		for (int d = 0; d < T->ndev; d++) {
+			if (who[d] < 0 && pend[d] >= 0) {
+				T->child_confirm = 1;
+				run_start(T, todo[pend[d]], &cc[pend[d]], d, &run[d]);
+				T->child_confirm = 0;
+				who[d] = pend[d];
+				pend[d] = -1;
+				busy++;
+			}
 			while (who[d] < 0 && next < n) {
 				int i = next++, st = compile_status(&cc[i]);
 
 				if (over_budget(T)) {
 					T->nskipped++;
 				} else if (st != TLX_TUNE_OK) {
-					finish(T, todo[i], st, NULL, -1,
+					RunHeader none = { .cost = INFINITY };
+
+					finish(T, todo[i], st, &none, -1, NAN,
 					       &values[slot[i]]);
 				} else {
 					run_start(T, todo[i], &cc[i], d, &run[d]);
@@ -397,24 +428,37 @@ run_batch(tlx_tune *T, const int **todo, const int *slot, int n, Child *cc,
 				free(cc[i].buf);
 				cc[i].buf = NULL;
 			}
+		}
 		if (!busy)
 			break;
 		child_pump(run, T->ndev);
 		for (int d = 0; d < T->ndev; d++) {
-			int i = who[d];
+			int i = who[d], st;
+			RunHeader h;
 
 			if (i < 0 || !run[d].done)
 				continue;
-			finish(T, todo[i], run_status(&run[d]), &run[d], d,
-			       &values[slot[i]]);
+			st = run_result(T, run_status(&run[d]), &run[d], &h);
 			free(run[d].buf);
 			run[d].buf = NULL;
-			free(cc[i].buf);
-			cc[i].buf = NULL;
 			who[d] = -1;
 			busy--;
+			if (first && isnan(first[i]) && st == TLX_TUNE_OK &&
+			    T->confirm && isfinite(T->best_seen) &&
+			    h.cost < 0.9 * T->best_seen) {
+				first[i] = h.cost;  /* suspiciously fast */
+				pend[d] = i;
+				continue;
+			}
+			if (first && !isnan(first[i]) && st == TLX_TUNE_OK)
+				h.cost = fmax(h.cost, first[i]);
+			finish(T, todo[i], st, &h, d, first ? first[i] : NAN,
+			       &values[slot[i]]);
+			free(cc[i].buf);
+			cc[i].buf = NULL;
 		}
 	}
+	free(first);
 }
 
 /* The search's evaluation of a batch (TuneEval). */
@@ -435,8 +479,8 @@ batch_eval(void *ud, const int *cfgs, int count, double *values)
 		if (e) {
 			values[c] = e->cost;
 		} else if (!todo || !slot || !cc || over_budget(T) ||
-			   (T->o.max_evals > 0 &&
-			    T->nevals + n >= T->o.max_evals)) {
+			   (T->max_evals > 0 &&
+			    T->nevals + n >= T->max_evals)) {
 			T->nskipped++;
 		} else {
 			slot[n] = c;
@@ -1009,6 +1053,10 @@ tlx_tune_set_opts(tlx_tune *T, const tlx_tune_opts *o)
 	    o->finalists < -1 || o->rounds < 0 || o->rounds > 1000 ||
 	    o->size < 1 || o->elems < 0)
 		return tune_errf(T, TLX_MISUSE, "an option is out of range");
+	if (o->effort < TLX_TUNE_EFFORT_DEFAULT ||
+	    o->effort > TLX_TUNE_EFFORT_FULL || !(o->repeat_ms >= 0) ||
+	    o->repeat_ms > 1e6 || o->confirm < -1 || o->confirm > 1)
+		return tune_errf(T, TLX_MISUSE, "an option is out of range");
 	if (tune_parse_devices(o->devices, T->devs, &T->ndev))
 		return tune_errf(T, TLX_MISUSE, "bad device list '%s' (expected "
 				 "'all' or distinct numbers: 0,1)", o->devices);
@@ -1070,7 +1118,7 @@ parse_synth(tlx_tune *T, const char *s)
 {
 	static const char *const kinds[SY_NKINDS] = {
 		"opt", "crash", "segv", "hang", "wrong", "reject",
-		"compile-crash", "compile-hang", "prior",
+		"compile-crash", "compile-hang", "prior", "fast",
 	};
 	char item[128];
 
@@ -1097,7 +1145,7 @@ parse_synth(tlx_tune *T, const char *s)
 			return tune_errf(T, TLX_MISUSE, "TLX_TUNE_SYNTHETIC: "
 					 "unknown kind '%s' (opt, crash, segv, "
 					 "hang, wrong, reject, compile-crash, "
-					 "compile-hang, prior)", item);
+					 "compile-hang, prior, fast)", item);
 		y = &T->syn[T->nsyn++];
 		y->kind = (int)k;
 		y->param = find_param(T, colon + 1, (size_t)(eq - colon - 1));
@@ -1120,21 +1168,46 @@ search_valid(void *ud, const int *cfg)
 	return tune_check_valid(ud, cfg);
 }
 
+/* The effort levels' budgets (TLX_TUNE_EFFORT_*; docs/tuning.md). */
+static const struct Effort {
+	const char *name;
+	int initial, copies, generations, max_evals, random;
+	int repeats, rounds, finalists;  /* repeats and rounds: cuda's */
+} efforts[3] = {
+	{ "default", 100, 5, 20, 0, 100, 10, 20, 5 },
+	{ "quick", 30, 2, 5, 150, 50, 5, 10, 3 },
+	{ "full", 200, 8, 40, 0, 300, 20, 40, 10 },
+};
+
+const char *
+tune_effort_name(int effort)
+{
+	return efforts[effort].name;
+}
+
 static void
 reset(tlx_tune *T)
 {
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	int cuda = T->o.backend == TLX_TUNE_CUDA;
+	const struct Effort *ef = &efforts[T->o.effort];
 
 	free(T->ref);
 	T->ref = NULL;
 	T->nevals = T->nskipped = T->nfin = T->has_best = T->ncached = 0;
 	T->npri = 0;
 	T->retime_status = -1;
-	T->repeats = T->o.repeats ? T->o.repeats : cuda ? 10 : 3;
-	T->rounds = T->o.rounds ? T->o.rounds : cuda ? 20 : 3;
+	T->repeats = T->o.repeats ? T->o.repeats : cuda ? ef->repeats : 3;
+	T->rounds = T->o.rounds ? T->o.rounds : cuda ? ef->rounds : 3;
 	T->jobs = T->o.jobs ? T->o.jobs : cores > 0 ? (int)cores : 1;
-	T->finalists = T->o.finalists < 0 ? 0 : T->o.finalists ? T->o.finalists : 5;
+	T->finalists = T->o.finalists < 0 ? 0 : T->o.finalists ? T->o.finalists
+							       : ef->finalists;
+	T->max_evals = T->o.max_evals ? T->o.max_evals : ef->max_evals;
+	T->initial = T->o.initial ? T->o.initial : ef->initial;
+	T->copies = ef->copies;
+	T->generations = ef->generations;
+	T->confirm = T->o.confirm ? T->o.confirm > 0 : cuda;
+	T->best_seen = INFINITY;
 	if (T->finalists > MAXFIN)
 		T->finalists = MAXFIN;
 	T->elems = T->o.elems ? T->o.elems : T->o.size;
@@ -1192,9 +1265,10 @@ tlx_tune_run(tlx_tune *T)
 
 		tune_opts_default(&o);
 		o.seed = T->o.seed;
-		o.max_evals = T->o.max_evals;
-		if (T->o.initial)
-			o.initial = T->o.initial;
+		o.max_evals = T->max_evals;
+		o.initial = T->initial;
+		o.copies = T->copies;
+		o.generations = T->generations;
 		o.start = T->ncached ? T->cached : NULL;
 		o.prior = T->o.prior ? prior_batch : NULL;
 		rc = tune_lfbo(&space, batch_eval, valid, T, &o, &r);
@@ -1203,7 +1277,8 @@ tlx_tune_run(tlx_tune *T)
 				     T->o.prior ? prior_batch : NULL, &r);
 	} else {
 		rc = tune_random(&space, batch_eval, valid, T,
-				 T->o.max_evals > 0 ? T->o.max_evals : 100,
+				 T->max_evals > 0 ? T->max_evals
+						  : efforts[T->o.effort].random,
 				 T->o.seed, &r);
 	}
 	tune_result_free(&r);
@@ -1307,5 +1382,7 @@ tlx_tune_get_eval(tlx_tune *T, int i, tlx_tune_eval *out)
 	out->cost = T->evals[i].cost;
 	out->time = T->evals[i].t;
 	out->device = T->evals[i].device;
+	out->runs = T->evals[i].runs;
+	out->confirmed = T->evals[i].confirmed;
 	return TLX_OK;
 }

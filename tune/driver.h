@@ -39,6 +39,7 @@ typedef struct RunHeader {
 	int32_t count;          /* the devices its backend presents */
 	int32_t sm_count;       /* its multiprocessors */
 	int32_t smem_per_block; /* its shared memory limit per block */
+	int32_t runs;           /* timed launches (the median of them) */
 	char shape[TUNE_SHAPE]; /* the integer scalars, "M=4096 N=4096" */
 } RunHeader;
 enum { TUNE_HEADER = sizeof(RunHeader) };
@@ -54,7 +55,7 @@ typedef struct Param {
 
 /* A planted behaviour of the synthetic backend: KIND:NAME=VALUE. */
 enum { SY_OPT, SY_CRASH, SY_SEGV, SY_HANG, SY_WRONG, SY_REJECT,
-       SY_CCRASH, SY_CHANG, SY_PRIOR, SY_NKINDS };
+       SY_CCRASH, SY_CHANG, SY_PRIOR, SY_FAST, SY_NKINDS };
 typedef struct Synth {
 	int kind, param;
 	int64_t value;
@@ -67,6 +68,9 @@ typedef struct Eval {
 	double cost;
 	double t;       /* seconds since the run began */
 	int device;     /* the ordinal of the device it ran on; -1: none */
+	int runs;       /* its timed launches */
+	int confirmed;  /* 1: a suspiciously fast result was run again */
+	double first;   /* then the first run's cost */
 } Eval;
 
 /* A configuration rejected before compiling (check.c). */
@@ -118,6 +122,9 @@ struct tlx_tune {
 	void *valid_ud;
 	tlx_tune_opts o;
 	int repeats, rounds, jobs, finalists;
+	int max_evals, initial, copies, generations;  /* from the effort */
+	int confirm;         /* confirm suspiciously fast results */
+	double best_seen;    /* the best cost recorded so far */
 	int64_t elems;
 	Synth syn[MAXSYN];
 	int nsyn;
@@ -158,6 +165,7 @@ struct tlx_tune {
 	/* the device a run child opens, the image it loads (set before
 	 * its fork) */
 	int child_dev;
+	int child_confirm;   /* 1: the run confirms a suspiciously fast one */
 	unsigned char **child_imgs;
 	size_t *child_lens;
 	int child_nimgs;
@@ -196,6 +204,9 @@ double tune_prior_score(const PriorFacts *f, int sm_count, int smem_per_sm);
 /* driver.c: the prior's estimate of cfg, NaN when it has none */
 double tune_prior_of(const tlx_tune *T, const int *cfg);
 void tune_prior_dots(const char *ir, double *flops, double *bytes);
+
+/* driver.c: "quick", "default", "full" */
+const char *tune_effort_name(int effort);
 
 /* report.c */
 void tune_progress(tlx_tune *T);

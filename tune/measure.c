@@ -366,21 +366,24 @@ bench_args(Bench *B, tlxrt_kernel *k)
 /* One timed launch of k after an L2 flush: milliseconds on cuda, the
  * operations executed on the simulator. */
 static int
-bench_time(Bench *B, tlxrt_kernel *k, double *out)
+bench_time(Bench *B, tlxrt_kernel *k, double *out, double *took)
 {
 	tlxrt_launch_config lc = { { 0, 0, 0 }, { 0, 0, 0 }, B->s };
 	uint64_t s0 = 0, s1 = 0;
+	double t0;
 	float ms;
 
 	if (tlxrt_memset_async(B->dev, B->flush, 0, B->flush_bytes, B->s))
 		return rtfail(B, "the L2 flush");
 	if (!B->s) {
+		t0 = tune_now();
 		if (tlxrt_device_get_steps(B->dev, &s0) ||
 		    tlxrt_launch(k, &lc, B->args, B->nargs) ||
 		    tlxrt_device_synchronize(B->dev) ||
 		    tlxrt_device_get_steps(B->dev, &s1))
 			return rtfail(B, "launch");
 		*out = (double)(s1 - s0);
+		*took = (tune_now() - t0) * 1e3;
 		return 0;
 	}
 	if (tlxrt_event_record(B->e0, B->s) ||
@@ -388,7 +391,7 @@ bench_time(Bench *B, tlxrt_kernel *k, double *out)
 	    tlxrt_event_record(B->e1, B->s) || tlxrt_event_synchronize(B->e1) ||
 	    tlxrt_event_elapsed_ms(B->e0, B->e1, &ms))
 		return rtfail(B, "launch");
-	*out = ms;
+	*out = *took = ms;
 	return 0;
 }
 
@@ -423,7 +426,7 @@ load(Bench *B, int i, tlxrt_kernel **k)
 /* The run child's header (RunHeader); p: the device's properties (NULL:
  * the synthetic backend's). */
 static int
-write_header(Bench *B, double cost, const tlxrt_device_props *p)
+write_header(Bench *B, double cost, const tlxrt_device_props *p, int runs)
 {
 	RunHeader h;
 	int cuda = B->T->o.backend == TLX_TUNE_CUDA, n = 0;
@@ -437,6 +440,7 @@ write_header(Bench *B, double cost, const tlxrt_device_props *p)
 	h.count = n;
 	h.sm_count = p ? p->sm_count : 132;
 	h.smem_per_block = p ? p->max_smem_per_block : 232448;
+	h.runs = runs;
 	memcpy(h.shape, B->shape, sizeof h.shape);
 	return tune_write_all(B->fd, &h, sizeof h) ? 3 : 0;
 }
@@ -447,7 +451,8 @@ tune_run_child(tlx_tune *T, const int *cfg, int fd)
 	Bench B = { .T = T, .fd = fd };
 	tlxrt_kernel *k;
 	tlxrt_device_props p;
-	double times[1000];
+	double times[1000], spent = 0;
+	int runs = 0;
 
 	if (T->o.backend == TLX_TUNE_SYNTHETIC) {
 		unsigned char wrong = (unsigned char)tune_synth_has(T, cfg, SY_WRONG);
@@ -460,7 +465,11 @@ tune_run_child(tlx_tune *T, const int *cfg, int fd)
 			snprintf(B.shape + m, sizeof B.shape - m, "%s%s",
 				 m ? " " : "", T->sargs[j]);
 		}
-		return write_header(&B, synth_cost(T, cfg), NULL) ||
+		/* fast: a lucky first run, 10 times too fast; its
+		 * confirmation (child_confirm) the true cost */
+		return write_header(&B, synth_cost(T, cfg) /
+				    (tune_synth_has(T, cfg, SY_FAST) &&
+				     !T->child_confirm ? 10 : 1), NULL, 0) ||
 		       tune_write_all(fd, &wrong, 1) ? 3 : 0;
 	}
 	if (bench_open(&B) || load(&B, 0, &k) || bench_args(&B, k))
@@ -469,14 +478,25 @@ tune_run_child(tlx_tune *T, const int *cfg, int fd)
 	if (tlxrt_launch(k, NULL, B.args, B.nargs) ||
 	    tlxrt_device_synchronize(B.dev))
 		return rtfail(&B, "launch");
-	for (int r = 0; r < T->repeats; r++)
-		if (bench_time(&B, k, &times[r]))
+	/* `repeats` of them, or with repeat_ms until that much kernel time
+	 * (at least 3, at most 1000) */
+	for (;;) {
+		double took;
+
+		if (bench_time(&B, k, &times[runs], &took))
 			return 1;
+		spent += took;
+		runs++;
+		if (T->o.repeat_ms > 0 ? (runs >= 3 && spent >= T->o.repeat_ms) ||
+						 runs == 1000
+				       : runs >= T->repeats)
+			break;
+	}
 	/* the outputs of the first launch were overwritten by the same
 	 * kernel on the same inputs; a kernel that accumulates would differ,
 	 * which the comparison then reports */
 	tlxrt_device_get_props(B.dev, &p);
-	if (write_header(&B, median(times, T->repeats), &p))
+	if (write_header(&B, median(times, runs), &p, runs))
 		return 3;
 	for (int i = 0; i < B.np; i++) {
 		size_t bytes = (size_t)tlxrt_type_size(B.pty[i]) * (size_t)T->elems;
@@ -501,7 +521,7 @@ tune_retime_child(tlx_tune *T, const int *cfgs, int fd)
 {
 	Bench B = { .T = T, .fd = fd };
 	tlxrt_kernel *k[MAXFIN];
-	double *times = calloc((size_t)T->rounds * MAXFIN, sizeof *times);
+	double *times = calloc((size_t)T->rounds * MAXFIN, sizeof *times), took;
 	int n = T->child_nimgs;
 
 	if (!times)
@@ -527,7 +547,8 @@ tune_retime_child(tlx_tune *T, const int *cfgs, int fd)
 				return rtfail(&B, "launch");
 		for (int r = 0; r < T->rounds; r++)
 			for (int i = 0; i < n; i++)
-				if (bench_time(&B, k[i], &times[i * T->rounds + r]))
+				if (bench_time(&B, k[i], &times[i * T->rounds + r],
+					       &took))
 					return 1;
 	}
 	for (int i = 0; i < n; i++) {

@@ -22,8 +22,8 @@ tune_progress(tlx_tune *T)
 		if (T->evals[i].cost < best)
 			best = T->evals[i].cost;
 	fprintf(stderr, "\r[%d evaluated", T->nevals);
-	if (T->o.max_evals > 0)
-		fprintf(stderr, " of %d", T->o.max_evals);
+	if (T->max_evals > 0)
+		fprintf(stderr, " of %d", T->max_evals);
 	fprintf(stderr, ", %.1fs", t);
 	if (T->o.budget > 0)
 		fprintf(stderr, ", %.0fs left", fmax(0, T->o.budget - t));
@@ -113,7 +113,13 @@ tlx_tune_write_json(tlx_tune *T, const char *path)
 		"  \"seed\": %llu,\n  \"device\": ", sk[T->o.search],
 		bk[T->o.backend], (unsigned long long)T->o.seed);
 	json_str(f, T->device);
-	fprintf(f, ",\n  \"prior\": %s", T->o.prior ? "true" : "false");
+	fprintf(f, ",\n  \"prior\": %s,\n  \"effort\": \"%s\",\n"
+		"  \"budgets\": {\"initial\": %d, \"max_evals\": %d, "
+		"\"repeats\": %d, \"repeat_ms\": %g, \"finalists\": %d, "
+		"\"rounds\": %d, \"confirm\": %s}",
+		T->o.prior ? "true" : "false", tune_effort_name(T->o.effort),
+		T->initial, T->max_evals, T->repeats, T->o.repeat_ms,
+		T->finalists, T->rounds, T->confirm ? "true" : "false");
 	fprintf(f, ",\n  \"shape\": ");
 	json_str(f, T->shape);
 	fprintf(f, ",\n  \"jobs\": %d,\n  \"devices\": [", T->jobs);
@@ -171,6 +177,12 @@ tlx_tune_write_json(tlx_tune *T, const char *path)
 		if (T->o.prior) {
 			fprintf(f, ", \"prior\": ");
 			json_cost(f, tune_prior_of(T, e->cfg));
+		}
+		if (T->o.repeat_ms > 0)
+			fprintf(f, ", \"runs\": %d", e->runs);
+		if (e->confirmed) {
+			fprintf(f, ", \"confirmed\": true, \"first\": ");
+			json_cost(f, e->first);
 		}
 		fputc('}', f);
 	}

@@ -44,6 +44,11 @@ extern "C" {
 #define TLX_TUNE_EXHAUSTIVE 1
 #define TLX_TUNE_RANDOM 2
 
+/* Effort levels (tlx_tune_opts.effort). */
+#define TLX_TUNE_EFFORT_DEFAULT 0
+#define TLX_TUNE_EFFORT_QUICK 1
+#define TLX_TUNE_EFFORT_FULL 2
+
 /* Backends (tlx_tune_opts.backend). */
 #define TLX_TUNE_SIM 0         /* libtlxrt's simulator (default) */
 #define TLX_TUNE_CUDA 1        /* the GPU */
@@ -94,6 +99,17 @@ typedef struct tlx_tune_opts {
 				  ordinals of "cuda:N" or "sim:N"); NULL or
 				  "all": every device the backend presents
 				  (TLXRT_SIM_DEVICES for sim and synthetic) */
+	int effort;            /* TLX_TUNE_EFFORT_DEFAULT (0), _QUICK or
+				  _FULL: the defaults of the budgets below
+				  (docs/tuning.md, "Effort") */
+	double repeat_ms;      /* time each candidate's launches until this
+				  many ms of kernel time (3 to 1000
+				  launches) instead of `repeats`; 0: no */
+	int confirm;           /* run a result more than 10% better than
+				  the best so far again in a fresh child,
+				  keeping the slower: 0 on cuda only (the
+				  other costs are deterministic), 1 always,
+				  -1 never */
 	int prior;             /* order the first candidates by the
 				  cost-model prior (0): half of LFBO's
 				  initial population, exhaustive search's
@@ -110,6 +126,8 @@ typedef struct tlx_tune_eval {
 	double time;           /* seconds since the run began, when it ended */
 	int device;            /* the device it ran on (its ordinal); -1
 				  when it did not run (a compile failure) */
+	int runs;              /* its timed launches (0: none) */
+	int confirmed;         /* 1: run twice, as suspiciously fast */
 } tlx_tune_eval;
 
 /* A configuration rejected before compiling (tlx_tune_get_rejection);

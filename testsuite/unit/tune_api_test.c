@@ -322,6 +322,20 @@ test_misuse(void)
 	o.timeout = 0;
 	ASSERT(TLX_MISUSE, tlx_tune_set_opts(t, &o));
 	tlx_tune_opts_default(&o);
+	o.effort = 3;
+	ASSERT(TLX_MISUSE, tlx_tune_set_opts(t, &o));
+	o.effort = TLX_TUNE_EFFORT_QUICK;
+	o.repeat_ms = -1;
+	ASSERT(TLX_MISUSE, tlx_tune_set_opts(t, &o));
+	o.repeat_ms = 0;
+	o.confirm = 2;
+	ASSERT(TLX_MISUSE, tlx_tune_set_opts(t, &o));
+	o.confirm = 0;
+	o.devices = "0,x";
+	ASSERT(TLX_MISUSE, tlx_tune_set_opts(t, &o));
+	ASSERT_STR("bad device list '0,x' (expected 'all' or distinct "
+		   "numbers: 0,1)", tlx_tune_errmsg(t));
+	tlx_tune_opts_default(&o);
 	o.backend = TLX_TUNE_SYNTHETIC;
 	o.cache = 0;
 	o.synthetic = "opt:Q=1";
@@ -329,6 +343,35 @@ test_misuse(void)
 	ASSERT(TLX_MISUSE, tlx_tune_run(t));
 	ASSERT_STR("TLX_TUNE_SYNTHETIC: 'Q' is not a parameter of the space",
 		   tlx_tune_errmsg(t));
+	/* a suspiciously fast result confirmed: the slower run counts */
+	o.synthetic = "opt:A=1,fast:A=2";
+	o.confirm = 1;
+	o.finalists = -1;
+	{
+		tlx_tune_eval e = { 0 };
+		int64_t best;
+		int n;
+
+		/* exhaustive: A=1 (cost 1), then A=2, whose first run says
+		 * 0.2 < 0.9, confirmed at its true 2 */
+		o.search = TLX_TUNE_EXHAUSTIVE;
+		ASSERT(TLX_OK, tlx_tune_set_opts(t, &o));
+		ASSERT(TLX_OK, tlx_tune_run(t));
+		ASSERT(TLX_OK, tlx_tune_num_evals(t, &n));
+		ASSERT(2, n);
+		ASSERT(TLX_OK, tlx_tune_get_eval(t, 0, &e));
+		ASSERT(0, e.confirmed);
+		ASSERT(TLX_OK, tlx_tune_get_eval(t, 1, &e));
+		ASSERT(2, (int)e.values[0]);
+		ASSERT(1, e.confirmed);
+		CHECK(e.cost == 2);
+		ASSERT(0, e.device);
+		ASSERT(TLX_OK, tlx_tune_get_best(t, &best, NULL));
+		ASSERT(1, (int)best);
+	}
+	o.confirm = 0;
+	o.finalists = 0;
+	o.search = TLX_TUNE_LFBO;
 	/* everything fails: run succeeds, there is no best */
 	o.synthetic = "crash:A=1,wrong:A=2";
 	ASSERT(TLX_OK, tlx_tune_set_opts(t, &o));
