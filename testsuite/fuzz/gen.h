@@ -97,6 +97,10 @@ typedef struct FzArg {
 	size_t n;         /* pointers: elements */
 	int64_t i;        /* scalars */
 	double f;
+	/* a tma<T, rank> parameter ("tensor RxC" after the size): a tensor
+	 * descriptor over the n elements, row-major, of this shape; else 0 */
+	int rank;
+	int64_t shape[2];
 } FzArg;
 
 typedef struct FzMeta {

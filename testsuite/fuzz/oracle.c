@@ -186,6 +186,29 @@ type_of(const char *name)
 	return 0;
 }
 
+/* "RxC" (or "N"): the shape of a tensor argument, which must hold no
+ * more than its n elements. */
+static bool
+tensor_shape(FzArg *x, const char *s)
+{
+	char *e;
+	long long v;
+	size_t total = 1;
+
+	if (x->role == FZ_SCALAR)
+		return false;
+	for (x->rank = 0; x->rank < 2; s = e + 1) {
+		v = strtoll(s, &e, 10);
+		if (e == s || v < 1 || v > (1ll << 31))
+			return false;
+		x->shape[x->rank++] = v;
+		total *= (size_t)v;
+		if (*e != 'x')
+			break;
+	}
+	return !*e && total <= x->n;
+}
+
 bool
 fz_meta_parse(const char *src, FzMeta *m, char *err, size_t errn)
 {
@@ -194,7 +217,7 @@ fz_meta_parse(const char *src, FzMeta *m, char *err, size_t errn)
 
 	memset(m, 0, sizeof *m);
 	for (; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p)) {
-		char l[256], a[32], b[64], c[64], d[64];
+		char l[256], a[32], b[64], c[64], d[64], sh[64] = "";
 		const char *e = strchr(p, '\n');
 		size_t n = e ? (size_t)(e - p) : strlen(p);
 		FzArg *x;
@@ -207,7 +230,8 @@ fz_meta_parse(const char *src, FzMeta *m, char *err, size_t errn)
 			continue;
 		if (sscanf(l, "data %lli", (long long *)&m->data) == 1)
 			continue;
-		if (sscanf(l, "arg %31s %63s %63s %63s", a, b, c, d) != 4 ||
+		if (sscanf(l, "arg %31s %63s %63s %63s tensor %63s", a, b, c,
+			   d, sh) < 4 ||
 		    m->nargs == FZ_MAX_ARGS) {
 			snprintf(err, errn, "line %d: bad '//!' line: %s", lno, l);
 			return false;
@@ -223,6 +247,11 @@ fz_meta_parse(const char *src, FzMeta *m, char *err, size_t errn)
 		}
 		if (x->role != FZ_SCALAR)
 			x->n = (size_t)strtoull(d, NULL, 0);
+		if (*sh && !tensor_shape(x, sh)) {
+			snprintf(err, errn, "line %d: bad tensor shape: %s",
+				 lno, l);
+			return false;
+		}
 		else if (x->type == TLXRT_F32 || x->type == TLXRT_F64)
 			x->f = strtod(d, NULL);
 		else if (x->type == TLXRT_U64)
@@ -439,7 +468,9 @@ fz_run(tlxrt_device *dev, const FzImage *img, const FzMeta *m,
 		else if (bytes)
 			RT(tlxrt_memcpy_htod(dev, dptr[i], in->buf[i], bytes),
 			   "upload");
-		args[i] = tlxrt_arg_ptr(dptr[i]);
+		args[i] = a->rank ? tlxrt_arg_tensor(dptr[i], a->type, a->rank,
+						      a->shape, NULL)
+				  : tlxrt_arg_ptr(dptr[i]);
 	}
 	RT(tlxrt_launch(k, NULL, args, m->nargs), "launch");
 	RT(tlxrt_device_synchronize(dev), "synchronize");

@@ -473,8 +473,10 @@ drop_param(const char *h, const char *w)
 	for (p = h; (p = strstr(p, w)); p++)
 		if ((p[-1] == '(' || p[-1] == ' ') && p[n] == ':')
 			break;
-	if (!p || !(e = strpbrk(p, ",)")))
+	if (!p || !(e = strpbrk(p, ",)<")))
 		return NULL;
+	if (*e == '<' && (!(e = strchr(e, '>')) || !(e = strpbrk(e, ",)"))))
+		return NULL;  /* "w: tma<T, 2>" */
 	if (*e == ',')  /* "w: T, " */
 		return splice(h, (size_t)(p - h), (size_t)(e + 2 - h), "", 0);
 	if (p[-1] == ' ' && p[-2] == ',')  /* ", w: T)" */
