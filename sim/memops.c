@@ -747,6 +747,18 @@ sim_smem_write(SimLaunch *L, SimCta *cta, Op *op, const SimView *v,
 	}
 }
 
+void
+sim_smem_async_written(SimLaunch *L, SimCta *cta, const SimView *v)
+{
+	size_t n, i;
+	SimRun *r = sim_view_runs(L, v, &n);
+
+	if (!L->o.check_fences)
+		return;
+	for (i = 0; i < n; i++)
+		memset(cta->sh_dirty + r[i].off, 0, (size_t)r[i].len);
+}
+
 static SimView
 alloc_view(SimLaunch *L, Op *op, Type *t)
 {

@@ -645,6 +645,9 @@ typedef struct SimRun {
 	int64_t off, len;
 } SimRun;
 SimRun *sim_view_runs(SimLaunch *L, const SimView *v, size_t *n);
+/* Bytes that the async proxy wrote (a TMA load landing): what it reads
+ * of them next needs no fence_async_shared, whatever wrote them before. */
+void sim_smem_async_written(SimLaunch *L, SimCta *cta, const SimView *v);
 /* Adds d (+1/-1) to a pending map over the view's bytes. */
 void sim_smem_mark(SimLaunch *L, uint8_t *map, const SimView *v, int d);
 SimView sim_view_of(SimAct *act, Value v);
