@@ -363,14 +363,15 @@ gen_input(Gen *g, int t)
 	int i, n = 0;
 
 	for (i = 0; i < g->nptrs; i++)
-		if (g->ptrs[i].role == FZ_IN && g->ptrs[i].t == t)
+		if (g->ptrs[i].role == FZ_IN && g->ptrs[i].t == t &&
+		    !g->ptrs[i].trank)
 			n++;
 	if (n && (n > 2 || gen_chance(g, 70))) {
 		int k = (int)gen_rnd(g, (uint32_t)n);
 
 		for (i = 0; i < g->nptrs; i++)
 			if (g->ptrs[i].role == FZ_IN && g->ptrs[i].t == t &&
-			    k-- == 0)
+			    !g->ptrs[i].trank && k-- == 0)
 				return &g->ptrs[i];
 	}
 	return gen_add_ptr(g, "x", t, FZ_IN, g->L);
@@ -383,13 +384,15 @@ find_var(Gen *g, int t, Shape s)
 	int i, n = 0, k;
 
 	for (i = 0; i < g->nvars; i++)
-		if (g->vars[i].t == t && same_shape(g->vars[i].s, s))
+		if (g->vars[i].t == t && same_shape(g->vars[i].s, s) &&
+		    !g->vars[i].hidden)
 			n++;
 	if (!n)
 		return NULL;
 	k = (int)gen_rnd(g, (uint32_t)n);
 	for (i = 0; i < g->nvars; i++)
-		if (g->vars[i].t == t && same_shape(g->vars[i].s, s) && k-- == 0)
+		if (g->vars[i].t == t && same_shape(g->vars[i].s, s) &&
+		    !g->vars[i].hidden && k-- == 0)
 			return &g->vars[i];
 	return NULL;
 }
@@ -401,13 +404,15 @@ find_var_shape(Gen *g, int t, Shape s)
 	int i, n = 0, k;
 
 	for (i = 0; i < g->nvars; i++)
-		if (g->vars[i].t != t && same_shape(g->vars[i].s, s))
+		if (g->vars[i].t != t && same_shape(g->vars[i].s, s) &&
+		    !g->vars[i].hidden)
 			n++;
 	if (!n)
 		return NULL;
 	k = (int)gen_rnd(g, (uint32_t)n);
 	for (i = 0; i < g->nvars; i++)
-		if (g->vars[i].t != t && same_shape(g->vars[i].s, s) && k-- == 0)
+		if (g->vars[i].t != t && same_shape(g->vars[i].s, s) &&
+		    !g->vars[i].hidden && k-- == 0)
 			return &g->vars[i];
 	return NULL;
 }

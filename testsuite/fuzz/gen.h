@@ -3,7 +3,9 @@
  * run them (issue 19).  One header for the files of testsuite/fuzz/:
  *
  *   gen.c      the generator: a seed -> the text of one program, with its
- *   stmt.c     launch written in "//!" comment lines (FzMeta below)
+ *   stmt.c     launch written in "//!" comment lines (FzMeta below);
+ *   async.c    the asynchronous part of some (--async: tasks, pipes,
+ *              mbarriers, TMA, dot_async, tile schedules)
  *   oracle.c   the steps an oracle is made of -- make inputs, run on a
  *              backend -- each a function of its own, and fz_check,
  *              which isolates a check in a child process
@@ -25,6 +27,7 @@
  *   //! arg x0 in f32 8192
  *   //! arg o0 out i32 512
  *   //! arg n0 scalar i32 1000
+ *   //! arg ti3 in bf16 4096 tensor 64x64    (a tma<bf16, 2> parameter)
  *   kernel gen(x0: *f32, o0: *i32, n0: i32) warps(4) grid(2) { ... }
  *
  * The reducer never deletes "//!" lines or the kernel's first line, so a
@@ -51,7 +54,9 @@
 	X(reduce) X(argminmax) X(trans) X(reshape) X(broadcast) X(expand)     \
 	X(dot) X(dot_fp8) X(dot_i8) X(for_loop) X(while_loop) X(if_else)      \
 	X(assign) X(shared) X(shared_view) X(atomic) X(atomic_same)           \
-	X(atomic_cas) X(call) X(range) X(full) X(assert) X(else_if)
+	X(atomic_cas) X(call) X(range) X(full) X(assert) X(else_if)         \
+	X(async) X(tasks) X(replicate) X(regs) X(pipe) X(pipe_late)           \
+	X(mbarrier) X(tma_load) X(tma_store) X(dot_async) X(tiles)
 
 enum {
 #define X(n) FZ_C_##n,
@@ -68,6 +73,11 @@ typedef struct FzGenOpts {
 	bool no_shared;   /* leave out shared buffers */
 	bool no_atomics;
 	bool no_dot;
+	/* the percentage of programs with an asynchronous part (async.c:
+	 * tasks, pipes, mbarriers, TMA, dot_async, tile schedules); 0: none.
+	 * Whether a seed's program has one is drawn apart from its other
+	 * choices: the others are the programs they were without it. */
+	int async_pct;
 } FzGenOpts;
 
 typedef struct FzGenStats {
@@ -337,6 +347,7 @@ typedef struct Var {
 	bool mut;   /* a var: assignable */
 	bool ro;    /* loop counters: not assigned by generated code */
 	bool stored;
+	bool hidden; /* not seen inside tasks (async.c) */
 } Var;
 
 typedef struct Ptr {
@@ -346,6 +357,8 @@ typedef struct Ptr {
 	size_t n;
 	Shape s;           /* outputs: the shape stored, at offsets offs */
 	const char *offs;
+	int trank;         /* a tma<T, trank> parameter of shape tshape */
+	int tshape[2];
 } Ptr;
 
 typedef struct Smem {
@@ -377,6 +390,12 @@ typedef struct Gen {
 	bool consts;      /* leaves are mostly constants (canon folds them) */
 	int nprog, warps, nname;
 	int stmts;        /* statements left to generate */
+	bool async;       /* this program has an asynchronous part */
+	bool tasks_done;  /* one `tasks` a program */
+	bool no_pid;      /* values must not depend on the program (dynamic
+			   * schedules) */
+	int async_smem;   /* bytes of the asynchronous part's buffers */
+	int prog_warps;   /* the program's warps: warps, or its tasks' */
 	size_t L;         /* elements of each input */
 } Gen;
 
@@ -407,6 +426,9 @@ char *gen_expr(Gen *g, int t, Shape s, int depth);
 char *gen_operand(Gen *g, int t, Shape s, int depth);
 /* a dot when t and s allow one */
 char *gen_dot(Gen *g, int t, Shape s, int depth);
+
+/* async.c: one asynchronous section at the kernel's top level */
+void gen_async(Gen *g);
 
 
 #endif

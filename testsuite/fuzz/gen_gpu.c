@@ -32,7 +32,8 @@
  *     --inject-flip         a test of the comparison: corrupt one
  *                           compared element of every program's device
  *                           results; each must be a mismatch
- *     --stmts N, --depth N, --no-shared, --no-atomics, --no-dot
+ *     --stmts N, --depth N, --no-shared, --no-atomics, --no-dot,
+ *     --async PCT (programs with tasks, pipes, TMA, ...: gen_test's)
  *     -v                    a line for every program; -q: only the
  *                           summary
  *   gen_gpu --self-test     checks of the comparison on made-up values
@@ -860,7 +861,7 @@ usage(void)
 		"[--device cuda|sim] [--ref same|O0] [--tlxc PATH] "
 		"[--emit cubin|ptx] [--target T] [--flags \"...\"] [--keep DIR] "
 		"[--timeout S] [--strict-nan] [--bits] [--inject-flip] "
-		"[--stmts N] [--depth N] [--no-shared] [--no-atomics] [--no-dot] "
+		"[--stmts N] [--depth N] [--no-shared] [--no-atomics] [--no-dot] [--async PCT] "
 		"[-v|-q] [FILE.tlx...]\n");
 	exit(2);
 }
@@ -946,6 +947,8 @@ main(int argc, char **argv)
 			o.gen.no_atomics = true;
 		else if (!strcmp(a, "--no-dot"))
 			o.gen.no_dot = true;
+		else if (!strcmp(a, "--async") && more)
+			o.gen.async_pct = atoi(argv[++i]);
 		else if (!strcmp(a, "-v"))
 			o.verbose = true;
 		else if (!strcmp(a, "-q"))

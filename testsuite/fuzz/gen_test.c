@@ -23,6 +23,8 @@
  *     --timeout S           per check (default 60)
  *     --stmts N, --depth N  the generator's size (default 24, 3)
  *     --no-shared, --no-atomics, --no-dot
+ *     --async PCT           PCT percent of the programs with an
+ *                           asynchronous part (async.c; default 0)
  *     --stats               what the programs were made of
  *     -v                    each program's seed and result
  *   gen_test --print [SEED [COUNT]]    print the programs
@@ -349,7 +351,7 @@ usage(void)
 		"[--time S] [--oracle NAME] [--no-codegen] [--strict-nan] [--keep DIR] "
 		"[--keep-all] [--ignore TEXT] [--no-reduce] [--reduce-all] [--no-fork] "
 		"[--timeout S] [--stmts N] [--depth N] [--no-shared] "
-		"[--no-atomics] [--no-dot] [--stats] [-v]\n"
+		"[--no-atomics] [--no-dot] [--async PCT] [--stats] [-v]\n"
 		"       gen_test --print [SEED [COUNT]]\n"
 		"       gen_test --digest [SEED [COUNT]]\n"
 		"       gen_test --check FILE...\n"
@@ -417,6 +419,8 @@ main(int argc, char **argv)
 			o.gen.no_atomics = true;
 		else if (!strcmp(a, "--no-dot"))
 			o.gen.no_dot = true;
+		else if (!strcmp(a, "--async") && more)
+			o.gen.async_pct = atoi(argv[++i]);
 		else if (!strcmp(a, "--ignore") && more) {
 			if (o.nignore < 16)
 				o.ignore[o.nignore++] = argv[++i];

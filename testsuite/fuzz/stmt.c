@@ -191,12 +191,14 @@ st_readback(Gen *g)
 	/* not i1: where the store did not run (a branch not taken), the
 	 * poison bytes read back are no i1 values */
 	for (i = 0; i < g->nptrs; i++)
-		n += g->ptrs[i].role == FZ_OUT && !is_bool(g->ptrs[i].t);
+		n += g->ptrs[i].role == FZ_OUT && !is_bool(g->ptrs[i].t) &&
+		     g->ptrs[i].offs;
 	if (!n)
 		return;
 	k = (int)gen_rnd(g, (uint32_t)n);
 	for (i = 0; i < g->nptrs && !p; i++)
-		if (g->ptrs[i].role == FZ_OUT && !is_bool(g->ptrs[i].t) && k-- == 0)
+		if (g->ptrs[i].role == FZ_OUT && !is_bool(g->ptrs[i].t) &&
+		    g->ptrs[i].offs && k-- == 0)
 			p = &g->ptrs[i];
 	gen_count(g, FZ_C_readback);
 	t = is_fp8(p->t) ? T_F32 : p->t;
@@ -764,6 +766,16 @@ generate(uint64_t seed, const uint8_t *src, size_t nsrc,
 	gen_add_var(g, "dx", T_F64, gen_shape0(), false);
 	gen_add_var(g, "wx", T_U64, gen_shape0(), false);
 	gen_line(g, "let pid: i32 = program_id(0);");
+	/* drawn apart from the program's other choices */
+	g->prog_warps = g->warps;
+	g->async = o.async_pct > 0 && (int)(mix(seed ^ 0xa5c0) % 100) < o.async_pct;
+	if (g->async) {
+		gen_count(g, FZ_C_async);
+		block(g, g->stmts / 2);
+		gen_async(g);
+		block(g, g->stmts / 2);
+		gen_async(g);
+	}
 	block(g, g->stmts);
 	for (i = NSCALARS; i < g->nvars; i++)
 		if (!g->vars[i].stored)
@@ -771,11 +783,16 @@ generate(uint64_t seed, const uint8_t *src, size_t nsrc,
 
 	buf_printf(&out, "//! gen seed=%llu\n", (unsigned long long)seed);
 	buf_printf(&out, "//! data 0x%llx\n", (unsigned long long)data);
-	for (i = 0; i < g->nptrs; i++)
-		buf_printf(&out, "//! arg %s %s %s %zu\n", g->ptrs[i].name,
+	for (i = 0; i < g->nptrs; i++) {
+		buf_printf(&out, "//! arg %s %s %s %zu", g->ptrs[i].name,
 			   g->ptrs[i].role == FZ_IN ? "in"
 			   : g->ptrs[i].role == FZ_OUT ? "out" : "inout",
 			   gen_tys[g->ptrs[i].t].name, g->ptrs[i].n);
+		if (g->ptrs[i].trank)
+			buf_printf(&out, " tensor %dx%d", g->ptrs[i].tshape[0],
+				   g->ptrs[i].tshape[1]);
+		buf_putc(&out, '\n');
+	}
 	buf_printf(&out, "//! arg n0 scalar i32 %ld\n", n0);
 	buf_printf(&out, "//! arg n1 scalar i32 %ld\n", n1);
 	buf_printf(&out, "//! arg nr scalar i32 %u\n", gen_rnd(g, 70));
@@ -797,8 +814,8 @@ generate(uint64_t seed, const uint8_t *src, size_t nsrc,
 		buf_puts(&out, g->fns.s);
 	buf_puts(&out, "kernel gen(");
 	for (i = 0; i < g->nptrs; i++)
-		buf_printf(&out, "%s: *%s, ", g->ptrs[i].name,
-			   gen_tys[g->ptrs[i].t].name);
+		buf_printf(&out, g->ptrs[i].trank ? "%s: tma<%s, 2>, " : "%s: *%s, ",
+			   g->ptrs[i].name, gen_tys[g->ptrs[i].t].name);
 	buf_printf(&out, "n0: i32, n1: i32, nr: i32, nc: i32, k0: i32, fx: f32, "
 		   "sx: i64, ux: u32, dx: f64, wx: u64) warps(%d) grid(%d) {\n",
 		   g->warps,
