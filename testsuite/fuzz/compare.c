@@ -582,6 +582,44 @@ flow_op(Flow *fl, Op *op, int ctx)
 		mem_raise(fl, root, max2(max2(val, addr), ctx));
 		break;
 	}
+	case OP_TMA_LOAD: case OP_TMA_STORE: {
+		/* desc, coords, the buffer's view [, bar]: a copy between
+		 * the tensor's memory and the buffer's */
+		uint32_t r = (uint32_t)ir_type(fl->f, op->opnds[0])->rank;
+		Value view = 1 + r < op->nopnds ? op->opnds[1 + r] : 0;
+		Value from = op->kind == OP_TMA_LOAD ? op->opnds[0] : view;
+		Value to = op->kind == OP_TMA_LOAD ? view : op->opnds[0];
+
+		addr = ctx;
+		for (i = 1; i <= r && i < op->nopnds; i++)
+			addr = max2(addr, cut(cls_of(fl, op->opnds[i])));
+		mem_raise(fl, root_of(fl, to),
+			  max2(mem_get(fl, root_of(fl, from)), addr));
+		return;
+	}
+	case OP_DOT_ASYNC: {
+		/* a (a view or a tile), b (a view), acc: as dot, on tensor
+		 * cores for 8- and 16-bit floats */
+		Type *at = ir_type(fl->f, op->opnds[0]);
+		TypeKind e = (at->kind == TY_SMEM ? at->elem : ty_elem(at))->kind;
+
+		c = max2(cls_of(fl, op->opnds[2]), ctx);
+		for (i = 0; i < 2; i++)
+			c = max2(c, ir_type(fl->f, op->opnds[i])->kind == TY_SMEM
+				    ? max2(mem_get(fl, root_of(fl, op->opnds[i])),
+					   cut(cls_of(fl, op->opnds[i])))
+				    : cls_of(fl, op->opnds[i]));
+		if (e == TY_F16 || e == TY_BF16 || e == TY_F8E4M3 ||
+		    e == TY_F8E5M2)
+			c = max2(c, CLOSE);
+		break;
+	}
+	case OP_DOT_WAIT:
+		/* values -> the same values, once their MMAs are done */
+		for (i = 0; i < op->nres && i < op->nopnds; i++)
+			lift(fl, &fl->v[op->res[i]],
+			     max2(cls_of(fl, op->opnds[i]), ctx));
+		return;
 	case OP_SMEM_ALLOC: case OP_SMEM_INDEX: case OP_SMEM_SLICE:
 	case OP_SMEM_TRANS:
 		c = in;  /* a view: its class is its index's */
@@ -643,9 +681,13 @@ fz_num_classes(const char *ir, size_t len, const FzMeta *m, FzNum *cls,
 		if (f->kind != FN_KERNEL)
 			continue;
 		nk++;
-		if (f->body->nargs != (uint32_t)m->nargs) {
+		/* the parameters the passes derive (a schedule's workspace,
+		 * descriptors over plain pointers) come last */
+		if (f->body->nargs - (uint32_t)attr_int(&f->attrs, "derived", 0) !=
+		    (uint32_t)m->nargs) {
 			snprintf(err, errn, "kernel '%s' has %u parameters, the "
-				 "'//!' lines %d", f->name, f->body->nargs,
+				 "'//!' lines %d", f->name, f->body->nargs -
+				 (uint32_t)attr_int(&f->attrs, "derived", 0),
 				 m->nargs);
 			goto done;
 		}
