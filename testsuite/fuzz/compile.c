@@ -107,6 +107,8 @@ check_o0_o3(const char *src, size_t len, const FzMeta *m,
 	}
 	/* a loop that never ends is a launch failure, soon */
 	tlxrt_device_set_option(dev, TLXRT_SIM_MAX_STEPS, 20000000);
+	/* fences at the tile level too (the laid-out IR is always checked) */
+	tlxrt_device_set_option(dev, TLXRT_SIM_CHECK_FENCES, 1);
 	if (!fz_compile(&c0, src, len, &i0, r))
 		goto done;
 	if (!fz_run(dev, &i0, m, &in, &o0, r)) {
@@ -124,6 +126,14 @@ check_o0_o3(const char *src, size_t len, const FzMeta *m,
 		if (!fz_compile(&c3, src, len, &i3, r))
 			goto done;
 	}
+	/* -O3 on another schedule: programs, tasks and copies interleaved
+	 * as the data seed says, two programs resident at once (a dynamic
+	 * schedule's tiles go elsewhere); a race or a missing wait shows as
+	 * a report or a difference */
+	tlxrt_device_set_option(dev, TLXRT_SIM_SHUFFLE, (int64_t)(m->data & 0xffff));
+	tlxrt_device_set_option(dev, TLXRT_SIM_ASYNC_DELAY,
+				(int64_t)(1 + (m->data >> 16) % 97));
+	tlxrt_device_set_option(dev, TLXRT_SIM_RESIDENT, 2);
 	if (!fz_run(dev, &i3, m, &in, &o3, r)) {
 		fz_prefix(r, "O3");
 		goto done;
