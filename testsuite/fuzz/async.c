@@ -427,8 +427,13 @@ consumer(Gen *g, Ring *R, const char *r, const char *part, int nparts, int m)
 			const char *src = R->pipe ? gen_fmt(g, "%s.%s", s, R->f[i].name)
 				: gen_fmt(g, "%s_%s[%s]", R->name, R->f[i].name, s);
 
-			gen_line(g, "let %s: %s = load(%s);", v,
-				 gen_type_str(g, R->f[i].t, R->f[i].s), src);
+			if (gen_chance(g, 20)) {  /* through a transposed view */
+				gen_line(g, "let %s: %s = trans(load(trans(%s)));", v,
+					 gen_type_str(g, R->f[i].t, R->f[i].s), src);
+			} else {
+				gen_line(g, "let %s: %s = load(%s);", v,
+					 gen_type_str(g, R->f[i].t, R->f[i].s), src);
+			}
 			gen_add_var(g, v, R->f[i].t, R->f[i].s, false);
 			accumulate(g, acc[i], v);
 		}
@@ -541,7 +546,7 @@ sec_ring(Gen *g, bool pipe)
 		nc = 1;
 	/* register budgets: every task in whole warpgroups */
 	regs = !R.dot && wp <= 4 && wc <= 4 && pow2(1 + nc * rc) &&
-	       gen_chance(g, 15);
+	       gen_chance(g, 15) && !g->ntasks;
 	R.ninst = nc * rc;
 	R.late = pipe && !R.dot && R.stages >= 2 && gen_chance(g, 30);
 	R.nk = trips(g, R.late ? 1 : 0);
@@ -597,7 +602,12 @@ sec_ring(Gen *g, bool pipe)
 	hide(g);
 	if (regs)
 		gen_count(g, FZ_C_regs);
-	g->prog_warps = task_warps(g->warps, wp, wc, nc * rc, regs);
+	/* budgets are the kernel's: every task of every `tasks` then holds
+	 * whole warpgroups, so no other `tasks` follows */
+	g->ntasks++;
+	g->regs = regs;
+	total = task_warps(g->warps, wp, wc, nc * rc, regs);
+	g->prog_warps = total > g->prog_warps ? total : g->prog_warps;
 	gen_count(g, FZ_C_tasks);
 	gen_line(g, "tasks {");
 	g->indent++;
@@ -731,60 +741,75 @@ sec_tma(Gen *g)
 }
 
 /* dot_async on two buffers filled by TMA or stores: A [M, K], B [K, N]
- * (bf16 or f16 rows of 32, 64 or 128 bytes: wgmma's swizzles). */
+ * or, stored N x K, a transposed view of it (bf16 or f16 rows of 32, 64
+ * or 128 bytes: wgmma's swizzles; fp8 with K a multiple of 32, K-major
+ * only, so B transposed).  M is 16 a warp of the program: the
+ * accumulator splits over its warpgroups. */
 static void
 sec_dot(Gen *g)
 {
-	int ty = gen_chance(g, 50) ? T_BF16 : T_F16;
-	int m = 16 * g->prog_warps, k = 16 << gen_rnd(g, 3);
-	int n = 16 << gen_rnd(g, 3);
+	static const int tys[] = { T_BF16, T_F16, T_F8E4M3, T_F8E5M2 };
+	int ta_ = tys[gen_rnd(g, 4)], tb_;
+	bool f8 = is_fp8(ta_), tr;
+	int m = 16 * g->prog_warps, k, n = 16 << gen_rnd(g, 3);
 	const char *sa = gen_fresh(g, "s"), *sb = gen_fresh(g, "s");
 	const char *acc = gen_fresh(g, "w"), *bar = gen_fresh(g, "b");
-	int bytes = (m * k + k * n) * 2, saved = g->nvars;
+	const char *bview;
+	int bytes, saved = g->nvars;
+	Shape bs;
 	Var *a;
 
+	tb_ = ta_;  /* one element type */
+	tr = f8 || gen_chance(g, 30);
+	k = f8 ? 32 << gen_rnd(g, 2) : 16 << gen_rnd(g, 3);
 	while (m * k > MAXN)
 		k /= 2;
 	while (m * n > MAXN)
 		n /= 2;
-	bytes = (m * k + k * n) * 2;
+	if (k < (f8 ? 32 : 16))
+		return;
+	bs = tr ? gen_shape2(n, k) : gen_shape2(k, n);
+	bytes = m * k * esize(ta_) + k * n * esize(tb_);
 	if (bytes > ASYNC_SMEM - g->async_smem)
 		return;
 	g->async_smem += bytes;
-	gen_line(g, "shared %s: %s;", sa, gen_type_str(g, ty, gen_shape2(m, k)));
-	gen_line(g, "shared %s: %s;", sb, gen_type_str(g, ty, gen_shape2(k, n)));
+	gen_line(g, "shared %s: %s;", sa, gen_type_str(g, ta_, gen_shape2(m, k)));
+	gen_line(g, "shared %s: %s;", sb, gen_type_str(g, tb_, bs));
 	if (gen_chance(g, 50)) {
-		Ptr *ta = tensor_param(g, ty, FZ_IN, g->nprog * m, k);
-		Ptr *tb = tensor_param(g, ty, FZ_IN, k, g->nprog * n);
+		Ptr *pa = tensor_param(g, ta_, FZ_IN, g->nprog * m, k);
+		Ptr *pb = tensor_param(g, tb_, FZ_IN, bs.d[0], g->nprog * bs.d[1]);
 
-		if (!ta || !tb)
+		if (!pa || !pb)
 			return;
 		gen_count(g, FZ_C_tma_load);
 		gen_line(g, "barrier %s[1](arrive: 1);", bar);
 		gen_line(g, "arrive(%s[0], bytes: %d);", bar, bytes);
 		gen_line(g, "tma_load(%s, [pid * %d, 0], %s, barrier: %s[0]);",
-			 ta->name, m, sa, bar);
+			 pa->name, m, sa, bar);
 		gen_line(g, "tma_load(%s, [0, pid * %d], %s, barrier: %s[0]);",
-			 tb->name, n, sb, bar);
+			 pb->name, bs.d[1], sb, bar);
 		gen_line(g, "wait(%s[0], 0);", bar);
 	} else {
-		const char *va = fill_value(g, ty, gen_shape2(m, k), "0", "pid");
+		/* fp8 buffers take f32 tiles (the store converts) */
+		const char *va = fill_value(g, f8 ? T_F32 : ta_, gen_shape2(m, k),
+					    "0", "pid");
 		const char *vb;
 
 		gen_line(g, "store(%s, %s);", sa, va);
-		vb = fill_value(g, ty, gen_shape2(k, n), "1", "pid");
+		vb = fill_value(g, f8 ? T_F32 : tb_, bs, "1", "pid");
 		gen_line(g, "store(%s, %s);", sb, vb);
 		gen_line(g, "fence_async_shared();");
 		gen_line(g, "sync_threads();");
 	}
 	scoped(g, saved);
 	gen_count(g, FZ_C_dot_async);
+	bview = tr ? gen_fmt(g, "trans(%s)", sb) : sb;
 	gen_line(g, "var %s: f32[%d, %d] = zeros(f32, [%d, %d]);", acc, m, n, m, n);
 	if (!(a = gen_add_var(g, acc, T_F32, gen_shape2(m, n), true)))
 		return;
-	gen_line(g, "%s = dot_async(%s, %s, %s);", acc, sa, sb, acc);
+	gen_line(g, "%s = dot_async(%s, %s, %s);", acc, sa, bview, acc);
 	if (gen_chance(g, 50)) {
-		gen_line(g, "%s = dot_async(%s, %s, %s);", acc, sa, sb, acc);
+		gen_line(g, "%s = dot_async(%s, %s, %s);", acc, sa, bview, acc);
 		gen_line(g, "%s = dot_wait(%s, pending: 1);", acc, acc);
 	}
 	gen_line(g, "%s = dot_wait(%s, pending: 0);", acc, acc);
@@ -847,11 +872,9 @@ gen_async(Gen *g)
 
 	if (g->depth)
 		return;
-	if (r < 35 && !g->tasks_done) {
-		g->tasks_done = true;
+	if (r < 35 && !g->regs) {
 		sec_ring(g, true);
-	} else if (r < 55 && !g->tasks_done) {
-		g->tasks_done = true;
+	} else if (r < 55 && !g->regs) {
 		sec_ring(g, false);
 	} else if (r < 75) {
 		sec_tma(g);

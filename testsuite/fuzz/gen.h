@@ -391,11 +391,12 @@ typedef struct Gen {
 	int nprog, warps, nname;
 	int stmts;        /* statements left to generate */
 	bool async;       /* this program has an asynchronous part */
-	bool tasks_done;  /* one `tasks` a program */
 	bool no_pid;      /* values must not depend on the program (dynamic
 			   * schedules) */
 	int async_smem;   /* bytes of the asynchronous part's buffers */
 	int prog_warps;   /* the program's warps: warps, or its tasks' */
+	int ntasks;       /* `tasks` so far */
+	bool regs;        /* with register budgets (then the only `tasks`) */
 	size_t L;         /* elements of each input */
 } Gen;
 
