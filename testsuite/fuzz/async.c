@@ -78,6 +78,23 @@ tensor_param(Gen *g, int t, FzRole role, int rows, int cols)
 	return p;
 }
 
+/* A tma<T, 1> input for boxes of n elements at coordinates up to about
+ * len: its length ragged against them. */
+static Ptr *
+tensor_param1(Gen *g, int t, int len)
+{
+	int unit = 16 / esize(t) > 0 ? 16 / esize(t) : 1, n;
+	Ptr *p;
+
+	n = len - unit * (int)gen_rnd(g, (uint32_t)(len / unit / 2 + 1));
+	n = n < unit ? unit : n;
+	if (!(p = gen_add_ptr(g, "ti", t, FZ_IN, (size_t)n)))
+		return NULL;
+	p->trank = 1;
+	p->tshape[0] = n;
+	return p;
+}
+
 /* A box shape for TMA of element type t: rows x cols, cols spanning a
  * multiple of 16 bytes, both powers of two at most 256, at most maxe
  * elements. */
@@ -248,6 +265,7 @@ typedef struct Ring {
 	const char *name;     /* the pipe, or the buffers' prefix */
 	const char *full, *empty;
 	int stages, nfields, ninst;
+	int ecount;           /* each consumer's arrivals on empty a phase */
 	Field f[2];
 	const char *nk;       /* iterations */
 	const char *work;     /* a tile schedule both sides iterate, or NULL */
@@ -447,7 +465,11 @@ consumer(Gen *g, Ring *R, const char *r, const char *part, int nparts, int m)
 	} else if (R->pipe) {
 		gen_line(g, "%s.release(%s);", R->name, s);
 	} else {
-		gen_line(g, "arrive(%s[%s]);", R->empty, s);
+		if (R->ecount > 1)
+			gen_line(g, "arrive(%s[%s], count: %d);", R->empty, s,
+				 R->ecount);
+		else
+			gen_line(g, "arrive(%s[%s]);", R->empty, s);
 		if (R->ctr)
 			gen_line(g, "%s += 1;", R->ctr);
 	}
@@ -494,7 +516,8 @@ ring_decl(Gen *g, Ring *R, int nprog_parts)
 	}
 	gen_count(g, FZ_C_mbarrier);
 	gen_line(g, "barrier %s[%d](arrive: 1);", R->full, R->stages);
-	gen_line(g, "barrier %s[%d](arrive: %d);", R->empty, R->stages, R->ninst);
+	gen_line(g, "barrier %s[%d](arrive: %d);", R->empty, R->stages,
+		 R->ninst * R->ecount);
 	return true;
 }
 
@@ -548,6 +571,7 @@ sec_ring(Gen *g, bool pipe)
 	regs = !R.dot && wp <= 4 && wc <= 4 && pow2(1 + nc * rc) &&
 	       gen_chance(g, 15) && !g->ntasks;
 	R.ninst = nc * rc;
+	R.ecount = !pipe && gen_chance(g, 20) ? 2 : 1;
 	R.late = pipe && !R.dot && R.stages >= 2 && gen_chance(g, 30);
 	R.nk = trips(g, R.late ? 1 : 0);
 	if (R.dot) {
@@ -678,9 +702,20 @@ sec_tma(Gen *g)
 	const char *buf = gen_fresh(g, "s"), *bar = gen_fresh(g, "b");
 	const char *k = gen_fresh(g, "k"), *acc = gen_fresh(g, "w");
 	const char *nk = trips(g, 0);
-	Ptr *in = tensor_param(g, t, FZ_IN, g->nprog * s.d[0], s.d[1] * 5);
+	bool r1 = gen_chance(g, 25);  /* a rank-1 box: a row of it */
+	Ptr *in;
+	const char *at;
 	Var *a;
 	int saved;
+
+	if (r1) {
+		s = gen_shape1(s.d[1]);
+		in = tensor_param1(g, t, g->nprog * 3 * s.d[0]);
+		at = gen_fmt(g, "[(pid * 3 + %s) * %d]", k, s.d[0]);
+	} else {
+		in = tensor_param(g, t, FZ_IN, g->nprog * s.d[0], s.d[1] * 5);
+		at = gen_fmt(g, "[pid * %d, %s * %d]", s.d[0], k, s.d[1]);
+	}
 
 	bytes = gen_numel(s) * esize(t);
 	if (!in || bytes > ASYNC_SMEM - g->async_smem)
@@ -690,8 +725,9 @@ sec_tma(Gen *g)
 	gen_count(g, FZ_C_mbarrier);
 	gen_line(g, "shared %s: %s;", buf, gen_type_str(g, t, s));
 	gen_line(g, "barrier %s[1](arrive: 1);", bar);
-	gen_line(g, "var %s: %s = zeros(%s, [%d, %d]);", acc, gen_type_str(g, t, s),
-		 gen_tys[t].name, s.d[0], s.d[1]);
+	gen_line(g, "var %s: %s = zeros(%s, %s);", acc, gen_type_str(g, t, s),
+		 gen_tys[t].name, r1 ? gen_fmt(g, "[%d]", s.d[0])
+		 : gen_fmt(g, "[%d, %d]", s.d[0], s.d[1]));
 	if (!(a = add_ro(g, acc, t, s, true)))
 		return;
 	saved = g->nvars;
@@ -700,12 +736,12 @@ sec_tma(Gen *g)
 	add_ro(g, k, T_I32, gen_shape0(), false);
 	if (gen_chance(g, 50)) {
 		gen_line(g, "arrive(%s[0], bytes: %d);", bar, bytes);
-		gen_line(g, "tma_load(%s, [pid * %d, %s * %d], %s, barrier: %s[0]);",
-			 in->name, s.d[0], k, s.d[1], buf, bar);
+		gen_line(g, "tma_load(%s, %s, %s, barrier: %s[0]);", in->name, at,
+			 buf, bar);
 	} else {
 		gen_line(g, "expect_bytes(%s[0], %d);", bar, bytes);
-		gen_line(g, "tma_load(%s, [pid * %d, %s * %d], %s, barrier: %s[0]);",
-			 in->name, s.d[0], k, s.d[1], buf, bar);
+		gen_line(g, "tma_load(%s, %s, %s, barrier: %s[0]);", in->name, at,
+			 buf, bar);
 		gen_line(g, "arrive(%s[0]);", bar);
 	}
 	gen_line(g, "wait(%s[0], %s & 1);", bar, k);
@@ -724,7 +760,7 @@ sec_tma(Gen *g)
 	a->ro = false;
 	a->stored = true;
 	store_part(g, a, "pid", g->nprog);
-	if (gen_chance(g, 40) &&
+	if (!r1 && gen_chance(g, 40) &&
 	    (s.d[1] * esize(t)) % 16 == 0) {  /* a TMA store of a buffer */
 		Ptr *o = tensor_param(g, t, FZ_OUT, g->nprog * s.d[0], s.d[1]);
 

@@ -788,7 +788,9 @@ generate(uint64_t seed, const uint8_t *src, size_t nsrc,
 			   g->ptrs[i].role == FZ_IN ? "in"
 			   : g->ptrs[i].role == FZ_OUT ? "out" : "inout",
 			   gen_tys[g->ptrs[i].t].name, g->ptrs[i].n);
-		if (g->ptrs[i].trank)
+		if (g->ptrs[i].trank == 1)
+			buf_printf(&out, " tensor %d", g->ptrs[i].tshape[0]);
+		else if (g->ptrs[i].trank)
 			buf_printf(&out, " tensor %dx%d", g->ptrs[i].tshape[0],
 				   g->ptrs[i].tshape[1]);
 		buf_putc(&out, '\n');
@@ -814,8 +816,12 @@ generate(uint64_t seed, const uint8_t *src, size_t nsrc,
 		buf_puts(&out, g->fns.s);
 	buf_puts(&out, "kernel gen(");
 	for (i = 0; i < g->nptrs; i++)
-		buf_printf(&out, g->ptrs[i].trank ? "%s: tma<%s, 2>, " : "%s: *%s, ",
-			   g->ptrs[i].name, gen_tys[g->ptrs[i].t].name);
+		if (g->ptrs[i].trank)
+			buf_printf(&out, "%s: tma<%s, %d>, ", g->ptrs[i].name,
+				   gen_tys[g->ptrs[i].t].name, g->ptrs[i].trank);
+		else
+			buf_printf(&out, "%s: *%s, ", g->ptrs[i].name,
+				   gen_tys[g->ptrs[i].t].name);
 	buf_printf(&out, "n0: i32, n1: i32, nr: i32, nc: i32, k0: i32, fx: f32, "
 		   "sx: i64, ux: u32, dx: f64, wx: u64) warps(%d) grid(%d) {\n",
 		   g->warps,
