@@ -703,10 +703,11 @@ parse_layout_body(Parser *p, const char *w, Token *at, int depth)
 	if (!strcmp(w, "wgmma")) {
 		expect_word(p, "warps");
 		warps = (int)parse_pow2(p, 32, "warps");
-		if (rank != 2 || shape[0] < 64 || shape[1] < 8 || warps < 4 ||
-		    shape[0] * shape[1] < 64 * 8 * (warps / 4))
+		/* warpgroups past those the tile can split among hold
+		 * copies, as warps past an mma tile's do */
+		if (rank != 2 || shape[0] < 64 || shape[1] < 8 || warps < 4)
 			fail_tok(p, at, "a wgmma layout is M x N with M >= 64, N >= 8, "
-				 "over a whole number of warpgroups that it fills");
+				 "over one or more whole warpgroups");
 		return ly_wgmma(&p->c->layouts, shape, warps);
 	}
 	if (strcmp(w, "blocked"))

@@ -7,7 +7,9 @@
  * finding (of the compiler or of the generator), as is IR that does not
  * round-trip.  With TLX_FUZZ_ORACLE=1 each program also goes through the
  * o0-o3 oracle (oracle.c: both levels run on the simulator, outputs bit
- * for bit), about a hundred times slower.
+ * for bit), about a hundred times slower.  A quarter of the programs
+ * have an asynchronous part (async.c: tasks, pipes, TMA, dot_async,
+ * schedules), whose lowering is where the passes are most intricate.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +49,7 @@ oracle(const char *src)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static const FzGenOpts opts = { .async_pct = 25 };
 	static int use_oracle = -1;
 	char *src;
 
@@ -56,7 +59,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* more bytes than a program makes choices are never read */
 	if (size > 4096)
 		return -1;
-	if (!(src = fz_generate_bytes(data, size, NULL, NULL)))
+	if (!(src = fz_generate_bytes(data, size, &opts, NULL)))
 		return 0;
 	if (fh_verbose())
 		fprintf(stderr, "fuzz-gen: the program\n%s", src);
