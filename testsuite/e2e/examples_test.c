@@ -832,7 +832,14 @@ main(int argc, char **argv)
 				 arg(argv, argc, 7),
 				 argc > 8 ? arg(argv, argc, 8) : 128,
 				 argc > 9 ? arg(argv, argc, 9) : 256);
-	else if (!strcmp(what, "attention") && argc >= 10)
+	else if (!strcmp(what, "attention") && argc >= 10 &&
+		 (arg(argv, argc, 4) <= 0 || arg(argv, argc, 5) <= 0 ||
+		  arg(argv, argc, 4) % arg(argv, argc, 5))) {
+		fprintf(stderr, "examples_test: attention needs H a multiple of "
+			"HKV, both positive (H %d, HKV %d)\n", arg(argv, argc, 4),
+			arg(argv, argc, 5));
+		rc = 2;
+	} else if (!strcmp(what, "attention") && argc >= 10)
 		rc = run_attention(path, argc > 10 ? argv[10] : "attention_fwd",
 				   arg(argv, argc, 3), arg(argv, argc, 4),
 				   arg(argv, argc, 5), arg(argv, argc, 6),
