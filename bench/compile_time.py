@@ -17,7 +17,8 @@ here = os.path.dirname(os.path.abspath(__file__))
 out = sys.argv[1]
 runs = int(sys.argv[2]) if len(sys.argv) > 2 else 15
 sets = sys.argv[3:] or [""]
-EXAMPLES = ["vadd", "copy", "softmax", "layernorm", "softmax_loop", "matmul"]
+EXAMPLES = ["vadd", "copy", "softmax", "layernorm", "softmax_loop", "matmul", "gemm_tma",
+            "gemm_ws", "gemm_fp8", "attention_fwd"]
 cubin = os.path.join(tempfile.gettempdir(), "tlx-compile-time.cubin")
 
 

@@ -978,6 +978,28 @@ index_expr(Sema *s, Ast *e)
 	}
 }
 
+/* Slot `slot` of a pipe field's buffer as the field's type: the rows
+ * past the field's, which align the slots, sliced off. */
+static Value
+slot_view(Sema *s, Type *ft, Value buf, Value slot, SrcRange loc)
+{
+	Type *bt = ir_type(s->fn, buf);
+	Value ops[1 + TY_MAX_RANK], v;
+	int k;
+
+	if (bt->shape[1] == ft->shape[0])
+		return ig_op2(s, OP_SMEM_INDEX, ft, buf, slot, loc);
+	v = ig_op2(s, OP_SMEM_INDEX,
+		   ty_smem(s->ir, ft->elem, ft->rank, bt->shape + 1), buf, slot,
+		   loc);
+	ops[0] = v;
+	for (k = 0; k < ft->rank; k++)
+		ops[k + 1] = ig_const(s, ty_of_scalar(s, TY_I32),
+				      cv_int(TY_I32, 0));
+	return ig_opn(s, OP_SMEM_SLICE, (uint32_t)ft->rank + 1, ops, ft,
+		      loc)->res[0];
+}
+
 static SVal
 field_expr(Sema *s, Ast *e)
 {
@@ -999,8 +1021,8 @@ field_expr(Sema *s, Ast *e)
 		if (!ig_need_builder(s, e->loc))
 			return sv_error();
 		return (SVal){ .kind = SV_SMEM, .ty = p->ftypes[i],
-			       .v = ig_op2(s, OP_SMEM_INDEX, p->ftypes[i],
-					   p->fbufs[i], x.v, e->loc),
+			       .v = slot_view(s, p->ftypes[i], p->fbufs[i], x.v,
+					      e->loc),
 			       .sym = p, .slot = x.v, .producer = x.producer,
 			       .loc = e->loc };
 	}

@@ -681,6 +681,24 @@ stmt_barrier(Sema *s, Ast *st)
 	}
 }
 
+/* A pipe's slots start 128-byte aligned, as TMA copies into them need:
+ * where a field's bytes are not a multiple of 128, its first dimension is
+ * padded (field_expr's slice gives the slot the field's own shape). */
+static void
+slot_rows(Type *t, int64_t *shape)
+{
+	int64_t inner = ty_bytes(t), unit = 1;
+	int d;
+
+	for (d = 1; d < t->rank; d++)
+		inner *= t->shape[d];
+	if (inner * t->shape[0] % 128 == 0)
+		return;
+	while (inner * unit % 128)
+		unit *= 2;
+	shape[0] = (t->shape[0] + unit - 1) / unit * unit;
+}
+
 static void
 stmt_pipe(Sema *s, Ast *st)
 {
@@ -721,6 +739,7 @@ stmt_pipe(Sema *s, Ast *st)
 		}
 		shape[0] = depth;
 		memcpy(shape + 1, t->shape, (size_t)t->rank * sizeof *shape);
+		slot_rows(t, shape + 1);
 		y->fnames[i] = f->name;
 		y->ftypes[i] = ty_smem(s->ir, t->elem, t->rank, t->shape);
 		op = ig_opn(s, OP_SMEM_ALLOC, 0, NULL,
