@@ -19,8 +19,13 @@
  *     completes the barrier's phases (lower-schedules' protocol: the
  *     claimer's arrival expects the answer's bytes, and it waits for the
  *     answer as the other agents do).
- * An arrive on another program's barrier (`cta:`) counts once for every
- * program of the cluster.
+ * An agent's arrivals on its own program's barrier and on another's
+ * (`cta:`) are taken apart, the first of each once per phase.  A `cta:`
+ * the same in every program of the cluster (a constant, a parameter)
+ * names one barrier that every program arrives on: it counts once for
+ * every program of the cluster.  One that depends on the program
+ * (`cluster_rank() ^ 1`) is taken to name a different program from each,
+ * as a release on the peer's barrier does: it counts once.
  * Requires: tile-level IR.  Changes nothing.  Counters: barriers.
  */
 #include "passes/passes.h"
@@ -32,6 +37,7 @@ typedef struct Use {
 	int agent;        /* 0: outside tasks; i: the i-th task */
 	Op *op;
 	bool wait;        /* else an arrive */
+	bool remote;      /* an arrive with `cta:` */
 	int64_t count;
 	bool tx;          /* a CLC request completing bytes on it */
 } Use;
@@ -55,6 +61,24 @@ alloc_of(Func *f, Value bar)
 	return d && d->kind == OP_MBAR_ALLOC ? d : NULL;
 }
 
+/* Whether v may differ between the programs of a cluster: it depends on
+ * cluster_rank or program_id (deep expressions are taken to). */
+static bool
+varies(Func *f, Value v, int depth)
+{
+	Op *d = ir_val(f, v)->def;
+	uint32_t i;
+
+	if (!d)
+		return false;
+	if (d->kind == OP_CLUSTER_RANK || d->kind == OP_PROGRAM_ID || depth > 16)
+		return true;
+	for (i = 0; i < d->nopnds; i++)
+		if (varies(f, d->opnds[i], depth + 1))
+			return true;
+	return false;
+}
+
 static void
 collect(Cb *c, Block *b, int agent)
 {
@@ -64,16 +88,19 @@ collect(Cb *c, Block *b, int agent)
 	for (op = b->first; op; op = op->next) {
 		if ((op->kind == OP_MBAR_WAIT || op->kind == OP_MBAR_ARRIVE) &&
 		    (a = alloc_of(c->f, op->opnds[0]))) {
-			Use u = { a, agent, op, op->kind == OP_MBAR_WAIT,
+			Use u = { a, agent, op, op->kind == OP_MBAR_WAIT, false,
 				  attr_int(&op->attrs, "count", 1), false };
 
-			if (op->kind == OP_MBAR_ARRIVE && op->nopnds > 1)
-				u.count *= c->ncl;
+			if (op->kind == OP_MBAR_ARRIVE && op->nopnds > 1) {
+				u.remote = true;
+				if (!varies(c->f, op->opnds[1], 0))
+					u.count *= c->ncl;
+			}
 			vec_push(c->pc->scratch, &c->uses, u);
 		}
 		if (op->kind == OP_CLC_TRY_CANCEL && op->nopnds == 2 &&
 		    (a = alloc_of(c->f, op->opnds[1]))) {
-			Use u = { a, agent, op, false, 0, true };
+			Use u = { a, agent, op, false, false, 0, true };
 
 			vec_push(c->pc->scratch, &c->uses, u);
 		}
@@ -119,7 +146,7 @@ agent_name(Cb *c, int agent)
 static void
 check(Cb *c, Op *alloc)
 {
-	int64_t want = attr_int(&alloc->attrs, "arrive", 1), per[MAX_AGENTS] = { 0 };
+	int64_t want = attr_int(&alloc->attrs, "arrive", 1), per[MAX_AGENTS][2] = { { 0 } };
 	bool waits[MAX_AGENTS] = { false };
 	int64_t total = 0;
 	int arrivers = 0, waiters = 0, only = -1, a;
@@ -141,17 +168,17 @@ check(Cb *c, Op *alloc)
 			waits[u->agent] = true;
 			if (!first_wait)
 				first_wait = u->op;
-		} else if (!per[u->agent]) {
+		} else if (!per[u->agent][u->remote]) {
 			/* once per phase, by every instance of a merged task */
-			per[u->agent] = u->count * (u->agent ? attr_int(
+			per[u->agent][u->remote] = u->count * (u->agent ? attr_int(
 				&c->task[u->agent]->attrs, "replicas", 1) : 1);
 			if (!first_arrive)
 				first_arrive = u->op;
 		}
 	}
 	for (a = 0; a <= c->ntasks; a++)
-		if (per[a]) {
-			total += per[a];
+		if (per[a][0] || per[a][1]) {
+			total += per[a][0] + per[a][1];
 			arrivers++;
 			only = a;
 		}
