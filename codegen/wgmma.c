@@ -8,7 +8,8 @@
  * layout (ly_wgmma): each warpgroup issues, for each of its 64-row tiles,
  * each chunk of at most 256 of its columns and each k16 step, one
  *   wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 {d..}, da, db, 1, 1, 1, ta, tb;
- * between a wgmma.fence and a commit_group; 8-bit operands (e4m3, e5m2)
+ * between a wgmma.fence and a commit_group (scale-d 0 in place of the first
+ * 1 where the accumulator is constant zeros: d is then not read); 8-bit operands (e4m3, e5m2)
  * take k32 steps and must both be K-major (a B stored N x K and read
  * through a transposed view), so their instruction has no ta, tb.  The descriptors
  * (tensor-core-layouts.md 3.4, 3.5) follow from the views: an operand
@@ -226,8 +227,16 @@ issue(CgFn *fn, const char *ta_ty, const char *tb_ty, int k, int n, bool ta,
 					 (size_t)(nr + na + 1) * sizeof *args);
 	LLVMTypeRef *ft = arena_alloc(&cg->arena, (size_t)nr * sizeof *ft);
 	LLVMValueRef res;
-	int clen = 0;
+	int clen = 0, in, o;
+	bool zero = true;
 
+	/* an accumulator of zeros (the first step from zeros(...)) is not
+	 * read: scale-d = 0, d outputs only, so no register is zeroed (one
+	 * zeroed before the fence makes ptxas fence again, C7519) */
+	for (i = 0; i < nr && zero; i++)
+		zero = LLVMIsAConstantFP(r[i]) && LLVMIsNull(r[i]);
+	in = zero ? 0 : nr;
+	o = nr + in;  /* the first operand after d's outputs and inputs */
 	len += snprintf(text + len, (size_t)(cap - len),
 			"wgmma.mma_async.sync.aligned.m64n%dk%d.f32.%s.%s {", n, k,
 			ta_ty, tb_ty);
@@ -236,28 +245,28 @@ issue(CgFn *fn, const char *ta_ty, const char *tb_ty, int k, int n, bool ta,
 				i ? "," : "", i);
 	if (ra)
 		snprintf(text + len, (size_t)(cap - len),
-			 "}, {$%d, $%d, $%d, $%d}, $%d, 1, 1, 1, %d;", 2 * nr,
-			 2 * nr + 1, 2 * nr + 2, 2 * nr + 3, 2 * nr + 4, tb);
+			 "}, {$%d, $%d, $%d, $%d}, $%d, %d, 1, 1, %d;", o, o + 1,
+			 o + 2, o + 3, o + 4, !zero, tb);
 	else if (k == 32)
-		snprintf(text + len, (size_t)(cap - len), "}, $%d, $%d, 1, 1, 1;",
-			 2 * nr, 2 * nr + 1);
+		snprintf(text + len, (size_t)(cap - len), "}, $%d, $%d, %d, 1, 1;",
+			 o, o + 1, !zero);
 	else
 		snprintf(text + len, (size_t)(cap - len),
-			 "}, $%d, $%d, 1, 1, 1, %d, %d;", 2 * nr, 2 * nr + 1, ta, tb);
+			 "}, $%d, $%d, %d, 1, 1, %d, %d;", o, o + 1, !zero, ta, tb);
 	for (i = 0; i < nr; i++)
 		clen += snprintf(cons + clen, 8, "=f,");
-	for (i = 0; i < nr; i++)
+	for (i = 0; i < in; i++)
 		clen += snprintf(cons + clen, 8, "%d,", i);
 	snprintf(cons + clen, 16, ra ? "r,r,r,r,l" : "l,l");
-	for (i = 0; i < nr; i++) {
-		args[i] = r[i];
+	for (i = 0; i < nr; i++)
 		ft[i] = cg->t_f32;
-	}
+	for (i = 0; i < in; i++)
+		args[i] = r[i];
 	for (i = 0; i < na; i++)
-		args[nr + i] = ra ? ra[i] : da;
-	args[nr + na] = db;
+		args[in + i] = ra ? ra[i] : da;
+	args[in + na] = db;
 	res = cg_asm(cg, LLVMStructTypeInContext(cg->C, ft, (unsigned)nr, 0),
-		     text, cons, args, nr + na + 1, true, true);
+		     text, cons, args, in + na + 1, true, true);
 	for (i = 0; i < nr; i++)
 		r[i] = LLVMBuildExtractValue(cg->B, res, (unsigned)i, "");
 }
