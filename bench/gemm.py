@@ -1,20 +1,22 @@
 # bench/gemm.py: examples/matmul.tlx (unchanged source; wgmma on sm_90a)
 # and examples/gemm_tma.tlx (TMA + wgmma, no tasks) and
-# examples/gemm_ws.tlx (warp-specialized), examples/gemm_static.tlx (the
+# examples/gemm_ws.tlx (warp-specialized), examples/gemm_cluster.tlx (the
+# same in clusters of two sharing B by TMA multicast), examples/gemm_static.tlx (the
 # same over a persistent grid) and examples/gemm_persistent.tlx (over a
 # dynamic schedule) against cuBLAS
 # (torch.matmul), Triton's tl.dot GEMM and the mma.sync build of
 # matmul.tlx, over a sweep of shapes, all in one run.  Runs on the GPU
 # machine from the folder testsuite/gpu/build.sh fills: cubin/gemm-*.cubin
 # are matmul.tlx's configurations, cubin/tma-*.cubin gemm_tma.tlx's,
-# cubin/ws-*.cubin gemm_ws.tlx's, cubin/static-*.cubin gemm_static.tlx's,
+# cubin/ws-*.cubin gemm_ws.tlx's, cubin/cluster-*.cubin gemm_cluster.tlx's
+# (gemm_ws's configurations), cubin/static-*.cubin gemm_static.tlx's,
 # cubin/dyn-*.cubin gemm_persistent.tlx's,
 # cubin/mma-gemm-* its mma.sync build (sm_80 code assembled for sm_90a).
 #
 #   python3 gemm.py [OUT_JSON]
 #
-# GEMM_KERNELS=matmul,mma (a comma list of matmul, mma, tma, ws, static,
-# dyn) measures only those of the tlx kernels; cuBLAS and Triton always.
+# GEMM_KERNELS=matmul,mma (a comma list of matmul, mma, tma, ws, cluster,
+# static, dyn) measures only those of the tlx kernels; cuBLAS and Triton always.
 #
 # Each tlx and Triton figure is the best of its configurations at that
 # shape (what an autotuner would pick); times are medians of CUDA events.
@@ -40,6 +42,7 @@ def ours(cubin, M, N, K):
     base = os.path.basename(cubin)
     cmd = (["gemm", cubin, "gemm_tma"] if base.startswith("tma-") else
            ["gemm", cubin, "gemm_ws"] if base.startswith("ws-") else
+           ["gemm", cubin, "gemm_cluster"] if base.startswith("cluster-") else
            ["gemm", cubin, "gemm_static"] if base.startswith("static-") else
            ["gemm", cubin, "gemm_persistent"] if base.startswith("dyn-") else ["matmul", cubin])
     try:
@@ -65,7 +68,7 @@ def best_of(paths, M, N, K):
 
 res = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
        "date": time.strftime("%Y-%m-%d"), "rows": []}
-only = os.environ.get("GEMM_KERNELS", "matmul,mma,tma,ws,static,dyn").split(",")
+only = os.environ.get("GEMM_KERNELS", "matmul,mma,tma,ws,cluster,static,dyn").split(",")
 
 
 def cubins(kind, pattern):
@@ -76,6 +79,7 @@ new = cubins("matmul", "gemm-*.cubin")
 old = cubins("mma", "mma-gemm-*.cubin")
 tmas = cubins("tma", "tma-*.cubin")
 wss = cubins("ws", "ws-*.cubin")
+clusters = cubins("cluster", "cluster-*.cubin")
 statics = cubins("static", "static-*.cubin")
 dyns = cubins("dyn", "dyn-*.cubin")
 for M, N, K in SHAPES:
@@ -99,22 +103,25 @@ for M, N, K in SHAPES:
     mma = best_of(old, M, N, K) if old else (None, "")
     tma = best_of(tmas, M, N, K)
     ws = best_of(wss, M, N, K)
+    cl = best_of(clusters, M, N, K)
     st = best_of(statics, M, N, K)
     dy = best_of(dyns, M, N, K)
     r = {"shape": f"{M}x{N}x{K}", "cublas": cub, "triton": tri[0], "triton_cfg": tri[1],
          "tlx": tlx[0], "tlx_cfg": tlx[1], "tlx_default": dflt, "mma_sync": mma[0], "mma_sync_cfg": mma[1],
          "tlx_tma": tma[0], "tlx_tma_cfg": tma[1], "tlx_ws": ws[0], "tlx_ws_cfg": ws[1],
+         "tlx_cluster": cl[0], "tlx_cluster_cfg": cl[1],
          "tlx_static": st[0], "tlx_static_cfg": st[1], "tlx_dynamic": dy[0], "tlx_dynamic_cfg": dy[1]}
-    for k in ("tlx", "tlx_default", "tlx_tma", "tlx_ws", "tlx_static", "tlx_dynamic"):
+    for k in ("tlx", "tlx_default", "tlx_tma", "tlx_ws", "tlx_cluster", "tlx_static", "tlx_dynamic"):
         r[k + "/cublas"] = r[k] / cub if r[k] else None
     r["tlx/triton"] = tlx[0] / tri[0] if tlx[0] and tri[0] else None
     r["tlx/mma_sync"] = tlx[0] / mma[0] if tlx[0] and mma[0] else None
     r["tlx_tma/triton"] = tma[0] / tri[0] if tma[0] and tri[0] else None
+    r["tlx_cluster/tlx_ws"] = cl[0] / ws[0] if cl[0] and ws[0] else None
     res["rows"].append(r)
     print(json.dumps(r), flush=True)
 worst = {k: min((r[k] for r in res["rows"] if r[k]), default=None)
-         for k in ("tlx/cublas", "tlx_tma/cublas", "tlx_ws/cublas", "tlx_static/cublas",
-                   "tlx_dynamic/cublas")}
+         for k in ("tlx/cublas", "tlx_tma/cublas", "tlx_ws/cublas", "tlx_cluster/cublas",
+                   "tlx_static/cublas", "tlx_dynamic/cublas")}
 print(json.dumps({"worst": worst}))
 if len(sys.argv) > 1:
     with open(sys.argv[1], "w") as f:

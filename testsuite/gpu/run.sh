@@ -78,6 +78,13 @@ for c in cubin/ws-*.cubin; do
 		t gemm $c gemm_ws $s
 	done
 done
+# the same in clusters of two (B multicast): the shapes, and an odd
+# number of rows of tiles (the cluster's second tile all outside C)
+for c in cubin/cluster-*.cubin; do
+	for s in "256 512 256" "200 296 104" "8 8 8" "1000 1000 1000" "2048 512 4096" "136 264 8" "300 296 520"; do
+		t gemm $c gemm_cluster $s
+	done
+done
 # the persistent GEMM (static schedule)
 for c in cubin/static-*.cubin; do
 	for s in "256 512 256" "200 296 104" "1000 1000 1000" "4096 4096 512"; do

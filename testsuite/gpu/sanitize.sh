@@ -47,6 +47,8 @@ for tool in memcheck racecheck synccheck; do
 	s $tool ./examples_test gemm cubin/tma-128x128x32-s4-w4.cubin gemm_tma 136 264 200
 	s $tool ./examples_test gemm cubin/ws-128x256x64-s3.cubin gemm_ws 200 296 264
 	s $tool ./examples_test gemm cubin/ws-128x128x64-s5.cubin gemm_ws 136 264 392
+	s $tool ./examples_test gemm cubin/cluster-128x256x64-s3.cubin gemm_cluster 200 296 264
+	s $tool ./examples_test gemm cubin/cluster-128x128x64-s5.cubin gemm_cluster 136 264 392
 	s $tool ./examples_test gemm_fp8 cubin/fp8-128x256x128-s3.cubin gemm_fp8 200 296 400
 	s $tool ./examples_test gemm cubin/static-128x256x64-s3.cubin gemm_static 600 1000 200
 	s $tool ./examples_test gemm cubin/dyn-128x256x64-s3.cubin gemm_persistent 600 1000 200
