@@ -17,10 +17,10 @@
  *     --ignore TEXT         findings whose class contains TEXT are
  *                           known: counted, not written (repeatable)
  *     --no-reduce           do not reduce findings
- *     --reduce-all          reduce every finding (default: the first of
+ *     --reduce-all          reduce every finding, timeouts too (default: the first of
  *                           each class)
  *     --no-fork             check in process (for a debugger)
- *     --timeout S           per check (default 60)
+ *     --timeout S           CPU seconds per check (default 60)
  *     --stmts N, --depth N  the generator's size (default 24, 3)
  *     --no-shared, --no-atomics, --no-dot
  *     --async PCT           PCT percent of the programs with an
@@ -213,8 +213,10 @@ campaign(const Opts *o)
 		snprintf(path, sizeof path, "%s/seed-%llu.tlx",
 			 o->keep ? o->keep : ".", (unsigned long long)seed);
 		write_program(path, src, &r, o, false);
-		if (o->reduce && (o->reduce_all || c >= nclasses ||
-				  classes[c].count == 0)) {
+		/* a timeout is reduced only when asked: every candidate
+		 * that still times out costs the whole limit */
+		if (o->reduce && (r.kind != FZ_TIMEOUT || o->reduce_all) &&
+		    (o->reduce_all || c >= nclasses || classes[c].count == 0)) {
 			snprintf(path, sizeof path, "%s/seed-%llu.min.tlx",
 				 o->keep ? o->keep : ".", (unsigned long long)seed);
 			reduce_one(o, src, &r, path);

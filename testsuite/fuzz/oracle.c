@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -548,6 +549,19 @@ read_report(FILE *f, char *buf, size_t n)
 	buf[got] = 0;
 }
 
+/* At most s seconds of CPU time (SIGXCPU past them). */
+static void
+limit_cpu(int s)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_CPU, &rl) != 0)
+		return;
+	if (rl.rlim_max == RLIM_INFINITY || (rlim_t)s < rl.rlim_max)
+		rl.rlim_cur = (rlim_t)s;
+	setrlimit(RLIMIT_CPU, &rl);
+}
+
 void
 fz_check(const FzOracle *o, const char *src, size_t len,
 	 const FzCheckOpts *co, FzResult *r)
@@ -584,7 +598,11 @@ fz_check(const FzOracle *o, const char *src, size_t len,
 
 		close(pfd[0]);
 		dup2(fileno(errf), 2);
-		alarm((unsigned)co->timeout_s);
+		/* the limit is CPU time, so that a loaded machine does not
+		 * make timeouts; the alarm (four times as long) catches a
+		 * child that waits without computing */
+		limit_cpu(co->timeout_s);
+		alarm((unsigned)co->timeout_s * 4);
 		check_here(o, src, len, co, &res);
 		if (write(pfd[1], &res, sizeof res) != (ssize_t)sizeof res)
 			_exit(3);
@@ -608,8 +626,12 @@ fz_check(const FzOracle *o, const char *src, size_t len,
 		char tail[1800];
 
 		read_report(errf, tail, sizeof tail);
-		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
-			fz_fail(r, FZ_TIMEOUT, "no result after %d s", co->timeout_s);
+		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU)
+			fz_fail(r, FZ_TIMEOUT, "no result after %d s of CPU time",
+				co->timeout_s);
+		else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+			fz_fail(r, FZ_TIMEOUT, "no result after %d s",
+				co->timeout_s * 4);
 		else if (WIFSIGNALED(status))
 			fz_fail(r, FZ_CRASH, "signal %d (%s): %s", WTERMSIG(status),
 				strsignal(WTERMSIG(status)), tail);
