@@ -9,7 +9,9 @@
  * each chunk of at most 256 of its columns and each k16 step, one
  *   wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 {d..}, da, db, 1, 1, 1, ta, tb;
  * between a wgmma.fence and a commit_group (scale-d 0 in place of the first
- * 1 where the accumulator is constant zeros: d is then not read); 8-bit operands (e4m3, e5m2)
+ * 1 where the accumulator is constant zeros: d is then not read; other
+ * constants pass through an empty asm before the fence, as LLVM would
+ * write them next to each wgmma, after it); 8-bit operands (e4m3, e5m2)
  * take k32 steps and must both be K-major (a B stored N x K and read
  * through a transposed view), so their instruction has no ta, tb.  The descriptors
  * (tensor-core-layouts.md 3.4, 3.5) follow from the views: an operand
@@ -210,6 +212,39 @@ desc_plus(CgFn *fn, Opnd *o, LLVMValueRef desc, int d, LLVMValueRef x)
 	return LLVMBuildAdd(B, desc, LLVMBuildZExt(B, off, fn->cg->t_i64, ""), "");
 }
 
+/* The accumulator registers r[0 .. n), when some are constants and not
+ * all +0.0 (issue's scale-d 0), as the results of an empty asm: built
+ * before the fence, they are written there, where LLVM would write
+ * constants next to each wgmma, after it (ptxas then fences and waits
+ * again, infos C7519 and C7517). */
+static void
+pin_consts(CgFn *fn, LLVMValueRef *r, int n)
+{
+	Cg *cg = fn->cg;
+	char *cons = arena_alloc(&cg->arena, (size_t)(8 * n + 8));
+	LLVMTypeRef *ft = arena_alloc(&cg->arena, (size_t)n * sizeof *ft);
+	LLVMValueRef res;
+	int i, clen = 0;
+	bool any = false, zero = true;
+
+	for (i = 0; i < n; i++) {
+		any |= LLVMIsConstant(r[i]) != 0;
+		zero = zero && LLVMIsAConstantFP(r[i]) && LLVMIsNull(r[i]);
+	}
+	if (!any || zero)
+		return;
+	for (i = 0; i < n; i++) {
+		clen += snprintf(cons + clen, 8, "=f,");
+		ft[i] = cg->t_f32;
+	}
+	for (i = 0; i < n; i++)
+		clen += snprintf(cons + clen, 8, "%s%d", i ? "," : "", i);
+	res = cg_asm(cg, LLVMStructTypeInContext(cg->C, ft, (unsigned)n, 0), "",
+		     cons, r, n, true, true);
+	for (i = 0; i < n; i++)
+		r[i] = LLVMBuildExtractValue(cg->B, res, (unsigned)i, "");
+}
+
 /* One wgmma m64 x n x k over acc registers r[0 .. n/2) (in place), A
  * from the descriptor da or, when ra is not NULL, from the four b32
  * registers ra (the RS form, which has no ta); 8-bit operands (k32) are
@@ -354,6 +389,10 @@ dot_async(CgFn *fn, Op *op)
 				rs_regs(fn, LA, va, mt, s,
 					ra + (s * L->mreps + mt) * 4);
 	}
+	for (mt = 0; mt < L->mreps; mt++)
+		for (j = 0; j < Nw / nc; j++)
+			pin_consts(fn, acc + mt * (Nw / 2) + j * (nc / 2),
+				   (int)nc / 2);
 	cg_intr(cg, "llvm.nvvm.wgmma.fence.sync.aligned", NULL, 0, NULL, 0);
 	for (s = 0; s < K / ks; s++)
 		for (mt = 0; mt < L->mreps; mt++)
