@@ -239,6 +239,16 @@ def gemm_persistent():
 
 
 @test
+def gemm_pingpong():
+    dev = tlx.device()
+    dev.set_option("sm_count", 2)  # 4 tiles a program: both consumers, in turn
+    try:
+        tma_gemm("gemm_pingpong", 392, 136, 200)
+    finally:
+        dev.set_option("sm_count", 132)
+
+
+@test
 def gemm_epilogue():
     k = tlx.compile(ex("gemm_epilogue"))
     M, N, K = 200, 296, 136
