@@ -2,21 +2,22 @@
 # and examples/gemm_tma.tlx (TMA + wgmma, no tasks) and
 # examples/gemm_ws.tlx (warp-specialized), examples/gemm_cluster.tlx (the
 # same in clusters of two sharing B by TMA multicast), examples/gemm_static.tlx (the
-# same over a persistent grid) and examples/gemm_persistent.tlx (over a
-# dynamic schedule) against cuBLAS
+# same over a persistent grid), examples/gemm_persistent.tlx (over a
+# dynamic schedule) and examples/gemm_pingpong.tlx (its consumers on
+# alternate tiles, main loops in turn) against cuBLAS
 # (torch.matmul), Triton's tl.dot GEMM and the mma.sync build of
 # matmul.tlx, over a sweep of shapes, all in one run.  Runs on the GPU
 # machine from the folder testsuite/gpu/build.sh fills: cubin/gemm-*.cubin
 # are matmul.tlx's configurations, cubin/tma-*.cubin gemm_tma.tlx's,
 # cubin/ws-*.cubin gemm_ws.tlx's, cubin/cluster-*.cubin gemm_cluster.tlx's
 # (gemm_ws's configurations), cubin/static-*.cubin gemm_static.tlx's,
-# cubin/dyn-*.cubin gemm_persistent.tlx's,
+# cubin/dyn-*.cubin gemm_persistent.tlx's, cubin/pp-*.cubin gemm_pingpong.tlx's,
 # cubin/mma-gemm-* its mma.sync build (sm_80 code assembled for sm_90a).
 #
 #   python3 gemm.py [OUT_JSON]
 #
 # GEMM_KERNELS=matmul,mma (a comma list of matmul, mma, tma, ws, cluster,
-# static, dyn) measures only those of the tlx kernels; cuBLAS and Triton always.
+# static, dyn, pp) measures only those of the tlx kernels; cuBLAS and Triton always.
 #
 # Each tlx and Triton figure is the best of its configurations at that
 # shape (what an autotuner would pick); times are medians of CUDA events.
@@ -44,7 +45,8 @@ def ours(cubin, M, N, K):
            ["gemm", cubin, "gemm_ws"] if base.startswith("ws-") else
            ["gemm", cubin, "gemm_cluster"] if base.startswith("cluster-") else
            ["gemm", cubin, "gemm_static"] if base.startswith("static-") else
-           ["gemm", cubin, "gemm_persistent"] if base.startswith("dyn-") else ["matmul", cubin])
+           ["gemm", cubin, "gemm_persistent"] if base.startswith("dyn-") else
+           ["gemm", cubin, "gemm_pingpong"] if base.startswith("pp-") else ["matmul", cubin])
     try:
         p = subprocess.run(tlxbench.command(here) + cmd + [str(M), str(N), str(K)],
                            capture_output=True, text=True, timeout=60)
@@ -68,7 +70,7 @@ def best_of(paths, M, N, K):
 
 res = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
        "date": time.strftime("%Y-%m-%d"), "rows": []}
-only = os.environ.get("GEMM_KERNELS", "matmul,mma,tma,ws,cluster,static,dyn").split(",")
+only = os.environ.get("GEMM_KERNELS", "matmul,mma,tma,ws,cluster,static,dyn,pp").split(",")
 
 
 def cubins(kind, pattern):
@@ -82,6 +84,7 @@ wss = cubins("ws", "ws-*.cubin")
 clusters = cubins("cluster", "cluster-*.cubin")
 statics = cubins("static", "static-*.cubin")
 dyns = cubins("dyn", "dyn-*.cubin")
+pps = cubins("pp", "pp-*.cubin")
 for M, N, K in SHAPES:
     a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
@@ -106,22 +109,26 @@ for M, N, K in SHAPES:
     cl = best_of(clusters, M, N, K)
     st = best_of(statics, M, N, K)
     dy = best_of(dyns, M, N, K)
+    pp = best_of(pps, M, N, K)
     r = {"shape": f"{M}x{N}x{K}", "cublas": cub, "triton": tri[0], "triton_cfg": tri[1],
          "tlx": tlx[0], "tlx_cfg": tlx[1], "tlx_default": dflt, "mma_sync": mma[0], "mma_sync_cfg": mma[1],
          "tlx_tma": tma[0], "tlx_tma_cfg": tma[1], "tlx_ws": ws[0], "tlx_ws_cfg": ws[1],
          "tlx_cluster": cl[0], "tlx_cluster_cfg": cl[1],
-         "tlx_static": st[0], "tlx_static_cfg": st[1], "tlx_dynamic": dy[0], "tlx_dynamic_cfg": dy[1]}
-    for k in ("tlx", "tlx_default", "tlx_tma", "tlx_ws", "tlx_cluster", "tlx_static", "tlx_dynamic"):
+         "tlx_static": st[0], "tlx_static_cfg": st[1], "tlx_dynamic": dy[0], "tlx_dynamic_cfg": dy[1],
+         "tlx_pingpong": pp[0], "tlx_pingpong_cfg": pp[1]}
+    for k in ("tlx", "tlx_default", "tlx_tma", "tlx_ws", "tlx_cluster", "tlx_static", "tlx_dynamic",
+              "tlx_pingpong"):
         r[k + "/cublas"] = r[k] / cub if r[k] else None
     r["tlx/triton"] = tlx[0] / tri[0] if tlx[0] and tri[0] else None
     r["tlx/mma_sync"] = tlx[0] / mma[0] if tlx[0] and mma[0] else None
     r["tlx_tma/triton"] = tma[0] / tri[0] if tma[0] and tri[0] else None
     r["tlx_cluster/tlx_ws"] = cl[0] / ws[0] if cl[0] and ws[0] else None
+    r["tlx_pingpong/tlx_ws"] = pp[0] / ws[0] if pp[0] and ws[0] else None
     res["rows"].append(r)
     print(json.dumps(r), flush=True)
 worst = {k: min((r[k] for r in res["rows"] if r[k]), default=None)
          for k in ("tlx/cublas", "tlx_tma/cublas", "tlx_ws/cublas", "tlx_cluster/cublas",
-                   "tlx_static/cublas", "tlx_dynamic/cublas")}
+                   "tlx_static/cublas", "tlx_dynamic/cublas", "tlx_pingpong/cublas")}
 print(json.dumps({"worst": worst}))
 if len(sys.argv) > 1:
     with open(sys.argv[1], "w") as f:

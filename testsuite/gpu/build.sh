@@ -141,6 +141,14 @@ for c in "128 256 64 3" "128 256 32 6" "128 128 64 4"; do
 	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 \
 		"$top/examples/gemm_persistent.tlx" -o "$out/cubin/dyn-$1x$2x$3-s$4.cubin"
 done
+# examples/gemm_pingpong.tlx (two consumers, each a whole tile, taking
+# alternate tiles in turn) in bench/gemm.py's configurations (BM BN BK
+# STAGES; a pipe per consumer, STAGES slots each)
+for c in "128 128 64 2" "128 128 32 4" "64 256 64 2"; do
+	set -- $c
+	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 \
+		"$top/examples/gemm_pingpong.tlx" -o "$out/cubin/pp-$1x$2x$3-s$4.cubin"
+done
 # examples/gemm_grouped.tlx (a mixture-of-experts grouped GEMM) with its
 # dynamic schedule and with the schedule made static, for
 # bench/gemm_grouped.py's comparison (BM BN BK STAGES)

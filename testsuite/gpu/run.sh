@@ -97,6 +97,16 @@ for c in cubin/dyn-*.cubin; do
 		t gemm $c gemm_persistent $s
 	done
 done
+# the ping-pong GEMM (static schedule; consumers on alternate tiles): a
+# problem smaller than a tile, K of one step, ragged edges, and more tiles
+# than programs (2100 x 1100: some programs take 2 tiles, most 1; 3000 and
+# 4096: several each, both consumers in turn)
+for c in cubin/pp-*.cubin; do
+	for s in "256 512 256" "200 296 104" "8 8 8" "136 264 8" "1000 1000 1000" "2100 1100 72" \
+		 "3000 3000 200" "4096 4096 512" "2048 512 4096"; do
+		t gemm $c gemm_pingpong $s
+	done
+done
 # the grouped GEMM, dynamic and static (G N K MMAX; 128x128 tiles: BM BN)
 for c in cubin/grouped-*-128x256x*.cubin; do
 	for s in "64 256 64 300" "8 200 128 1000" "3 256 64 0" "16 512 256 2000"; do
