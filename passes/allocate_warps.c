@@ -114,15 +114,24 @@ static void
 capture_uses(Cap *c, Block *b)
 {
 	Func *f = c->w->f;
+	int64_t n = attr_int(&c->task->attrs, "warps", 1);
 	Op *op;
 	uint32_t i;
 
-	for (op = b->first; op; op = op->next) {
+	for (op = b->first; op && !c->w->pc->failed; op = op->next) {
 		for (i = 0; i < op->nopnds; i++) {
 			Value v = op->opnds[i];
 
 			if (!is_tile(f, v) || !outside(f, v, c->task))
 				continue;
+			if (n & (n - 1)) {
+				/* at the use: the copy would point outside */
+				ir_error(c->w->pc->diag, f, op, "this task has %lld "
+					 "warps, not a power of two: tiles need 1, "
+					 "2, 4, 8, 16 or 32 warps", (long long)n);
+				c->w->pc->failed = true;
+				return;
+			}
 			if (!recomputable(f, v)) {
 				ir_error(c->w->pc->diag, f, op, "this task uses a "
 					 "tile computed outside 'tasks'; compute "
