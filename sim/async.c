@@ -281,8 +281,8 @@ sync_all(SimLaunch *L, SimCo *co, SimCluster *cl, Op *op)
 		(*gen)++;
 		*arrived = 0;
 		co->sync_waiting = false;
-		for (c = 0; L->race && c < nc; c++)
-			sim_race_sync(L, cl ? &cl->ctas[c] : co->cta);
+		if (L->race)
+			sim_race_sync(L, cl ? cl->ctas : co->cta, nc);
 		return true;
 	}
 	co->wait_op = op;
@@ -464,7 +464,7 @@ tma_load(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 	a->bar_index = bar->index;
 	a->bar = mask == (1u << co->cta->rank) ? bar : NULL;
 	box_copy(L, &b, op, a->data, false);
-	if (L->race && a->bar)
+	if (L->race)
 		sim_race_async(L, co, act, a, bar);
 	for (r = 0; r < co->cta->cl->n; r++)
 		if (mask & (1u << r)) {
@@ -529,7 +529,7 @@ land_tma_load(SimLaunch *L, SimAsync *a)
 		sim_smem_write(L, cta, a->op, &a->view, a->data, false,
 			       "tma_load");
 		sim_smem_async_written(L, cta, &a->view);
-		if (cta->shadow && !(a->peer && cta == a->cta))
+		if (cta->shadow && !a->mpeer[r])
 			sim_race_landed(cta, &a->view);
 		bar = a->bar ? a->bar
 			     : sim_bar_in(L, cta, a->bar_op, a->bar_index,
@@ -971,7 +971,7 @@ clc_try_cancel(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 	a->bar_index = bar->index;
 	a->bar = a->mask == (1u << cta->rank) ? bar : NULL;
 	memcpy(a->data, resp, 16);
-	if (L->race && a->bar)
+	if (L->race)
 		sim_race_async(L, co, act, a, bar);
 	for (r = 0; r < cta->cl->n; r++)
 		if (a->mask & (1u << r)) {

@@ -7,13 +7,17 @@
  * Every byte of a CTA's shared memory has a shadow (SimShadow): the last
  * write (agent, the agent's clock, warps, op) and the reads since, by up
  * to two agents that are not ordered with each other.  An agent is the
- * main code or one task; each has a vector clock over the agents
- * (SimCta.vc): its own entry counts the barriers its warps passed, the
- * others what it learned through synchronization.  An earlier access
- * (agent a at clock c) is ordered before an access by agent b when
- * c < vc[b][a]: for a == b, a barrier of b's warps came between; else b
- * synchronized with a after it (a CTA barrier, the start or end of
- * `tasks`, or a wait on an mbarrier phase that a's arrival completed).
+ * main code or one task of a program; agents are numbered across the
+ * cluster (SIM_AGENTS per program, by rank), and each has a vector clock
+ * over all of the cluster's (SimCta.vc, SimRace.nag entries: a kernel
+ * without clusters has the 64 of one program): its own entry counts the
+ * barriers its warps passed, the others what it learned through
+ * synchronization.  An earlier access (agent a at clock c) is ordered
+ * before an access by agent b when c < vc[b][a]: for a == b, a barrier
+ * of b's warps came between; else b synchronized with a after it (a CTA
+ * barrier, cluster_sync, the start or end of `tasks`, or a wait on an
+ * mbarrier phase that a's arrival completed -- an arrival on another
+ * program's barrier too).
  * Two accesses by one warp are ordered by program order.  A write must be
  * ordered after the last write and after the reads since; a read after
  * the last write; else the access races, and the report names both ops,
@@ -25,7 +29,10 @@
  * and tensor-core threads): one peer per issuing agent for its
  * dot_asyncs (reads of their shared operands), its TMA stores (reads of
  * the source) and its cp.asyncs (writes), one per issuing agent and
- * barrier for its TMA loads (writes).  Each op is the peer's next clock;
+ * barrier for its TMA loads (writes; a load multicast to other programs
+ * writes each of them as a peer there, of the issuing agent and that
+ * program's copy of the barrier, so its bytes complete, and are ordered,
+ * program by program).  Each op is the peer's next clock;
  * its access is checked at issue against what the issuing agent's clock
  * orders (the reads it retired, the phases it acquired) and recorded as
  * the peer's.  It completes, and becomes ordered before what follows:
@@ -36,9 +43,11 @@
  *     per thread; its agent's other warps learn it at their next
  *     barrier);
  *   tma_load   with the phase its bytes complete: the phase releases the
- *     peer's clock up to its oldest load still in flight (one issued too
- *     early, for a later phase, is not complete), so only a wait that
- *     acquires that phase (or learns of it) orders the bytes.
+ *     peer's clock up to its oldest load still in flight to this program
+ *     (one issued too early, for a later phase, is not complete), so only
+ *     a wait that acquires that phase (or learns of it) orders the bytes;
+ *     the issuing program learns of it only through the waiters' later
+ *     arrivals on its barriers, or a cluster_sync.
  * A peer's earlier access is never ordered by program order.  So a slot
  * released (mbar_arrive) before the dot_wait that retires its reads, a
  * read of a slot whose full barrier was not waited on (or not for the
@@ -61,8 +70,11 @@
  * agent's first warp (the issuing thread); mbarriers are initialized by
  * the first warp, then a barrier, and each op on them afterwards is an
  * atomic access (a read: it orders nothing, and races only with plain
- * writes).  A TMA load multicast to other CTAs, or one past the last
- * peer, is not followed: its bytes forget their accesses when it lands.
+ * writes).  A TMA load past the last peer of a program, or into a
+ * program that has not made its barrier yet, is not followed there: its
+ * bytes forget their accesses when it lands.  Reports of accesses across
+ * programs name the other program, and that a release to the accessing
+ * program was missing.
  *
  * Shadow work is proportional to the bytes an op touches, and tile-level
  * kernels allocate and check nothing.
@@ -96,9 +108,12 @@ struct SimRace {
 	uint32_t cap, n;
 	uint8_t *dot_only;   /* per kernel value: an smem_load only dots read */
 	uint32_t kwarps;
+	uint32_t nag;        /* agents of a cluster: a clock's entries */
 };
 
-enum { AG_BITS = 6, AG_MASK = (1 << AG_BITS) - 1 };
+/* An access's agent in opag: up to SIM_MAX_CLUSTER * SIM_AGENTS. */
+enum { AG_BITS = 10, AG_MASK = (1 << AG_BITS) - 1 };
+_Static_assert(SIM_MAX_CLUSTER * SIM_AGENTS <= 1 << AG_BITS, "agent bits");
 
 /* ---- launch state ------------------------------------------------------- */
 
@@ -138,6 +153,8 @@ op_ent(SimLaunch *L, Op *op)
 	     i = (i + 1) & (R->cap - 1))
 		if (R->ents[i].op == op)
 			return &R->ents[i];
+	if (R->ops.n >> (32 - AG_BITS))
+		sim_fault(L, op, "too many ops for the race checker");
 	R->ents[i].op = op;
 	R->ents[i].index = R->ops.n;
 	vec_push(&L->arena, &R->ops, op);
@@ -173,6 +190,7 @@ sim_race_init(SimLaunch *L)
 
 	L->race = arena_alloc(&L->arena, sizeof *L->race);
 	L->race->kwarps = (uint32_t)attr_int(&f->attrs, "warps", 4);
+	L->race->nag = L->csize * SIM_AGENTS;
 	d.mark = arena_alloc(&L->arena, f->vals.n);
 	ir_walk(f, mark_uses, &d);
 	for (i = 0; i < f->vals.n; i++)
@@ -184,7 +202,37 @@ void
 sim_race_cta_init(SimLaunch *L, SimCta *cta)
 {
 	cta->shadow = sim_xalloc(L, (size_t)cta->smem_size * sizeof *cta->shadow);
-	cta->vc = sim_xalloc(L, SIM_AGENTS * sizeof *cta->vc);
+	cta->vc = sim_xalloc(L, (size_t)SIM_AGENTS * L->race->nag *
+				   sizeof *cta->vc);
+}
+
+/* ---- agents of the cluster ---------------------------------------------- */
+
+/* Agent a (0 .. SIM_AGENTS - 1) of cta, numbered across its cluster. */
+static uint32_t
+gid(const SimCta *cta, uint32_t a)
+{
+	return cta->rank * SIM_AGENTS + a;
+}
+
+/* The program whose agent g is (any: a program of its cluster). */
+static SimCta *
+cta_of(SimCta *any, uint32_t g)
+{
+	return &any->cl->ctas[g / SIM_AGENTS];
+}
+
+static bool
+is_task(uint32_t g)
+{
+	return g % SIM_AGENTS < SIM_TASK_AGENTS;
+}
+
+/* The vector clock of cta's agent a (nag entries). */
+static uint32_t *
+row(SimCta *cta, uint32_t a)
+{
+	return cta->vc + (size_t)a * cta->L->race->nag;
 }
 
 /* The elements' first copies and holders in layout l (once a launch). */
@@ -254,9 +302,10 @@ held(const SimLy *y, uint32_t f, const SimCo *co)
 
 /* ---- the shadow --------------------------------------------------------- */
 
-/* An access: by `agent`, a task agent or a peer of `base` (the agent
- * that issued it, whose clock `vc` is what the access is ordered after);
- * a peer's own clock is `clk`. */
+/* An access to cta's shared memory: by `agent`, a task agent or a peer
+ * of `base` (the agent that issued it, whose clock `vc` is what the
+ * access is ordered after; agents of the cluster); a peer's own clock
+ * is `clk`. */
 typedef struct Who {
 	SimCta *cta;
 	Op *op;
@@ -268,11 +317,11 @@ typedef struct Who {
 static Who
 who(SimLaunch *L, SimCo *co, Op *op)
 {
-	Who w = { co->cta, op, co->fr[co->nfr - 1].act->fn, co->agent,
-		  co->agent, span(co->warp0, co->nwarps), 0, 0,
-		  co->cta->vc[co->agent] };
+	uint32_t g = gid(co->cta, co->agent);
+	Who w = { co->cta, op, co->fr[co->nfr - 1].act->fn, g, g,
+		  span(co->warp0, co->nwarps), 0, 0, row(co->cta, co->agent) };
 
-	w.opag = op_ent(L, op)->index << AG_BITS | co->agent;
+	w.opag = op_ent(L, op)->index << AG_BITS | g;
 	return w;
 }
 
@@ -280,7 +329,7 @@ who(SimLaunch *L, SimCo *co, Op *op)
 static uint32_t
 now(const Who *w)
 {
-	return w->agent < SIM_TASK_AGENTS ? w->vc[w->agent] : w->clk;
+	return is_task(w->agent) ? w->vc[w->agent] : w->clk;
 }
 
 static bool
@@ -289,45 +338,64 @@ one_warp(uint32_t m)
 	return m && !(m & (m - 1));
 }
 
+/* Peer agent g of the cluster (any: one of its programs). */
+static SimPeer *
+peer(SimCta *any, uint32_t g)
+{
+	return &cta_of(any, g)->peers[g % SIM_AGENTS - SIM_TASK_AGENTS];
+}
+
 static bool
 ordered(const SimAcc *a, const Who *w)
 {
 	uint32_t ag = a->opag & AG_MASK;
+	SimPeer *p;
 
 	if (a->clk < w->vc[ag] ||
 	    (ag == w->base && one_warp(a->warps | w->warps)))
 		return true;
+	if (is_task(ag))
+		return false;
 	/* a TMA store that the issuing warp's tma_store_wait retired, before
 	 * that warp's own later accesses */
-	return ag >= SIM_TASK_AGENTS &&
-	       w->cta->peers[ag - SIM_TASK_AGENTS].kind == SIM_PEER_STORE &&
-	       w->cta->peers[ag - SIM_TASK_AGENTS].issuer == w->base &&
-	       one_warp(a->warps | w->warps) &&
-	       a->clk < w->cta->peers[ag - SIM_TASK_AGENTS].done;
-}
-
-static SimPeer *
-peer(SimCta *cta, uint32_t ag)
-{
-	return &cta->peers[ag - SIM_TASK_AGENTS];
+	p = peer(w->cta, ag);
+	return p->kind == SIM_PEER_STORE && p->issuer == w->base &&
+	       one_warp(a->warps | w->warps) && a->clk < p->done;
 }
 
 /* The task agent behind an access's agent. */
 static uint32_t
 base_of(SimCta *cta, uint32_t ag)
 {
-	return ag < SIM_TASK_AGENTS ? ag : peer(cta, ag)->issuer;
+	return is_task(ag) ? ag : peer(cta, ag)->issuer;
 }
 
-/* " of task 'x'", " of the main code", or "" when ag is `self`. */
+/* " of program (x, y, z)" for program c when it is not self's, else "". */
+static const char *
+of_prog(SimCta *c, SimCta *self, char *out, size_t n)
+{
+	out[0] = 0;
+	if (c != self)
+		snprintf(out, n, " of program (%u, %u, %u)", c->pid[0],
+			 c->pid[1], c->pid[2]);
+	return out;
+}
+
+/* " of task 'x'", " of the main code", or "" when ag is `self`; then
+ * the program when it is not self's (agents of the cluster). */
 static const char *
 of_agent(SimCta *cta, uint32_t ag, uint32_t self, char *out, size_t n)
 {
+	SimCta *c = cta_of(cta, ag);
+	const char *task = c->agent_task[ag % SIM_AGENTS];
+	char prog[64];
+
 	out[0] = 0;
-	if (ag != self && cta->agent_task[ag])
-		snprintf(out, n, " of task '%s'", cta->agent_task[ag]);
+	of_prog(c, cta_of(cta, self), prog, sizeof prog);
+	if (ag != self && task)
+		snprintf(out, n, " of task '%s'%s", task, prog);
 	else if (ag != self)
-		snprintf(out, n, " of the main code");
+		snprintf(out, n, " of the main code%s", prog);
 	return out;
 }
 
@@ -400,7 +468,8 @@ race(SimLaunch *L, const Who *w, int64_t off, bool write, const SimAcc *prev,
 	uint32_t ag = prev->opag & AG_MASK, x = low(prev->warps), y, m;
 	uint32_t pb = base_of(w->cta, ag);
 	Op *pop = L->race->ops.v[prev->opag >> AG_BITS];
-	char at[200], of[120], sync[200];
+	SimCta *self = cta_of(w->cta, w->base);
+	char at[200], of[120], sync[300], in[64], to[80];
 
 	y = low(w->warps);
 	for (m = w->warps; m && ag == w->base; m &= m - 1)
@@ -411,21 +480,34 @@ race(SimLaunch *L, const Who *w, int64_t off, bool write, const SimAcc *prev,
 		}
 	of_agent(w->cta, pb, w->base, of, sizeof of);
 	sim_op_where(L, pop, at, sizeof at);
-	if (ag < SIM_TASK_AGENTS)
+	/* across programs: the shared memory's, and what the issuing
+	 * program had to learn it through */
+	of_prog(w->cta, self, in, sizeof in);
+	if (in[0])
+		memcpy(in, " in", 3);
+	to[0] = 0;
+	if (w->cta != self || cta_of(w->cta, pb) != self)
+		snprintf(to, sizeof to, "arrival or cluster_sync releasing it "
+			 "to program (%u, %u, %u)", self->pid[0], self->pid[1],
+			 self->pid[2]);
+	if (is_task(ag))
 		sim_fault(L, w->op, "%s in warp %u %s shared memory of buffer "
-			  "'%s' (offset %lld) that warp %u%s %s in %s, with no "
-			  "barrier in between: a race", op_name(w->op->kind), y,
+			  "'%s' (offset %lld)%s that warp %u%s %s in %s, with no "
+			  "%s in between: a race", op_name(w->op->kind), y,
 			  write ? "writes" : "reads",
-			  buffer_at(L, w->fn, w->op, off),
-			  (long long)off, x, of, prev_write ? "wrote" : "read",
-			  at);
+			  buffer_at(L, w->fn, w->op, off), (long long)off, in,
+			  x, of, prev_write ? "wrote" : "read", at,
+			  to[0] ? to : "barrier");
 	peer_sync(peer(w->cta, ag), prev->clk, sync, sizeof sync);
+	if (to[0])
+		snprintf(sync + strlen(sync), sizeof sync - strlen(sync),
+			 ", then an %s,", to);
 	sim_fault(L, w->op, "%s in warp %u %s shared memory of buffer '%s' "
-		  "(offset %lld) that warp %u%s %s asynchronously in %s, with "
-		  "no %s in between: a race", op_name(w->op->kind), y,
+		  "(offset %lld)%s that warp %u%s %s asynchronously in %s, "
+		  "with no %s in between: a race", op_name(w->op->kind), y,
 		  write ? "writes" : "reads", buffer_at(L, w->fn, w->op, off),
-		  (long long)off, x, of, prev_write ? "writes" : "reads", at,
-		  sync);
+		  (long long)off, in, x, of, prev_write ? "writes" : "reads",
+		  at, sync);
 }
 
 static void
@@ -495,14 +577,14 @@ touch(SimLaunch *L, const Who *w, int64_t off, int64_t n, bool write)
 static void
 tick(SimCta *cta, uint32_t ag)
 {
-	uint32_t p;
+	uint32_t *vc = row(cta, ag), g = gid(cta, ag), p;
 
-	cta->vc[ag][ag]++;
+	vc[g]++;
 	for (p = 0; p < cta->npeers; p++)
 		if (cta->peers[p].kind == SIM_PEER_STORE &&
-		    cta->peers[p].issuer == ag)
-			cta->vc[ag][SIM_TASK_AGENTS + p] =
-				MAX(cta->vc[ag][SIM_TASK_AGENTS + p],
+		    cta->peers[p].issuer == g)
+			vc[g + SIM_TASK_AGENTS + p - ag] =
+				MAX(vc[g + SIM_TASK_AGENTS + p - ag],
 				    cta->peers[p].done);
 }
 
@@ -516,11 +598,11 @@ own_barrier(SimCo *co)
 /* ---- synchronization ---------------------------------------------------- */
 
 static void
-join_into(uint32_t *dst, const uint32_t *src)
+join_into(SimLaunch *L, uint32_t *dst, const uint32_t *src)
 {
-	int i;
+	uint32_t i;
 
-	for (i = 0; i < SIM_AGENTS; i++)
+	for (i = 0; i < L->race->nag; i++)
 		dst[i] = MAX(dst[i], src[i]);
 }
 
@@ -530,33 +612,40 @@ live(const SimCo *x)
 	return x->state != CO_DONE && !(x->joining && x->live_children);
 }
 
+/* sync_threads (one program) or cluster_sync (all of a cluster's): every
+ * live agent of the n programs learns what each knew. */
 void
-sim_race_sync(SimLaunch *L, SimCta *cta)
+sim_race_sync(SimLaunch *L, SimCta *ctas, uint32_t n)
 {
-	uint32_t all[SIM_AGENTS] = { 0 }, i;
+	uint32_t all[SIM_MAX_CLUSTER * SIM_AGENTS] = { 0 }, c, i;
+	size_t bytes = L->race->nag * sizeof *all;
 
-	(void)L;
-	for (i = 0; i < cta->ncos; i++)
-		if (live(cta->cos[i]))
-			tick(cta, cta->cos[i]->agent);
-	for (i = 0; i < cta->ncos; i++)
-		if (live(cta->cos[i]))
-			join_into(all, cta->vc[cta->cos[i]->agent]);
-	for (i = 0; i < cta->ncos; i++)
-		if (live(cta->cos[i]))
-			memcpy(cta->vc[cta->cos[i]->agent], all, sizeof all);
+	for (c = 0; c < n; c++)
+		for (i = 0; i < ctas[c].ncos; i++)
+			if (live(ctas[c].cos[i]))
+				tick(&ctas[c], ctas[c].cos[i]->agent);
+	for (c = 0; c < n; c++)
+		for (i = 0; i < ctas[c].ncos; i++)
+			if (live(ctas[c].cos[i]))
+				join_into(L, all,
+					  row(&ctas[c], ctas[c].cos[i]->agent));
+	for (c = 0; c < n; c++)
+		for (i = 0; i < ctas[c].ncos; i++)
+			if (live(ctas[c].cos[i]))
+				memcpy(row(&ctas[c], ctas[c].cos[i]->agent),
+				       all, bytes);
 }
 
 void
 sim_race_fork(SimLaunch *L, SimCo *parent)
 {
 	SimCta *cta = parent->cta;
-	uint32_t *pv = cta->vc[parent->agent], i;
+	uint32_t *pv = row(cta, parent->agent), i;
 
 	tick(cta, parent->agent);
 	for (i = 0; i < cta->ncos; i++) {
 		SimCo *c = cta->cos[i];
-		uint32_t own;
+		uint32_t own, g;
 
 		if (c->parent != parent || c->fork != parent->forks)
 			continue;
@@ -564,9 +653,10 @@ sim_race_fork(SimLaunch *L, SimCo *parent)
 			sim_fault(L, parent->fr[parent->nfr - 1].op, "the tasks "
 				  "need %u warps; a program has at most 32",
 				  c->warp0 + c->nwarps);
-		own = MAX(cta->vc[c->agent][c->agent], pv[c->agent]) + 1;
-		memcpy(cta->vc[c->agent], pv, sizeof *cta->vc);
-		cta->vc[c->agent][c->agent] = own;
+		g = gid(cta, c->agent);
+		own = MAX(row(cta, c->agent)[g], pv[g]) + 1;
+		memcpy(row(cta, c->agent), pv, L->race->nag * sizeof *pv);
+		row(cta, c->agent)[g] = own;
 		cta->agent_task[c->agent] = c->task;
 	}
 }
@@ -577,10 +667,9 @@ sim_race_join(SimLaunch *L, SimCo *parent)
 	SimCta *cta = parent->cta;
 	uint32_t a;
 
-	(void)L;
 	for (a = 1; a < SIM_TASK_AGENTS; a++) {
 		tick(cta, a);
-		join_into(cta->vc[parent->agent], cta->vc[a]);
+		join_into(L, row(cta, parent->agent), row(cta, a));
 	}
 	tick(cta, parent->agent);
 }
@@ -588,7 +677,7 @@ sim_race_join(SimLaunch *L, SimCo *parent)
 static uint32_t *
 clocks(SimCta *cta)
 {
-	return arena_alloc(&cta->arena, SIM_AGENTS * sizeof(uint32_t));
+	return arena_alloc(&cta->arena, cta->L->race->nag * sizeof(uint32_t));
 }
 
 void
@@ -596,24 +685,25 @@ sim_race_release(SimLaunch *L, SimBar *b)
 {
 	SimCo *co = L->cur;
 
-	if (!co || b->cta != co->cta)
+	if (!co)
 		return;
 	own_barrier(co);
 	if (!b->rel)
 		b->rel = clocks(b->cta);
-	join_into(b->rel, co->cta->vc[co->agent]);
+	join_into(L, b->rel, row(co->cta, co->agent));
 }
 
 /* A phase completes: the waits that pass on it acquire what its arrivals
- * released, and the TMA loads onto it that have landed -- a peer's clock
- * up to its oldest load still in flight (a load onto this barrier issued
- * too early, for a later phase, is not complete). */
+ * (of any program of the cluster) released, and the TMA loads onto it
+ * that have landed -- a peer's clock up to its oldest load still in
+ * flight to this program (a load onto this barrier issued too early, for
+ * a later phase, is not complete). */
 void
 sim_race_phase_done(SimBar *b)
 {
 	SimCta *cta = b->cta;
+	uint32_t r = cta->rank, g, p, upto;
 	SimAsync *a;
-	uint32_t p, upto;
 
 	if (!b->rel)
 		b->rel = clocks(cta);
@@ -622,22 +712,23 @@ sim_race_phase_done(SimBar *b)
 			continue;
 		upto = cta->peers[p].clk;
 		for (a = cta->L->inflight; a; a = a->next)
-			if (a->cta == cta && a->peer == SIM_TASK_AGENTS + p)
-				upto = MIN(upto, a->clk);
-		b->rel[SIM_TASK_AGENTS + p] = MAX(b->rel[SIM_TASK_AGENTS + p],
-						  upto);
+			if (a->kind == AS_TMA_LOAD && a->cta->cl == cta->cl &&
+			    (a->mask >> r & 1) &&
+			    a->mpeer[r] == SIM_TASK_AGENTS + p)
+				upto = MIN(upto, a->mclk[r]);
+		g = gid(cta, SIM_TASK_AGENTS + p);
+		b->rel[g] = MAX(b->rel[g], upto);
 	}
 	if (!b->acq)
 		b->acq = clocks(cta);
-	memcpy(b->acq, b->rel, SIM_AGENTS * sizeof *b->acq);
+	memcpy(b->acq, b->rel, cta->L->race->nag * sizeof *b->acq);
 }
 
 void
 sim_race_acquire(SimLaunch *L, SimCo *co, SimBar *b)
 {
-	(void)L;
 	if (b->acq && b->cta == co->cta)
-		join_into(co->cta->vc[co->agent], b->acq);
+		join_into(L, row(co->cta, co->agent), b->acq);
 }
 
 void
@@ -1022,8 +1113,10 @@ sim_race_op(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 
 /* ---- asynchronous operations ---------------------------------------- */
 
-/* The peer agent of co's agent for ops of `kind` (TMA loads: onto bar),
- * or 0 when every peer is taken (its ops are then not followed). */
+/* The peer agent of cta (its number there) for the ops of `kind` that
+ * agent `issuer` of the cluster issues (TMA loads: onto bar, a barrier
+ * of cta), or 0 when every peer is taken (its ops are then not
+ * followed). */
 static uint32_t
 peer_of(SimCta *cta, int kind, uint32_t issuer, SimBar *bar)
 {
@@ -1035,7 +1128,7 @@ peer_of(SimCta *cta, int kind, uint32_t issuer, SimBar *bar)
 			return SIM_TASK_AGENTS + p;
 	if (cta->npeers == SIM_AGENTS - SIM_TASK_AGENTS)
 		return 0;
-	cta->peers[p] = (SimPeer){ (uint8_t)kind, (uint8_t)issuer, bar, 0, 0 };
+	cta->peers[p] = (SimPeer){ (uint8_t)kind, (uint16_t)issuer, bar, 0, 0 };
 	cta->npeers++;
 	return SIM_TASK_AGENTS + p;
 }
@@ -1050,31 +1143,74 @@ view_runs(SimLaunch *L, const Who *w, const SimView *v, bool write)
 		touch(L, w, r[i].off, r[i].len, write);
 }
 
+/* The barrier of cta that alloc's barrier `index` is, or NULL when cta
+ * has not made it yet. */
+static SimBar *
+bar_of(SimCta *cta, Op *alloc, uint32_t index)
+{
+	uint32_t i;
+
+	for (i = cta->bars.n; i-- > 0;)
+		if (cta->bars.v[i].op == alloc)
+			return index < cta->bars.v[i].n ? &cta->bars.v[i].bar[index]
+							: NULL;
+	return NULL;
+}
+
+/* A TMA load writes the view in every program of its multicast mask, as
+ * a peer there of the issuing agent and the barrier its bytes complete
+ * there: checked against what the issuer's clock orders. */
+static void
+tma_load_access(SimLaunch *L, SimCo *co, SimAsync *a, SimBar *bar)
+{
+	SimCluster *cl = co->cta->cl;
+	uint32_t r, p;
+	SimBar *b;
+	Who w;
+
+	for (r = 0; r < cl->n; r++) {
+		SimCta *to = &cl->ctas[r];
+
+		if (!(a->mask >> r & 1) || to != co->cta)
+			continue;  /* other programs: not followed yet */
+		b = to == co->cta ? bar : bar_of(to, a->bar_op, a->bar_index);
+		if (!b || !to->shadow ||
+		    !(p = peer_of(to, SIM_PEER_TMA, gid(co->cta, co->agent), b)))
+			continue;
+		w = who(L, co, a->op);
+		w.cta = to;
+		w.agent = gid(to, p);
+		w.clk = a->mclk[r] = peer(to, w.agent)->clk++;
+		w.opag = (w.opag & ~(uint32_t)AG_MASK) | w.agent;
+		w.warps = 1u << co->warp0;
+		a->mpeer[r] = (uint8_t)p;
+		view_runs(L, &w, &a->view, true);
+	}
+}
+
 void
 sim_race_async(SimLaunch *L, SimCo *co, SimAct *act, SimAsync *a,
 	       SimBar *bar)
 {
-	static const int kinds[] = { [AS_TMA_LOAD] = SIM_PEER_TMA,
-				     [AS_TMA_STORE] = SIM_PEER_STORE,
+	static const int kinds[] = { [AS_TMA_STORE] = SIM_PEER_STORE,
 				     [AS_CP_ASYNC] = SIM_PEER_CP,
 				     [AS_DOT] = SIM_PEER_MMA };
 	SimCta *cta = co->cta;
-	uint32_t p = peer_of(cta, kinds[a->kind], co->agent,
-			     a->kind == AS_TMA_LOAD ? bar : NULL);
+	uint32_t p;
 	Who w;
 
-	if (!p)
+	if (a->kind == AS_TMA_LOAD) {
+		tma_load_access(L, co, a, bar);
+		return;
+	}
+	if (!(p = peer_of(cta, kinds[a->kind], gid(cta, co->agent), NULL)))
 		return;
 	w = who(L, co, a->op);
-	w.agent = p;
-	w.clk = a->clk = peer(cta, p)->clk++;
-	w.opag = (w.opag & ~(uint32_t)AG_MASK) | p;
-	a->peer = p;
+	w.agent = gid(cta, p);
+	w.clk = a->clk = peer(cta, w.agent)->clk++;
+	w.opag = (w.opag & ~(uint32_t)AG_MASK) | w.agent;
+	a->peer = w.agent;
 	switch (a->kind) {
-	case AS_TMA_LOAD:
-		w.warps = 1u << co->warp0;
-		view_runs(L, &w, &a->view, true);
-		break;
 	case AS_TMA_STORE:
 		w.warps = 1u << co->warp0;
 		view_runs(L, &w, &a->view, false);
@@ -1105,7 +1241,7 @@ sim_race_async_done(SimLaunch *L, SimAsync *a)
 		p->done = MAX(p->done, a->clk + 1);
 		return;
 	}
-	vc = a->cta->vc[p->issuer];
+	vc = row(a->cta, p->issuer % SIM_AGENTS);
 	vc[a->peer] = MAX(vc[a->peer], a->clk + 1);
 }
 
@@ -1113,7 +1249,7 @@ void
 sim_race_unfenced(SimLaunch *L, SimCta *cta, Op *op, int64_t off)
 {
 	SimAcc *w = &cta->shadow[off].w;
-	uint32_t self = L->cur ? L->cur->agent : 0, ag, y;
+	uint32_t self = L->cur ? gid(cta, L->cur->agent) : 0, ag, y;
 	char at[200], of[120];
 
 	if (!w->warps)

@@ -38,13 +38,15 @@
  *              read or written by another with no barrier between.  Each
  *              byte's shadow holds its last write and the reads since, as
  *              (agent, clock, warps, op); an agent is the main code or a
- *              task, with a vector clock over the agents that barriers
- *              (sync_threads and the ops' own: convert_layout, reduce,
- *              dot, atomic with scratch; mbar_alloc; cp_async_wait;
- *              mbar_arrive), the start and end of `tasks`, and mbarrier
- *              arrive/wait pairs advance.  Accesses follow from layouts:
- *              stores from an element's first copy, loads into every warp
- *              holding it.  Asynchronous ops (TMA, dot_async, cp.async)
+ *              task, with a vector clock over the cluster's agents that
+ *              barriers (sync_threads and the ops' own: convert_layout,
+ *              reduce, dot, atomic with scratch; mbar_alloc;
+ *              cp_async_wait; mbar_arrive), cluster_sync, the start and
+ *              end of `tasks`, and mbarrier arrive/wait pairs (remote
+ *              arrivals too) advance; multicast TMA loads write every
+ *              program of their mask as that program's peers.  Accesses
+ *              follow from layouts: stores from an element's first copy,
+ *              loads into every warp holding it.  Asynchronous ops (TMA, dot_async, cp.async)
  *              access as peer agents of their issuer until the wait that
  *              retires them, or the barrier phase their bytes complete;
  *              an async-proxy read of a generic write needs the writer's
@@ -194,17 +196,21 @@ typedef struct SimPipe {
 typedef struct SimSched SimSched;
 
 /* Laid-out kernels (race.c): who last touched a byte of shared memory.
- * An agent is the main code or one task (the first SIM_TASK_AGENTS), or
- * an asynchronous peer of one (the rest: its TMA loads onto one barrier,
- * its dot_asyncs, its TMA stores, its cp.asyncs); `clk` its clock at the
- * access, `warps` the warps (0: nobody; a peer's: the issuing warps),
- * `opag` the op's index << 6 | agent. */
-enum { SIM_TASK_AGENTS = 33, SIM_AGENTS = 64 };
+ * An agent of a program is the main code or one task (the first
+ * SIM_TASK_AGENTS), or an asynchronous peer of one (the rest: its TMA
+ * loads onto one barrier of this program, its dot_asyncs, its TMA
+ * stores, its cp.asyncs); agents are numbered across the cluster, agent
+ * a of the program of rank r being r * SIM_AGENTS + a.  `clk` is its
+ * clock at the access, `warps` the warps (0: nobody; a peer's: the
+ * issuing warps), `opag` the op's index << 10 | agent. */
+enum { SIM_TASK_AGENTS = 33, SIM_AGENTS = 64, SIM_MAX_CLUSTER = 16 };
 enum { SIM_PEER_TMA, SIM_PEER_MMA, SIM_PEER_STORE, SIM_PEER_CP };
 typedef struct SimPeer {
-	uint8_t kind;    /* SIM_PEER_* */
-	uint8_t issuer;  /* the agent whose ops these are */
-	SimBar *bar;     /* SIM_PEER_TMA: where its bytes complete */
+	uint8_t kind;     /* SIM_PEER_* */
+	uint16_t issuer;  /* the agent whose ops these are (of the cluster:
+			   * TMA loads multicast from another program) */
+	SimBar *bar;      /* SIM_PEER_TMA: where its bytes complete (a
+			   * barrier of this program) */
 	uint32_t clk;    /* its next op's clock */
 	uint32_t done;   /* SIM_PEER_STORE: the clock that the issuing warp's
 			  * tma_store_wait reached (its agent's other warps
@@ -403,7 +409,8 @@ struct SimCta {
 	uint8_t *sh_dirty;    /* generic writes not fenced: agent + 1 */
 	int64_t dirty_lo[SIM_TASK_AGENTS], dirty_hi[SIM_TASK_AGENTS];
 	SimShadow *shadow;    /* laid-out kernels: accesses by warps */
-	uint32_t (*vc)[SIM_AGENTS];   /* ... and each agent's vector clock */
+	uint32_t *vc;         /* ... and each agent's vector clock over the
+				 cluster's agents (race.c) */
 	const char *agent_task[SIM_TASK_AGENTS];  /* task names, for reports */
 	SimPeer peers[SIM_AGENTS - SIM_TASK_AGENTS];  /* agent 33 + i */
 	uint32_t npeers;
@@ -472,6 +479,10 @@ struct SimAsync {
 	uint8_t *data;      /* bytes to land (view's elements, row-major) */
 	uint8_t *valid;     /* cp.async: 1 per element that is written */
 	uint32_t peer, clk; /* laid-out kernels: its access (race.c; 0: none) */
+	/* TMA loads: the peer (of that program; 0: none) and clock of its
+	 * access to each program's shared memory, by rank */
+	uint8_t mpeer[SIM_MAX_CLUSTER];
+	uint32_t mclk[SIM_MAX_CLUSTER];
 	SimAsync *next;
 };
 
@@ -685,20 +696,23 @@ void sim_race_pre(SimLaunch *L, SimCo *co, SimAct *act, Op *op);
  * they have all finished. */
 void sim_race_fork(SimLaunch *L, SimCo *parent);
 void sim_race_join(SimLaunch *L, SimCo *parent);
-/* Barriers: a CTA-wide sync of the live agents; an arrival releasing
- * (after the arriving agent's own barrier) and a phase completing; a
- * wait that passed acquires what the completed phases released. */
-void sim_race_sync(SimLaunch *L, SimCta *cta);
+/* Barriers: a sync of the live agents of n programs (a CTA's, or a
+ * cluster's); an arrival releasing (after the arriving agent's own
+ * barrier; the barrier may be another program's) and a phase completing;
+ * a wait that passed acquires what the completed phases released. */
+void sim_race_sync(SimLaunch *L, SimCta *ctas, uint32_t n);
 void sim_race_release(SimLaunch *L, SimBar *b);
 void sim_race_phase_done(SimBar *b);
 void sim_race_acquire(SimLaunch *L, SimCo *co, SimBar *b);
 /* An async copy (TMA) landed on the view: no warp wrote those bytes
- * (the loads that race.c does not follow: multicast, too many peers). */
+ * (the loads that race.c does not follow: too many peers, a peer's
+ * barrier not made yet). */
 void sim_race_landed(SimCta *cta, const SimView *v);
 /* An asynchronous op issued by co (a: its kind, views and op; bar: where a
- * TMA load's bytes complete), before the simulator's own checks: its
- * access is by a peer agent of co's, checked against what co's clock
- * orders; a->peer and a->clk name it.  It completes when it lands
+ * TMA load's bytes complete in co's program), before the simulator's own
+ * checks: its access is by a peer agent of co's, checked against what
+ * co's clock orders; a->peer and a->clk name it (TMA loads: a->mpeer and
+ * a->mclk, one per program of the multicast mask).  It completes when it lands
  * (sim_race_async_done: the wait that retires it), or for TMA loads with
  * the barrier phase its bytes complete (sim_race_phase_done). */
 void sim_race_async(SimLaunch *L, SimCo *co, SimAct *act, SimAsync *a,
