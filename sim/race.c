@@ -1171,8 +1171,8 @@ tma_load_access(SimLaunch *L, SimCo *co, SimAsync *a, SimBar *bar)
 	for (r = 0; r < cl->n; r++) {
 		SimCta *to = &cl->ctas[r];
 
-		if (!(a->mask >> r & 1) || to != co->cta)
-			continue;  /* other programs: not followed yet */
+		if (!(a->mask >> r & 1))
+			continue;
 		b = to == co->cta ? bar : bar_of(to, a->bar_op, a->bar_index);
 		if (!b || !to->shadow ||
 		    !(p = peer_of(to, SIM_PEER_TMA, gid(co->cta, co->agent), b)))
