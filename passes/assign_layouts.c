@@ -15,7 +15,11 @@
  *                     (the most contiguous dim fastest, up to 16 bytes per
  *                     thread, no more per thread than the tile has
  *                     elements per thread; axis analysis under the fast
- *                     path's assumptions);
+ *                     path's assumptions); a 1-D load only broadcast into
+ *                     an op with a tensor-core accumulator (a GEMM
+ *                     epilogue's bias), the slice of the accumulator's
+ *                     layout: no conversion, so no scratch, which would
+ *                     keep a task's replicas apart (acc_slice);
  *   store             the value's home where a warp access through it
  *                     covers as many contiguous bytes (up to 128) as the
  *                     preferred one, else the preferred;
@@ -63,6 +67,7 @@ typedef struct Asg {
 	Value **orig;         /* per remat value: its op's operands as made */
 	Vec(ConvMemo) convs;
 	Vec(ConvMemo) clones; /* remat copies: v in layout ly is res */
+	Op **user;            /* per value: its one user (NULL: none or more) */
 } Asg;
 
 static bool
@@ -415,6 +420,66 @@ assign_control(Asg *s, Op *op)
 	s->nwarps = outer;
 }
 
+/* The one user of each value (ops of nested blocks too); 1 marks two or
+ * more. */
+static void
+find_users(Op *op, void *ud)
+{
+	Asg *s = ud;
+	uint32_t i;
+
+	for (i = 0; i < op->nopnds; i++) {
+		Value v = op->opnds[i];
+
+		if (v < s->nvals)
+			s->user[v] = s->user[v] && s->user[v] != op ? (Op *)1 : op;
+	}
+}
+
+static Op *
+one_user(Asg *s, Value v)
+{
+	return v < s->nvals && s->user[v] != (Op *)1 ? s->user[v] : NULL;
+}
+
+/* A 1-D load that only feeds, through expand_dims (and a broadcast),
+ * an elementwise op with a tensor-core accumulator: the slice of the
+ * accumulator's layout, so that a GEMM epilogue's bias is loaded where
+ * the accumulator's columns are and nothing converts (a conversion needs
+ * scratch, which keeps a task's replicas from sharing one body).  NULL
+ * otherwise. */
+static const Layout *
+acc_slice(Asg *s, Op *op)
+{
+	Op *e = one_user(s, op->res[0]), *u;
+	const Layout *l;
+	Type *et;
+	uint32_t i;
+	int axis;
+
+	if (ir_type(s->f, op->res[0])->rank != 1 || !e ||
+	    (e->kind != OP_EXPAND_DIMS && e->kind != OP_RESHAPE) ||
+	    !(u = one_user(s, e->res[0])))
+		return NULL;
+	/* expand_dims, or the reshape canon makes of it: [n] -> [1, n] or
+	 * [n, 1] */
+	et = ir_type(s->f, e->res[0]);
+	if (et->rank != 2 || (et->shape[0] != 1 && et->shape[1] != 1))
+		return NULL;
+	axis = et->shape[0] == 1 ? 0 : 1;
+	if (u->kind == OP_BROADCAST && !(u = one_user(s, u->res[0])))
+		return NULL;
+	if (!op_has(u, F_REMAT) || u->nres != 1)
+		return NULL;
+	for (i = 0; i < u->nopnds; i++) {
+		l = lay(s, u->opnds[i]);
+		if (l && (l->kind == LY_WGMMA || l->kind == LY_MMA) &&
+		    l->rank == 2)
+			return ly_slice(s->lt, l, axis);
+	}
+	return NULL;
+}
+
 static const Layout *
 home_of(Asg *s, Op *op)
 {
@@ -422,7 +487,11 @@ home_of(Asg *s, Op *op)
 	const Layout *l;
 
 	switch (op->kind) {
-	case OP_LOAD: case OP_ATOMIC: case OP_ATOMIC_CAS:
+	case OP_LOAD:
+		if ((l = acc_slice(s, op)))
+			return l;
+		return mem_layout(s, op);
+	case OP_ATOMIC: case OP_ATOMIC_CAS:
 		return mem_layout(s, op);
 	case OP_REDUCE:
 		l = lay(s, op->opnds[0]);
@@ -521,8 +590,9 @@ wanted(Asg *s, Op *op, uint32_t i)
 	const Layout *h;
 
 	switch (op->kind) {
-	case OP_LOAD: case OP_STORE: case OP_ATOMIC: case OP_ATOMIC_CAS:
-	case OP_CP_ASYNC:
+	case OP_LOAD:  /* its home: acc_slice's or mem_layout's */
+		return s->home[op->res[0]];
+	case OP_STORE: case OP_ATOMIC: case OP_ATOMIC_CAS: case OP_CP_ASYNC:
 		return mem_layout(s, op);
 	case OP_REDUCE: case OP_SMEM_STORE: case OP_ASSERT:
 		return home_or_default(s, v);
@@ -872,6 +942,9 @@ pass_assign_layouts(PassCtx *pc, Func *f)
 	memset(s.orig, 0, s.nvals * sizeof *s.orig);
 	memset(s.home, 0, s.nvals * sizeof *s.home);
 	memset(s.remat, 0, s.nvals * sizeof *s.remat);
+	s.user = arena_alloc(s.a, s.nvals * sizeof *s.user);
+	memset(s.user, 0, s.nvals * sizeof *s.user);
+	ir_walk(f, find_users, &s);
 	ir_walk(f, mark_remat, &s);
 	assign_block(&s, f->body);
 	rewrite_block(&s, f->body);
