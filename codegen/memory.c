@@ -33,6 +33,7 @@ typedef struct Access {
 	int dim;             /* dim the vectors run along */
 	uint32_t nvals;      /* 1 for a store: operand 1 is the value */
 	int vec;             /* elements per access of the path */
+	int vfast;           /* ... and of the fast path */
 	bool slow;           /* the generic path of a wider fast one */
 	const char *hint;    /* PTX qualifiers, or NULL */
 } Access;
@@ -501,13 +502,212 @@ load_back(Access *a, LLVMValueRef arr, uint32_t g, int n)
 	return l;
 }
 
+/*
+ * Realigned loads: the generic path of a load whose vectors are
+ * contiguous but whose pointers are not known to be aligned (rows with a
+ * pitch that is not a multiple of 16 bytes).  Vector g of n elements, VB
+ * = n * eb = 8 or 16 bytes at p, d = p % VB bytes past an aligned
+ * address, is bytes d .. d + VB - 1 of the aligned blocks at p - d and
+ * p - d + VB: two vector loads and a funnel shift of the words that d
+ * picks, instead of n element loads.  The blocks read bytes outside the
+ * vector: those before p lie in the allocation the row lies in (which
+ * starts 16-byte aligned), and those after it must be elements of the
+ * tile that the mask lets in, so the vector takes this path when all of
+ * it is in and so is the element that ends the second block (the
+ * pointer's dim is contiguous over the whole tile); else element by
+ * element, as the ragged end of a row.
+ */
+static bool
+realign_ok(Access *a, int n)
+{
+	CgFn *fn = a->fn;
+	Op *op = a->op;
+	Value ptr = op->opnds[0], m = ir_access_mask(op);
+	int d = a->dim, k = 0, sh = ly_dim_shift(a->ly, d);
+
+	if (op->kind != OP_LOAD || !a->slow || (n * a->eb != 8 && n * a->eb != 16) ||
+	    d < 0 || ly_warp_dup(a->ly))
+		return false;
+	/* n registers run along d, and the whole dim is contiguous */
+	while (k < a->ly->nreg && a->ly->reg[k] == 1u << (sh + k))
+		k++;
+	if ((1 << k) < n || fn->ax_gen[ptr].contig[d] < a->ly->shape[d])
+		return false;
+	return !m || !cg_is_tile(fn, m) || fn->vals[m].remat;
+}
+
+/* Word i .. of the 2 * w words x[] that start d / 4 words in, shifted
+ * down by d % 4 bytes: the VB bytes at byte d. */
+static LLVMValueRef
+realign_words(Access *a, LLVMValueRef *x, int w, LLVMValueRef d)
+{
+	Cg *cg = a->fn->cg;
+	LLVMBuilderRef B = cg->B;
+	LLVMValueRef q = LLVMBuildLShr(B, d, cg_i32(cg, 2), "");
+	LLVMValueRef s = LLVMBuildShl(B, LLVMBuildAnd(B, d, cg_i32(cg, 3), ""),
+				      cg_i32(cg, 3), "");
+	LLVMValueRef r = LLVMGetUndef(LLVMVectorType(cg->t_i32, (unsigned)w));
+	LLVMTypeRef i32 = cg->t_i32;
+	int i, k;
+
+	for (i = 0; i < w; i++) {
+		LLVMValueRef lo = x[i], hi = x[i + 1], f[3];
+
+		for (k = 1; k < w; k++) {
+			LLVMValueRef at = LLVMBuildICmp(B, LLVMIntEQ, q,
+							cg_i32(cg, k), "");
+
+			lo = LLVMBuildSelect(B, at, x[i + k], lo, "");
+			hi = LLVMBuildSelect(B, at, x[i + k + 1], hi, "");
+		}
+		f[0] = hi;
+		f[1] = lo;
+		f[2] = s;
+		r = LLVMBuildInsertElement(B, r, cg_intr(cg, "llvm.fshr", &i32, 1,
+							 f, 3),
+					   cg_i32(cg, i), "");
+	}
+	return r;
+}
+
+/* Vector g (n elements) as two blocks of words and the byte offset d
+ * into them (rw[0], rw[1], rw[2]): the aligned blocks where all of it is
+ * in, else its elements loaded one by one and d = 0.  realign_words
+ * shifts them after every vector's loads are issued, so that the loads
+ * of a thread's vectors are in flight together. */
+static void
+realign_group(Access *a, uint32_t g, int n, LLVMValueRef *rw)
+{
+	CgFn *fn = a->fn;
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	int vb = n * a->eb, words, i, k;
+	LLVMTypeRef wt = word_type(a, n, &words);
+	LLVMValueRef p = LLVMBuildPtrToInt(B, a->ptr[g], cg->t_i64, "");
+	LLVMValueRef d64 = LLVMBuildAnd(B, p, cg_i64(cg, vb - 1), "");
+	LLVMValueRef pa = LLVMBuildSub(B, p, d64, "");
+	LLVMValueRef d = LLVMBuildTrunc(B, d64, cg->t_i32, "");
+	LLVMValueRef split = LLVMBuildICmp(B, LLVMIntNE, d, cg_i32(cg, 0), "");
+	LLVMValueRef c[TY_MAX_RANK], last, ok, in, zero[16], vs[16];
+	LLVMValueRef ra_v[3], edge_v[3];
+	LLVMBasicBlockRef ra, edge, join, ib[2];
+	Value m = ir_access_mask(a->op);
+
+	/* the element that holds the second block's last byte:
+	 * (2 VB - 1 - d) / eb elements past the vector's first */
+	cg_reg_coords(fn, a->ly, cg_i32(cg, (int)g), c);
+	last = LLVMBuildAdd(B, c[a->dim], LLVMBuildUDiv(B,
+			    LLVMBuildSub(B, cg_i32(cg, 2 * vb - 1), d, ""),
+			    cg_i32(cg, a->eb), ""), "");
+	in = LLVMBuildICmp(B, LLVMIntULT, last,
+			   cg_i32(cg, (int)a->ly->shape[a->dim]), "");
+	ok = LLVMConstInt(cg->t_i1, 1, 0);
+	if (a->mask) {
+		c[a->dim] = last;
+		in = LLVMBuildAnd(B, in, cg_is_tile(fn, m) ? cg_elem_at(fn, m, c)
+							   : a->mask[g], "");
+		ok = all_of(a, g, n);
+	}
+	ok = LLVMBuildAnd(B, ok, LLVMBuildOr(B, LLVMBuildNot(B, split, ""), in, ""),
+			  "");
+	ra = cg_new_block(fn, "ld.realign");
+	edge = cg_new_block(fn, "ld.edge");
+	join = cg_new_block(fn, "ld.join");
+	LLVMBuildCondBr(B, ok, ra, edge);
+	LLVMPositionBuilderAtEnd(B, ra);
+	for (i = 0; i < n; i++)
+		zero[i] = LLVMConstNull(cg_type(cg, a->ety));
+	ra_v[0] = vec_load_words(a, LLVMBuildIntToPtr(B, pa, LLVMTypeOf(a->ptr[g]),
+						      ""), n, NULL, NULL);
+	/* the second block only where the vector reaches into it */
+	ra_v[1] = vec_load_words(a, LLVMBuildIntToPtr(B, LLVMBuildAdd(B, pa,
+					cg_i64(cg, vb), ""), LLVMTypeOf(a->ptr[g]), ""),
+				 n, split, zero);
+	ra_v[2] = d;
+	ib[0] = LLVMGetInsertBlock(B);
+	LLVMBuildBr(B, join);
+	LLVMPositionBuilderAtEnd(B, edge);
+	for (i = 0; i < n; i++)
+		vec_load(a, elem_ptr(a, g, i), 1, a->mask ? a->mask[g + i] : NULL,
+			 a->other + g + i, vs + i);
+	edge_v[0] = edge_v[1] = pack(a, vs, n);
+	edge_v[2] = cg_i32(cg, 0);
+	ib[1] = LLVMGetInsertBlock(B);
+	LLVMBuildBr(B, join);
+	LLVMPositionBuilderAtEnd(B, join);
+	for (k = 0; k < 3; k++) {
+		LLVMValueRef iv[2] = { ra_v[k], edge_v[k] };
+
+		rw[k] = LLVMBuildPhi(B, k < 2 ? wt : cg->t_i32, "");
+		LLVMAddIncoming(rw[k], iv, ib, 2);
+	}
+}
+
+/* The words of a vector from realign_group's blocks. */
+static LLVMValueRef
+realign_finish(Access *a, LLVMValueRef *rw, int n)
+{
+	int w = n * a->eb / 4, words, i;
+	LLVMTypeRef wt = word_type(a, n, &words);
+	LLVMValueRef x[8];
+
+	for (i = 0; i < w; i++) {
+		x[i] = word(a, rw[0], w, i);
+		x[w + i] = word(a, rw[1], w, i);
+	}
+	return LLVMBuildBitCast(a->fn->cg->B, realign_words(a, x, w, rw[2]), wt,
+				"");
+}
+
+/* Every vector of n elements of the load realigned: its words (words[g]
+ * for the vector at register g).  REALIGN_IN_FLIGHT vectors' blocks are
+ * loaded before the first of them is shifted: two blocks of each in
+ * registers at once spilled a layer norm's x, w and b (4096 wide, 8 warps,
+ * 64 registers) at 2; the warps resident keep the bytes in flight. */
+enum { REALIGN_IN_FLIGHT = 1 };
+
+static void
+realign_all(Access *a, int n, LLVMValueRef *words)
+{
+	uint32_t dup = ly_dup_mask(a->ly), g, h, k, nr = (uint32_t)ly_nregs(a->ly);
+	LLVMValueRef *rw = arena_alloc(a->fn->a, 3 * nr * sizeof *rw);
+
+	cg_scope_push(a->fn);
+	operands(a);
+	a->vec = n;
+	for (g = 0; g < nr; g = h) {
+		for (h = g, k = 0; h < nr && k < REALIGN_IN_FLIGHT; h += (uint32_t)n)
+			if (!(h & dup)) {
+				realign_group(a, h, n, rw + 3 * h);
+				k++;
+			}
+		for (; g < h; g += (uint32_t)n)
+			if (!(g & dup))
+				words[g] = realign_finish(a, rw + 3 * g, n);
+	}
+	cg_scope_pop(a->fn);
+}
+
 /* All groups of the tile with vectors of n; loads return registers. */
 static LLVMValueRef *
 access_all(Access *a, int n, bool load)
 {
 	LLVMValueRef *r = load ? cg_regs(a->fn, a->ly) : NULL, arr;
 	uint32_t dup = ly_dup_mask(a->ly), g, k, nr = (uint32_t)ly_nregs(a->ly);
+	int vr = a->vfast;
 
+	if (load && vr > n && realign_ok(a, vr)) {
+		LLVMValueRef *w = cg_regs(a->fn, a->ly);
+
+		realign_all(a, vr, w);
+		for (g = 0; g < nr; g += (uint32_t)vr)
+			if (!(g & dup))
+				unpack(a, w[g], vr, r + g);
+		for (g = 0; g < nr; g++)
+			if (g & dup)
+				r[g] = r[g & ~dup];
+		return r;
+	}
 	if (loop_ok(a, n, nr)) {
 		if (!load) {
 			store_loop(a);
@@ -586,6 +786,7 @@ access(Access *a, bool load)
 	uint32_t i;
 	int n = one_width(fn, vf, vg);
 
+	a->vfast = vf;
 	a->slow = fn->mode == CG_GENERIC && vf > vg;
 	if (n)
 		return access_all(a, n, load);
@@ -774,13 +975,19 @@ cg_load_group(CgFn *fn, Op **ops, uint32_t n)
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, gb);
 	for (i = 0; i < n; i++) {
+		Access *a = &j[i].a;
+
 		focus(fn, ops[i]);
-		j[i].a.slow = true;
-		arr = load_loop(&j[i].a);
-		j[i].wg = cg_regs(fn, j[i].a.ly);
+		a->slow = true;
+		j[i].wg = cg_regs(fn, a->ly);
+		if (realign_ok(a, j[i].vf)) {
+			realign_all(a, j[i].vf, j[i].wg);
+			continue;
+		}
+		arr = load_loop(a);
 		for (g = 0; g < j[i].nr; g += (uint32_t)j[i].vf)
 			if (!(g & j[i].dup))
-				j[i].wg[g] = load_back(&j[i].a, arr, g, j[i].vf);
+				j[i].wg[g] = load_back(a, arr, g, j[i].vf);
 	}
 	ib[1] = LLVMGetInsertBlock(B);
 	LLVMBuildBr(B, join);
