@@ -603,9 +603,12 @@ realign_group(Access *a, uint32_t g, int n, LLVMValueRef *rw)
 			   cg_i32(cg, (int)a->ly->shape[a->dim]), "");
 	ok = LLVMConstInt(cg->t_i1, 1, 0);
 	if (a->mask) {
+		LLVMValueRef ml;
+
 		c[a->dim] = last;
-		in = LLVMBuildAnd(B, in, cg_is_tile(fn, m) ? cg_elem_at(fn, m, c)
-							   : a->mask[g], "");
+		ml = cg_is_tile(fn, m) ? cg_elem_at(fn, m, c) : a->mask[g];
+		/* a mask that cannot be evaluated there: never the blocks */
+		in = ml ? LLVMBuildAnd(B, in, ml, "") : LLVMConstInt(cg->t_i1, 0, 0);
 		ok = all_of(a, g, n);
 	}
 	ok = LLVMBuildAnd(B, ok, LLVMBuildOr(B, LLVMBuildNot(B, split, ""), in, ""),
