@@ -525,15 +525,19 @@ realign_ok(Access *a, int n)
 	Value ptr = op->opnds[0], m = ir_access_mask(op);
 	int d = a->dim, k = 0, sh = ly_dim_shift(a->ly, d);
 
-	if (op->kind != OP_LOAD || !a->slow || (n * a->eb != 8 && n * a->eb != 16) ||
-	    d < 0 || ly_warp_dup(a->ly))
+	if ((op->kind != OP_LOAD && op->kind != OP_STORE) || !a->slow ||
+	    (n * a->eb != 8 && n * a->eb != 16) || d < 0 || ly_warp_dup(a->ly) ||
+	    a->ety->kind == TY_I1)
 		return false;
-	/* n registers run along d, and the whole dim is contiguous */
+	/* n registers run along d, contiguous in memory: over the whole
+	 * dim for a load, whose second block is the next elements' */
 	while (k < a->ly->nreg && a->ly->reg[k] == 1u << (sh + k))
 		k++;
-	if ((1 << k) < n || fn->ax_gen[ptr].contig[d] < a->ly->shape[d])
+	if ((1 << k) < n || fn->ax_gen[ptr].contig[d] <
+			    (op->kind == OP_LOAD ? a->ly->shape[d] : n))
 		return false;
-	return !m || !cg_is_tile(fn, m) || fn->vals[m].remat;
+	return op->kind == OP_STORE || !m || !cg_is_tile(fn, m) ||
+	       fn->vals[m].remat;
 }
 
 /* Word i .. of the 2 * w words x[] that start d / 4 words in, shifted
@@ -691,6 +695,182 @@ realign_all(Access *a, int n, LLVMValueRef *words)
 	cg_scope_pop(a->fn);
 }
 
+/*
+ * Realigned stores: vector g at p, d = p % VB bytes past an aligned
+ * address, all of it in, is written in naturally aligned pieces of its
+ * own bytes: one vector store where d = 0; else the bytes up to the next
+ * aligned address (pieces of 1, 2, 4, 8 bytes where that address's bits
+ * say, rising) and those after it (8, 4, 2, 1 where d's bits say) --
+ * three or four stores of 8 bf16 on average instead of eight.  A piece's
+ * bytes are the vector's words picked and funnel-shifted by the byte it
+ * starts at.  A vector not all in is stored element by element.
+ */
+
+/* Word k of the vector's bytes from byte e on (an i32, e + 4k < VB): the
+ * words x[0..w] (x[w] zero) picked by e / 4 + k and shifted down by e % 4
+ * bytes. */
+static LLVMValueRef
+piece_word(Cg *cg, LLVMValueRef *x, int w, LLVMValueRef e, int k)
+{
+	LLVMBuilderRef B = cg->B;
+	LLVMValueRef q = LLVMBuildLShr(B, e, cg_i32(cg, 2), "");
+	LLVMValueRef sh = LLVMBuildShl(B, LLVMBuildAnd(B, e, cg_i32(cg, 3), ""),
+				       cg_i32(cg, 3), "");
+	LLVMValueRef lo = x[k], hi = x[k + 1], f[3];
+	LLVMTypeRef i32 = cg->t_i32;
+	int j;
+
+	for (j = 1; j + k < w; j++) {
+		LLVMValueRef at = LLVMBuildICmp(B, LLVMIntEQ, q, cg_i32(cg, j), "");
+
+		lo = LLVMBuildSelect(B, at, x[j + k], lo, "");
+		hi = LLVMBuildSelect(B, at, x[j + k + 1], hi, "");
+	}
+	f[0] = hi;
+	f[1] = lo;
+	f[2] = sh;
+	return cg_intr(cg, "llvm.fshr", &i32, 1, f, 3);
+}
+
+/* Stores `size` bytes of the vector's bytes from byte e (x: its words and
+ * a zero) at address base + o, where pred holds. */
+static void
+store_piece(Access *a, LLVMValueRef base, LLVMValueRef o, LLVMValueRef *x,
+	    int w, LLVMValueRef e, int size, LLVMValueRef pred)
+{
+	Cg *cg = a->fn->cg;
+	LLVMBuilderRef B = cg->B;
+	LLVMValueRef args[4];
+	char text[96];
+
+	args[0] = LLVMBuildGEP2(B, cg->t_i8, base, &o, 1, "");
+	args[1] = piece_word(cg, x, w, e, 0);
+	if (size == 8) {
+		args[2] = piece_word(cg, x, w, e, 1);
+		args[3] = pred;
+		cg_asm(cg, cg->t_void, "@$3 st.global.v2.b32 [$0], {$1, $2};",
+		       "l,r,r,b", args, 4, true, false);
+		return;
+	}
+	if (size < 4)
+		args[1] = LLVMBuildTrunc(B, args[1], cg->t_i16, "");
+	if (size == 1)  /* an 8-bit store takes a 16-bit register */
+		args[1] = LLVMBuildAnd(B, args[1], LLVMConstInt(cg->t_i16, 255, 0),
+				       "");
+	args[2] = pred;
+	snprintf(text, sizeof text, "@$2 st.global.b%d [$0], $1;", size * 8);
+	cg_asm(cg, cg->t_void, text, size == 4 ? "l,r,b" : "l,h,b", args, 3,
+	       true, false);
+}
+
+/* The vector at pv with masks ms[n] (NULL: none) and values vs[n]. */
+static void
+realign_store(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
+	      int n)
+{
+	CgFn *fn = a->fn;
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	int vb = n * a->eb, w = vb / 4, words, s, i;
+	LLVMValueRef p = LLVMBuildPtrToInt(B, pv, cg->t_i64, "");
+	LLVMValueRef d64 = LLVMBuildAnd(B, p, cg_i64(cg, vb - 1), "");
+	LLVMValueRef d = LLVMBuildTrunc(B, d64, cg->t_i32, "");
+	LLVMValueRef whole = LLVMBuildICmp(B, LLVMIntEQ, d, cg_i32(cg, 0), "");
+	LLVMValueRef split = LLVMBuildNot(B, whole, "");
+	LLVMValueRef pa = LLVMBuildIntToPtr(B, LLVMBuildSub(B, p, d64, ""),
+					    LLVMTypeOf(pv), "");
+	LLVMValueRef pb, v, x[5], off, pred, zero32, vbd;
+	LLVMBasicBlockRef st, edge, join;
+
+	(void)word_type(a, n, &words);
+	st = cg_new_block(fn, "st.realign");
+	edge = cg_new_block(fn, "st.edge");
+	join = cg_new_block(fn, "st.join");
+	pred = LLVMConstInt(cg->t_i1, 1, 0);
+	for (i = 0; ms && i < n; i++)
+		pred = LLVMBuildAnd(B, pred, ms[i], "");
+	LLVMBuildCondBr(B, pred, st, edge);
+	LLVMPositionBuilderAtEnd(B, st);
+	vec_store(a, pv, n, whole, vs);
+	v = pack(a, vs, n);
+	zero32 = cg_i32(cg, 0);
+	for (i = 0; i < w; i++)
+		x[i] = word(a, v, w, i);
+	x[w] = zero32;
+	pb = LLVMBuildGEP2(B, cg->t_i8, pa, (LLVMValueRef[]){ cg_i64(cg, vb) }, 1,
+			   "");
+	/* up to the aligned address: a piece of s bytes at d rounded up to
+	 * s, where that has bit s; the vector's bytes from off - d */
+	for (s = a->eb; s < vb; s *= 2) {
+		off = LLVMBuildAnd(B, LLVMBuildAdd(B, d, cg_i32(cg, s - 1), ""),
+				   cg_i32(cg, ~(s - 1)), "");
+		pred = LLVMBuildAnd(B, split, LLVMBuildICmp(B, LLVMIntNE,
+				    LLVMBuildAnd(B, off, cg_i32(cg, s), ""), zero32, ""),
+				    "");
+		store_piece(a, pa, off, x, w, LLVMBuildSub(B, off, d, ""), s, pred);
+	}
+	/* after it: pieces of d's bits, largest first; the vector's bytes
+	 * from VB - d + off */
+	vbd = LLVMBuildSub(B, cg_i32(cg, vb), d, "");
+	for (s = vb / 2; s >= a->eb; s /= 2) {
+		off = LLVMBuildAnd(B, d, cg_i32(cg, ~(2 * s - 1)), "");
+		pred = LLVMBuildICmp(B, LLVMIntNE, LLVMBuildAnd(B, d, cg_i32(cg, s), ""),
+				     zero32, "");
+		store_piece(a, pb, off, x, w, LLVMBuildAdd(B, vbd, off, ""), s, pred);
+	}
+	LLVMBuildBr(B, join);
+	LLVMPositionBuilderAtEnd(B, edge);
+	for (i = 0; i < n; i++) {
+		LLVMValueRef eo = cg_i64(cg, (int64_t)i * a->eb);
+
+		vec_store(a, i ? LLVMBuildGEP2(B, cg->t_i8, pv, &eo, 1, "") : pv, 1,
+			  ms ? ms[i] : NULL, vs + i);
+	}
+	LLVMBuildBr(B, join);
+	LLVMPositionBuilderAtEnd(B, join);
+}
+
+/* The realigned stores as a loop over the thread's vectors, their values
+ * through a local array as store_loop's: one copy of the code, one
+ * vector's registers at a time (unrolled, a row kernel's 32 values and
+ * every vector's pieces at once spilled at 64 registers). */
+static void
+realign_store_loop(Access *a, int n)
+{
+	CgFn *fn = a->fn;
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	uint32_t nr = (uint32_t)ly_nregs(a->ly), i;
+	LLVMValueRef arr = elem_array(a, "st.vals"), c[TY_MAX_RANK], p, m, j, st;
+	LLVMValueRef ms[16], vs[16], *mp = NULL, w;
+	Value mv = ir_access_mask(a->op);
+	CgLoop loop;
+	int words, k;
+
+	for (i = 0; i < nr; i += (uint32_t)n) {
+		st = LLVMBuildStore(B, pack(a, a->val + i, n),
+				    elem_slot(a, arr, cg_i32(cg, (int)i)));
+		LLVMSetAlignment(st, (unsigned)(n * a->eb));
+	}
+	j = LLVMBuildMul(B, cg_loop_begin(fn, &loop, "st"), cg_i32(cg, n), "");
+	elem_at(a, j, c, &p, &m);
+	if (m) {
+		mp = ms;
+		for (k = 0; k < n; k++) {
+			LLVMValueRef ck[TY_MAX_RANK];
+
+			memcpy(ck, c, sizeof ck);
+			ck[a->dim] = LLVMBuildAdd(B, c[a->dim], cg_i32(cg, k), "");
+			ms[k] = k ? cg_elem_at(fn, mv, ck) : m;
+		}
+	}
+	w = LLVMBuildLoad2(B, word_type(a, n, &words), elem_slot(a, arr, j), "");
+	LLVMSetAlignment(w, (unsigned)(n * a->eb));
+	unpack(a, w, n, vs);
+	realign_store(a, p, mp, vs, n);
+	cg_loop_end(fn, &loop, nr / (uint32_t)n);
+}
+
 /* All groups of the tile with vectors of n; loads return registers. */
 static LLVMValueRef *
 access_all(Access *a, int n, bool load)
@@ -710,6 +890,21 @@ access_all(Access *a, int n, bool load)
 			if (g & dup)
 				r[g] = r[g & ~dup];
 		return r;
+	}
+	if (!load && vr > n && realign_ok(a, vr)) {
+		if (!dup && loop_ok(a, 1, nr) && nr > (uint32_t)vr) {
+			realign_store_loop(a, vr);
+			return NULL;
+		}
+		cg_scope_push(a->fn);
+		operands(a);
+		a->vec = vr;
+		for (g = 0; g < nr; g += (uint32_t)vr)
+			if (!(g & dup))
+				realign_store(a, a->ptr[g], a->mask ? a->mask + g : NULL,
+					      a->val + g, vr);
+		cg_scope_pop(a->fn);
+		return NULL;
 	}
 	if (loop_ok(a, n, nr)) {
 		if (!load) {
