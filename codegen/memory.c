@@ -540,37 +540,42 @@ realign_ok(Access *a, int n)
 	       fn->vals[m].remat;
 }
 
-/* Word i .. of the 2 * w words x[] that start d / 4 words in, shifted
- * down by d % 4 bytes: the VB bytes at byte d. */
+/* Word k of the bytes from byte e (an i32) of words x[]: x[e / 4 + k]
+ * and the next word funnel-shifted down by e % 4 bytes, e / 4 one of 0 ..
+ * nq - 1. */
+static LLVMValueRef
+funnel_word(Cg *cg, LLVMValueRef *x, LLVMValueRef e, int k, int nq)
+{
+	LLVMBuilderRef B = cg->B;
+	LLVMValueRef q = LLVMBuildLShr(B, e, cg_i32(cg, 2), "");
+	LLVMValueRef lo = x[k], hi = x[k + 1], f[3];
+	LLVMTypeRef i32 = cg->t_i32;
+	int j;
+
+	for (j = 1; j < nq; j++) {
+		LLVMValueRef at = LLVMBuildICmp(B, LLVMIntEQ, q, cg_i32(cg, j), "");
+
+		lo = LLVMBuildSelect(B, at, x[j + k], lo, "");
+		hi = LLVMBuildSelect(B, at, x[j + k + 1], hi, "");
+	}
+	f[0] = hi;
+	f[1] = lo;
+	f[2] = LLVMBuildShl(B, LLVMBuildAnd(B, e, cg_i32(cg, 3), ""),
+			    cg_i32(cg, 3), "");
+	return cg_intr(cg, "llvm.fshr", &i32, 1, f, 3);
+}
+
+/* The w words at byte d of the 2 * w words x[]: the VB bytes at byte d. */
 static LLVMValueRef
 realign_words(Access *a, LLVMValueRef *x, int w, LLVMValueRef d)
 {
 	Cg *cg = a->fn->cg;
-	LLVMBuilderRef B = cg->B;
-	LLVMValueRef q = LLVMBuildLShr(B, d, cg_i32(cg, 2), "");
-	LLVMValueRef s = LLVMBuildShl(B, LLVMBuildAnd(B, d, cg_i32(cg, 3), ""),
-				      cg_i32(cg, 3), "");
 	LLVMValueRef r = LLVMGetUndef(LLVMVectorType(cg->t_i32, (unsigned)w));
-	LLVMTypeRef i32 = cg->t_i32;
-	int i, k;
+	int i;
 
-	for (i = 0; i < w; i++) {
-		LLVMValueRef lo = x[i], hi = x[i + 1], f[3];
-
-		for (k = 1; k < w; k++) {
-			LLVMValueRef at = LLVMBuildICmp(B, LLVMIntEQ, q,
-							cg_i32(cg, k), "");
-
-			lo = LLVMBuildSelect(B, at, x[i + k], lo, "");
-			hi = LLVMBuildSelect(B, at, x[i + k + 1], hi, "");
-		}
-		f[0] = hi;
-		f[1] = lo;
-		f[2] = s;
-		r = LLVMBuildInsertElement(B, r, cg_intr(cg, "llvm.fshr", &i32, 1,
-							 f, 3),
+	for (i = 0; i < w; i++)
+		r = LLVMBuildInsertElement(cg->B, r, funnel_word(cg, x, d, i, w),
 					   cg_i32(cg, i), "");
-	}
 	return r;
 }
 
@@ -706,32 +711,6 @@ realign_all(Access *a, int n, LLVMValueRef *words)
  * starts at.  A vector not all in is stored element by element.
  */
 
-/* Word k of the vector's bytes from byte e on (an i32, e + 4k < VB): the
- * words x[0..w] (x[w] zero) picked by e / 4 + k and shifted down by e % 4
- * bytes. */
-static LLVMValueRef
-piece_word(Cg *cg, LLVMValueRef *x, int w, LLVMValueRef e, int k)
-{
-	LLVMBuilderRef B = cg->B;
-	LLVMValueRef q = LLVMBuildLShr(B, e, cg_i32(cg, 2), "");
-	LLVMValueRef sh = LLVMBuildShl(B, LLVMBuildAnd(B, e, cg_i32(cg, 3), ""),
-				       cg_i32(cg, 3), "");
-	LLVMValueRef lo = x[k], hi = x[k + 1], f[3];
-	LLVMTypeRef i32 = cg->t_i32;
-	int j;
-
-	for (j = 1; j + k < w; j++) {
-		LLVMValueRef at = LLVMBuildICmp(B, LLVMIntEQ, q, cg_i32(cg, j), "");
-
-		lo = LLVMBuildSelect(B, at, x[j + k], lo, "");
-		hi = LLVMBuildSelect(B, at, x[j + k + 1], hi, "");
-	}
-	f[0] = hi;
-	f[1] = lo;
-	f[2] = sh;
-	return cg_intr(cg, "llvm.fshr", &i32, 1, f, 3);
-}
-
 /* Stores `size` bytes of the vector's bytes from byte e (x: its words and
  * a zero) at address base + o, where pred holds. */
 static void
@@ -744,9 +723,10 @@ store_piece(Access *a, LLVMValueRef base, LLVMValueRef o, LLVMValueRef *x,
 	char text[96];
 
 	args[0] = LLVMBuildGEP2(B, cg->t_i8, base, &o, 1, "");
-	args[1] = piece_word(cg, x, w, e, 0);
+	/* e + size <= VB: word k's e / 4 is below w - k */
+	args[1] = funnel_word(cg, x, e, 0, w);
 	if (size == 8) {
-		args[2] = piece_word(cg, x, w, e, 1);
+		args[2] = funnel_word(cg, x, e, 1, w - 1);
 		args[3] = pred;
 		cg_asm(cg, cg->t_void, "@$3 st.global.v2.b32 [$0], {$1, $2};",
 		       "l,r,r,b", args, 4, true, false);
@@ -771,7 +751,7 @@ realign_store(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 	CgFn *fn = a->fn;
 	Cg *cg = fn->cg;
 	LLVMBuilderRef B = cg->B;
-	int vb = n * a->eb, w = vb / 4, words, s, i;
+	int vb = n * a->eb, w = vb / 4, s, i;
 	LLVMValueRef p = LLVMBuildPtrToInt(B, pv, cg->t_i64, "");
 	LLVMValueRef d64 = LLVMBuildAnd(B, p, cg_i64(cg, vb - 1), "");
 	LLVMValueRef d = LLVMBuildTrunc(B, d64, cg->t_i32, "");
@@ -782,7 +762,6 @@ realign_store(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 	LLVMValueRef pb, v, x[5], off, pred, zero32, vbd;
 	LLVMBasicBlockRef st, edge, join;
 
-	(void)word_type(a, n, &words);
 	st = cg_new_block(fn, "st.realign");
 	edge = cg_new_block(fn, "st.edge");
 	join = cg_new_block(fn, "st.join");
