@@ -545,6 +545,32 @@ task_warps(int warps, int wp, int wc, int ninst, bool regs)
 	return pos > warps ? pos : warps;
 }
 
+/* An agent's loop over the schedule's tiles (a ring of barriers also
+ * keeps its own count of slots), when the section has a schedule: true
+ * when it opened one. */
+static bool
+work_open(Gen *g, Ring *R, bool pipe, const char *tv)
+{
+	if (!R->work)
+		return false;
+	if (!pipe) {
+		R->ctr = gen_fresh(g, "c");
+		gen_line(g, "var %s: i32 = 0;", R->ctr);
+	}
+	gen_line(g, "for %s in %s {", tv, R->work);
+	g->indent++;
+	return true;
+}
+
+static void
+work_close(Gen *g, const Ring *R)
+{
+	if (!R->work)
+		return;
+	g->indent--;
+	gen_line(g, "}");
+}
+
 static void
 sec_ring(Gen *g, bool pipe)
 {
@@ -638,19 +664,9 @@ sec_ring(Gen *g, bool pipe)
 	gen_line(g, "task %s_load(warps: %d%s) {", R.name, wp,
 		 regs ? gen_fmt(g, ", regs: %d", 24 + 8 * (int)gen_rnd(g, 6)) : "");
 	g->indent++;
-	if (R.work && !pipe) {
-		R.ctr = gen_fresh(g, "c");
-		gen_line(g, "var %s: i32 = 0;", R.ctr);
-	}
-	if (R.work) {
-		gen_line(g, "for %s in %s {", tv, R.work);
-		g->indent++;
-	}
+	work_open(g, &R, pipe, tv);
 	producer(g, &R, pid);
-	if (R.work) {
-		g->indent--;
-		gen_line(g, "}");
-	}
+	work_close(g, &R);
 	g->indent--;
 	gen_line(g, "}");
 	for (i = 0; i < nc; i++) {
@@ -668,20 +684,10 @@ sec_ring(Gen *g, bool pipe)
 			gen_line(g, "let %s = replica();", r);
 			gen_add_var(g, r, T_I32, gen_shape0(), false);
 		}
-		if (R.work && !pipe) {
-			R.ctr = gen_fresh(g, "c");
-			gen_line(g, "var %s: i32 = 0;", R.ctr);
-		}
-		if (R.work) {
-			gen_line(g, "for %s in %s {", tv, R.work);
-			g->indent++;
+		if (work_open(g, &R, pipe, tv))
 			gen_add_var(g, tv, T_I32, gen_shape0(), false);
-		}
 		consumer(g, &R, r, part, (R.work ? R.ntiles : g->nprog) * rc, m);
-		if (R.work) {
-			g->indent--;
-			gen_line(g, "}");
-		}
+		work_close(g, &R);
 		scoped(g, saved);
 		g->indent--;
 		gen_line(g, "}");
