@@ -190,8 +190,9 @@ struct CgFn {
 	Axis *ax;               /* under the fast-path assumptions */
 	Axis *ax_gen;           /* without assumptions */
 	Assume assume;
-	Axis *ax_narrow[2];     /* under the assumptions at 8 and 4 bytes
-				   (cg_axis_narrow), made when first asked */
+	Axis *ax_narrow[4];     /* under the assumptions at 8, 4, 2 and 1
+				   bytes (cg_axis_narrow), made when first
+				   asked */
 	LLVMValueRef tid, lane, warp;  /* in a task: relative to its first warp */
 	int task_bar;           /* in a task: its named barrier (0: none, one
 				   warp); -1 outside tasks */
@@ -385,6 +386,13 @@ LLVMValueRef cg_load_elem(CgFn *fn, Op *op, LLVMValueRef p, LLVMValueRef m,
 			  LLVMValueRef o);
 void cg_store_elem(CgFn *fn, Op *op, LLVMValueRef p, LLVMValueRef v,
 		   LLVMValueRef m);
+/* The words of a cp_async's vectors of n elements (words[g] for the one
+ * at register g) by realigned loads, with the facts `gen`, and an i32
+ * with bit g / n set where vector g is not all in (its words are zero:
+ * for the caller to copy element by element); NULL (and nothing emitted)
+ * where its pointers are not contiguous enough. */
+LLVMValueRef cg_copy_realign(CgFn *fn, Op *op, const Axis *gen, int n,
+			     LLVMValueRef *words);
 LLVMValueRef cg_smem_store_vec(CgFn *fn, LLVMTypeRef et, LLVMValueRef *v,
 			       int n, LLVMValueRef off, int align);
 void cg_smem_load_vec(CgFn *fn, LLVMTypeRef et, LLVMValueRef *out, int n,

@@ -413,7 +413,7 @@ cg_guard(CgFn *fn, uint64_t deps)
 const Axis *
 cg_axis_narrow(CgFn *fn, int bytes)
 {
-	int i = bytes == 8 ? 0 : 1;
+	int i = bytes == 8 ? 0 : bytes == 4 ? 1 : bytes == 2 ? 2 : 3;
 
 	if (!fn->ax_narrow[i]) {
 		Assume as = axis_at_bytes(&fn->assume, bytes);

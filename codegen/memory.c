@@ -25,6 +25,8 @@
 typedef struct Access {
 	CgFn *fn;
 	Op *op;
+	uint32_t pi;         /* the pointers' operand: 1 for cp_async */
+	const Axis *gen;     /* the facts of the generic path */
 	const Layout *ly;
 	Type *ety;           /* element type */
 	LLVMTypeRef mt;      /* its type in memory (i8 for i1 and fp8) */
@@ -36,6 +38,8 @@ typedef struct Access {
 	int vfast;           /* ... and of the fast path */
 	bool slow;           /* the generic path of a wider fast one */
 	const char *hint;    /* PTX qualifiers, or NULL */
+	bool edge_later;     /* realigned: vectors not all in are zero,
+				for the caller to redo (a copy) */
 } Access;
 
 static LLVMValueRef
@@ -391,10 +395,10 @@ elem_at(Access *a, LLVMValueRef j, LLVMValueRef *c, LLVMValueRef *p,
 	LLVMValueRef *m)
 {
 	Op *op = a->op;
-	uint32_t mi = 1 + a->nvals;
+	uint32_t mi = 1 + a->pi + a->nvals;
 
 	cg_reg_coords(a->fn, a->ly, j, c);
-	*p = cg_elem_at(a->fn, op->opnds[0], c);
+	*p = cg_elem_at(a->fn, op->opnds[a->pi], c);
 	*m = op->nopnds > mi ? cg_elem_at(a->fn, op->opnds[mi], c) : NULL;
 }
 
@@ -511,21 +515,26 @@ load_back(Access *a, LLVMValueRef arr, uint32_t g, int n)
  * p - d + VB: two vector loads and a funnel shift of the words that d
  * picks, instead of n element loads.  The blocks read bytes outside the
  * vector: those before p lie in the allocation the row lies in (which
- * starts 16-byte aligned), and those after it must be elements of the
- * tile that the mask lets in, so the vector takes this path when all of
- * it is in and so is the element that ends the second block (the
- * pointer's dim is contiguous over the whole tile); else element by
- * element, as the ragged end of a row.
+ * starts 16-byte aligned); those after it are read only where they are
+ * elements of the tile that the mask lets in (the element that ends the
+ * second block is in: the pointer's dim is contiguous over the whole
+ * tile).  At the tile's or the mask's edge the second block is the
+ * vector's own d bytes in it, in naturally aligned pieces of 8, 4, 2
+ * and 1 bytes where d's bits say (realign_tail).  A vector not all in
+ * goes element by element.  A cp_async takes the same path (its words
+ * go to shared memory).
  */
 static bool
 realign_ok(Access *a, int n)
 {
 	CgFn *fn = a->fn;
 	Op *op = a->op;
-	Value ptr = op->opnds[0], m = ir_access_mask(op);
+	Value ptr = op->opnds[a->pi], m = ir_access_mask(op);
 	int d = a->dim, k = 0, sh = ly_dim_shift(a->ly, d);
+	bool load = op->kind != OP_STORE;
 
-	if ((op->kind != OP_LOAD && op->kind != OP_STORE) || !a->slow ||
+	if ((op->kind != OP_LOAD && op->kind != OP_STORE &&
+	     op->kind != OP_CP_ASYNC) || !a->slow ||
 	    (n * a->eb != 8 && n * a->eb != 16) || d < 0 || ly_warp_dup(a->ly) ||
 	    a->ety->kind == TY_I1)
 		return false;
@@ -533,11 +542,9 @@ realign_ok(Access *a, int n)
 	 * dim for a load, whose second block is the next elements' */
 	while (k < a->ly->nreg && a->ly->reg[k] == 1u << (sh + k))
 		k++;
-	if ((1 << k) < n || fn->ax_gen[ptr].contig[d] <
-			    (op->kind == OP_LOAD ? a->ly->shape[d] : n))
+	if ((1 << k) < n || a->gen[ptr].contig[d] < (load ? a->ly->shape[d] : n))
 		return false;
-	return op->kind == OP_STORE || !m || !cg_is_tile(fn, m) ||
-	       fn->vals[m].remat;
+	return !load || !m || !cg_is_tile(fn, m) || fn->vals[m].remat;
 }
 
 /* Word k of the bytes from byte e (an i32) of words x[]: x[e / 4 + k]
@@ -565,23 +572,112 @@ funnel_word(Cg *cg, LLVMValueRef *x, LLVMValueRef e, int k, int nq)
 	return cg_intr(cg, "llvm.fshr", &i32, 1, f, 3);
 }
 
-/* The w words at byte d of the 2 * w words x[]: the VB bytes at byte d. */
+/* The w words at byte d of the 2 * w words x[]: the VB bytes at byte d.
+ * The words move down by d / 4 one bit of it at a time (a select per
+ * word and bit), then each word is funnel-shifted with the next by d % 4
+ * bytes. */
 static LLVMValueRef
 realign_words(Access *a, LLVMValueRef *x, int w, LLVMValueRef d)
 {
 	Cg *cg = a->fn->cg;
-	LLVMValueRef r = LLVMGetUndef(LLVMVectorType(cg->t_i32, (unsigned)w));
-	int i;
+	LLVMBuilderRef B = cg->B;
+	LLVMTypeRef i32 = cg->t_i32;
+	LLVMValueRef r = LLVMGetUndef(LLVMVectorType(i32, (unsigned)w)), y[8], f[3];
+	LLVMValueRef q = LLVMBuildLShr(B, d, cg_i32(cg, 2), ""), c;
+	int i, n = 2 * w, bit;
+
+	for (i = 0; i < n; i++)
+		y[i] = x[i];
+	for (bit = w / 2; bit >= 1; bit /= 2) {
+		c = LLVMBuildICmp(B, LLVMIntNE, LLVMBuildAnd(B, q, cg_i32(cg, bit), ""),
+				  cg_i32(cg, 0), "");
+		for (i = 0; i + bit < n; i++)
+			y[i] = LLVMBuildSelect(B, c, y[i + bit], y[i], "");
+		n -= bit;
+	}
+	f[2] = LLVMBuildShl(B, LLVMBuildAnd(B, d, cg_i32(cg, 3), ""),
+			    cg_i32(cg, 3), "");
+	for (i = 0; i < w; i++) {
+		f[0] = y[i + 1];
+		f[1] = y[i];
+		r = LLVMBuildInsertElement(B, r, cg_intr(cg, "llvm.fshr", &i32, 1, f, 3),
+					   cg_i32(cg, i), "");
+	}
+	return r;
+}
+
+/* Where `on` holds, the first d bytes of the aligned block at pb as its
+ * words (the rest zero; all zero elsewhere): the pieces of d's bits,
+ * largest first, each at d rounded down to twice its size (a multiple of
+ * it), where it lands in word off / 4 at byte off % 4. */
+static LLVMValueRef
+realign_tail(Access *a, LLVMValueRef pb, LLVMValueRef d, LLVMValueRef on, int n)
+{
+	Cg *cg = a->fn->cg;
+	LLVMBuilderRef B = cg->B;
+	int vb = n * a->eb, w = vb / 4, words, s, i, j;
+	LLVMTypeRef wt = word_type(a, n, &words);
+	LLVMValueRef b[4], zero[16], piece, off, at, x, r;
 
 	for (i = 0; i < w; i++)
-		r = LLVMBuildInsertElement(cg->B, r, funnel_word(cg, x, d, i, w),
-					   cg_i32(cg, i), "");
-	return r;
+		b[i] = cg_i32(cg, 0);
+	for (i = 0; i < n; i++)
+		zero[i] = LLVMConstNull(cg_type(cg, a->ety));
+	for (s = vb / 2; s >= a->eb; s /= 2) {
+		off = LLVMBuildAnd(B, d, cg_i32(cg, ~(2 * s - 1)), "");
+		piece = vec_load_words(a, LLVMBuildGEP2(B, cg->t_i8, pb,
+					(LLVMValueRef[]){ LLVMBuildZExt(B, off,
+						cg->t_i64, "") }, 1, ""),
+				       s / a->eb, LLVMBuildAnd(B, on,
+					LLVMBuildICmp(B, LLVMIntNE,
+					LLVMBuildAnd(B, d, cg_i32(cg, s), ""),
+					cg_i32(cg, 0), ""), ""), zero);
+		for (j = 0; j < MAX(1, s / 4); j++) {
+			if (s >= 4) {
+				x = word(a, piece, s / 4, j);
+			} else {
+				x = LLVMBuildZExt(B, piece, cg->t_i32, "");
+				x = LLVMBuildShl(B, x, LLVMBuildShl(B,
+					LLVMBuildAnd(B, off, cg_i32(cg, 3), ""),
+					cg_i32(cg, 3), ""), "");
+			}
+			at = LLVMBuildAdd(B, LLVMBuildLShr(B, off, cg_i32(cg, 2), ""),
+					  cg_i32(cg, j), "");
+			for (i = j; i < w; i += MAX(1, s / 2))
+				b[i] = LLVMBuildOr(B, b[i], LLVMBuildSelect(B,
+					LLVMBuildICmp(B, LLVMIntEQ, at, cg_i32(cg, i), ""),
+					x, cg_i32(cg, 0), ""), "");
+		}
+	}
+	r = LLVMGetUndef(LLVMVectorType(cg->t_i32, (unsigned)w));
+	for (i = 0; i < w; i++)
+		r = LLVMBuildInsertElement(B, r, b[i], cg_i32(cg, i), "");
+	return LLVMBuildBitCast(B, r, wt, "");
+}
+
+/* The second block at pb where the vector reaches into it (split):
+ * whole where the bytes past the vector are in, else the vector's part;
+ * zero elsewhere.  Both are predicated loads, without a branch. */
+static LLVMValueRef
+realign_second(Access *a, LLVMValueRef pb, LLVMValueRef d, LLVMValueRef split,
+	       LLVMValueRef in, int n)
+{
+	LLVMBuilderRef B = a->fn->cg->B;
+	LLVMValueRef zero[16];
+	int i;
+
+	for (i = 0; i < n; i++)
+		zero[i] = LLVMConstNull(cg_type(a->fn->cg, a->ety));
+	return LLVMBuildOr(B, vec_load_words(a, pb, n, LLVMBuildAnd(B, split, in, ""),
+					     zero),
+			   realign_tail(a, pb, d, LLVMBuildAnd(B, split,
+					LLVMBuildNot(B, in, ""), ""), n), "");
 }
 
 /* Vector g (n elements) as two blocks of words and the byte offset d
  * into them (rw[0], rw[1], rw[2]): the aligned blocks where all of it is
- * in, else its elements loaded one by one and d = 0.  realign_words
+ * in, else its elements loaded one by one and d = 0 (with edge_later:
+ * zeros, and rw[3] is whether it is all in).  realign_words
  * shifts them after every vector's loads are issued, so that the loads
  * of a thread's vectors are in flight together. */
 static void
@@ -597,7 +693,7 @@ realign_group(Access *a, uint32_t g, int n, LLVMValueRef *rw)
 	LLVMValueRef pa = LLVMBuildSub(B, p, d64, "");
 	LLVMValueRef d = LLVMBuildTrunc(B, d64, cg->t_i32, "");
 	LLVMValueRef split = LLVMBuildICmp(B, LLVMIntNE, d, cg_i32(cg, 0), "");
-	LLVMValueRef c[TY_MAX_RANK], last, ok, in, zero[16], vs[16];
+	LLVMValueRef c[TY_MAX_RANK], last, ok, in, zero[16], vs[16], pb;
 	LLVMValueRef ra_v[3], edge_v[3];
 	LLVMBasicBlockRef ra, edge, join, ib[2];
 	Value m = ir_access_mask(a->op);
@@ -620,21 +716,27 @@ realign_group(Access *a, uint32_t g, int n, LLVMValueRef *rw)
 		in = ml ? LLVMBuildAnd(B, in, ml, "") : LLVMConstInt(cg->t_i1, 0, 0);
 		ok = all_of(a, g, n);
 	}
-	ok = LLVMBuildAnd(B, ok, LLVMBuildOr(B, LLVMBuildNot(B, split, ""), in, ""),
-			  "");
+	for (i = 0; i < n; i++)
+		zero[i] = LLVMConstNull(cg_type(cg, a->ety));
+	pb = LLVMBuildIntToPtr(B, LLVMBuildAdd(B, pa, cg_i64(cg, vb), ""),
+			       LLVMTypeOf(a->ptr[g]), "");
+	pa = LLVMBuildIntToPtr(B, pa, LLVMTypeOf(a->ptr[g]), "");
+	if (a->edge_later) {
+		/* no branch: a vector not all in is zero, and rw[3] says so */
+		rw[0] = vec_load_words(a, pa, n, ok, zero);
+		rw[1] = realign_second(a, pb, d, LLVMBuildAnd(B, split, ok, ""),
+				       in, n);
+		rw[2] = d;
+		rw[3] = ok;
+		return;
+	}
 	ra = cg_new_block(fn, "ld.realign");
 	edge = cg_new_block(fn, "ld.edge");
 	join = cg_new_block(fn, "ld.join");
 	LLVMBuildCondBr(B, ok, ra, edge);
 	LLVMPositionBuilderAtEnd(B, ra);
-	for (i = 0; i < n; i++)
-		zero[i] = LLVMConstNull(cg_type(cg, a->ety));
-	ra_v[0] = vec_load_words(a, LLVMBuildIntToPtr(B, pa, LLVMTypeOf(a->ptr[g]),
-						      ""), n, NULL, NULL);
-	/* the second block only where the vector reaches into it */
-	ra_v[1] = vec_load_words(a, LLVMBuildIntToPtr(B, LLVMBuildAdd(B, pa,
-					cg_i64(cg, vb), ""), LLVMTypeOf(a->ptr[g]), ""),
-				 n, split, zero);
+	ra_v[0] = vec_load_words(a, pa, n, NULL, NULL);
+	ra_v[1] = realign_second(a, pb, d, split, in, n);
 	ra_v[2] = d;
 	ib[0] = LLVMGetInsertBlock(B);
 	LLVMBuildBr(B, join);
@@ -672,31 +774,37 @@ realign_finish(Access *a, LLVMValueRef *rw, int n)
 }
 
 /* Every vector of n elements of the load realigned: its words (words[g]
- * for the vector at register g).  REALIGN_IN_FLIGHT vectors' blocks are
- * loaded before the first of them is shifted: two blocks of each in
- * registers at once spilled a layer norm's x, w and b (4096 wide, 8 warps,
- * 64 registers) at 2; the warps resident keep the bytes in flight. */
+ * for the vector at register g).  `flight` vectors' blocks are loaded
+ * before the first of them is shifted.  A load takes REALIGN_IN_FLIGHT:
+ * two blocks of each in registers at once spilled a layer norm's x, w and
+ * b (4096 wide, 8 warps, 64 registers) at 2; the warps resident keep the
+ * bytes in flight.  A copy takes all of its vectors: its words go to
+ * shared memory at once. */
 enum { REALIGN_IN_FLIGHT = 1 };
 
 static void
-realign_all(Access *a, int n, LLVMValueRef *words)
+realign_all(Access *a, int n, int flight, LLVMValueRef *words)
 {
 	uint32_t dup = ly_dup_mask(a->ly), g, h, k, nr = (uint32_t)ly_nregs(a->ly);
-	LLVMValueRef *rw = arena_alloc(a->fn->a, 3 * nr * sizeof *rw);
+	LLVMValueRef *rw = arena_alloc(a->fn->a, 4 * nr * sizeof *rw);
 
 	cg_scope_push(a->fn);
 	operands(a);
 	a->vec = n;
 	for (g = 0; g < nr; g = h) {
-		for (h = g, k = 0; h < nr && k < REALIGN_IN_FLIGHT; h += (uint32_t)n)
+		for (h = g, k = 0; h < nr && k < (uint32_t)flight; h += (uint32_t)n)
 			if (!(h & dup)) {
-				realign_group(a, h, n, rw + 3 * h);
+				realign_group(a, h, n, rw + 4 * h);
 				k++;
 			}
 		for (; g < h; g += (uint32_t)n)
 			if (!(g & dup))
-				words[g] = realign_finish(a, rw + 3 * g, n);
+				words[g] = realign_finish(a, rw + 4 * g, n);
 	}
+	if (a->edge_later)
+		for (g = 0; g < nr; g += (uint32_t)n)
+			if (!(g & dup))
+				a->val[g] = rw[4 * g + 3];
 	cg_scope_pop(a->fn);
 }
 
@@ -861,7 +969,7 @@ access_all(Access *a, int n, bool load)
 	if (load && vr > n && realign_ok(a, vr)) {
 		LLVMValueRef *w = cg_regs(a->fn, a->ly);
 
-		realign_all(a, vr, w);
+		realign_all(a, vr, REALIGN_IN_FLIGHT, w);
 		for (g = 0; g < nr; g += (uint32_t)vr)
 			if (!(g & dup))
 				unpack(a, w[g], vr, r + g);
@@ -1020,6 +1128,8 @@ access_init(Access *a, CgFn *fn, Op *op, Type *ety)
 	memset(a, 0, sizeof *a);
 	a->fn = fn;
 	a->op = op;
+	a->pi = op->kind == OP_CP_ASYNC;
+	a->gen = fn->ax_gen;
 	a->ety = ty_elem(ety);
 	a->mt = a->ety->kind == TY_I1 ? fn->cg->t_i8 : cg_type(fn->cg, a->ety);
 	a->eb = MAX(1, ty_bits(a->ety) / 8);
@@ -1047,13 +1157,13 @@ operands(Access *a)
 {
 	CgFn *fn = a->fn;
 	Op *op = a->op;
-	uint32_t i, first = 1 + a->nvals;
+	uint32_t i, first = 1 + a->pi + a->nvals;
 
-	a->ptr = cg_operand(fn, op, 0);
+	a->ptr = cg_operand(fn, op, a->pi);
 	a->mask = op->nopnds > first ? cg_operand(fn, op, first) : NULL;
 	if (op->kind == OP_LOAD && op->nopnds > 2) {
 		a->other = cg_operand(fn, op, 2);
-	} else if (op->kind == OP_LOAD) {
+	} else if (op->kind == OP_LOAD || op->kind == OP_CP_ASYNC) {
 		a->other = cg_regs(fn, a->ly);
 		for (i = 0; i < (uint32_t)ly_nregs(a->ly); i++)
 			a->other[i] = LLVMConstNull(cg_type(fn->cg, a->ety));
@@ -1158,7 +1268,7 @@ cg_load_group(CgFn *fn, Op **ops, uint32_t n)
 		a->slow = true;
 		j[i].wg = cg_regs(fn, a->ly);
 		if (realign_ok(a, j[i].vf)) {
-			realign_all(a, j[i].vf, j[i].wg);
+			realign_all(a, j[i].vf, REALIGN_IN_FLIGHT, j[i].wg);
 			continue;
 		}
 		arr = load_loop(a);
@@ -1192,6 +1302,38 @@ cg_load_group(CgFn *fn, Op **ops, uint32_t n)
 		cg_set_tile(fn, ops[i]->res[0], a->ly, r);
 	}
 	return true;
+}
+
+LLVMValueRef
+cg_copy_realign(CgFn *fn, Op *op, const Axis *gen, int n, LLVMValueRef *words)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	Access a;
+	uint32_t nr, dup, g;
+	LLVMValueRef bad;
+
+	access_init(&a, fn, op, ty_elem(ir_type(fn->f, op->opnds[1]))->elem);
+	a.gen = gen;
+	a.ly = cg_operand_layout(fn, op, 1);
+	a.dim = cg_vec_dim(a.ly);
+	a.slow = true;
+	a.vfast = n;
+	a.edge_later = true;
+	nr = (uint32_t)ly_nregs(a.ly);
+	dup = ly_dup_mask(a.ly);
+	if (nr / (uint32_t)n > 32 || !realign_ok(&a, n))
+		return NULL;
+	a.val = cg_regs(fn, a.ly);  /* each vector's "all in" */
+	realign_all(&a, n, (int)(nr / (uint32_t)n), words);
+	bad = cg_i32(cg, 0);
+	for (g = 0; g < nr; g += (uint32_t)n)
+		if (!(g & dup))
+			bad = LLVMBuildOr(B, bad, LLVMBuildSelect(B, a.val[g],
+					  cg_i32(cg, 0),
+					  cg_i32(cg, (int64_t)1 << (g / (uint32_t)n)), ""),
+					  "");
+	return bad;
 }
 
 static bool

@@ -510,6 +510,18 @@ cp_one(CgFn *fn, LLVMValueRef dst, LLVMValueRef src, int bytes,
 	cg_intr(cg, name, NULL, 0, args, mask ? 3 : 2);
 }
 
+/* A copy's generic path that stores registers to the view (st.shared,
+ * the generic proxy): where the async proxy (wgmma, TMA) may read the
+ * view next, each thread fences its stores for it before the wait's
+ * barrier publishes them.  cp.async's own writes need no fence. */
+static void
+cp_fence(CgFn *fn)
+{
+	if (target_has(fn->cg->t, TF_FENCE_PROXY_ASYNC))
+		cg_intr(fn->cg, "llvm.nvvm.fence.proxy.async.shared_cta", NULL, 0,
+			NULL, 0);
+}
+
 /* A global load where cm holds, else 0 (cm NULL: always): one predicated
  * ld in inline PTX, no branch. */
 static LLVMValueRef
@@ -548,6 +560,7 @@ cp_all(CgFn *fn, Op *op, SmemView *w, const Layout *l, LLVMValueRef *src,
 	LLVMTypeRef et = cg_type(cg, ty_elem(pt)->elem);
 	int eb = MAX(1, ty_bits(ty_elem(pt)->elem) / 8);
 	uint32_t dup = ly_dup_mask(l), g, n = (uint32_t)ly_nregs(l), i;
+	bool regs = false;
 
 	for (g = 0; g < n; g += (uint32_t)v) {
 		LLVMValueRef off = elem_off(fn, w, l, g);
@@ -566,8 +579,11 @@ cp_all(CgFn *fn, Op *op, SmemView *w, const Layout *l, LLVMValueRef *src,
 
 			o = LLVMBuildAdd(cg->B, off, cg_i32(cg, (int64_t)i * eb), "");
 			cg_smem_store_vec(fn, et, &x, 1, o, eb);
+			regs = true;
 		}
 	}
+	if (regs)
+		cp_fence(fn);
 }
 
 /* The copy element by element as a loop over the thread's registers,
@@ -577,7 +593,17 @@ cp_all(CgFn *fn, Op *op, SmemView *w, const Layout *l, LLVMValueRef *src,
  * ptxas's time; they only run for unaligned pointers or odd strides.
  * False when the pointers or the mask are not rematerialized. */
 static bool
-cp_loop(CgFn *fn, Op *op, SmemView *w, const Layout *l)
+cp_loop_ok(CgFn *fn, Op *op)
+{
+	Value ptr = op->opnds[1], mask = op->nopnds > 2 ? op->opnds[2] : 0;
+
+	return fn->vals[ptr].remat && (!mask || !cg_is_tile(fn, mask) ||
+				       fn->vals[mask].remat);
+}
+
+/* The copy of register j (an i32) alone. */
+static void
+cp_elem(CgFn *fn, Op *op, SmemView *w, const Layout *l, LLVMValueRef j)
 {
 	Cg *cg = fn->cg;
 	LLVMBuilderRef B = cg->B;
@@ -586,12 +612,8 @@ cp_loop(CgFn *fn, Op *op, SmemView *w, const Layout *l)
 	LLVMTypeRef et = cg_type(cg, ty_elem(pt)->elem);
 	int eb = MAX(1, ty_bits(ty_elem(pt)->elem) / 8), d;
 	LLVMValueRef c[TY_MAX_RANK], p, m = NULL, x, off;
-	CgLoop loop;
 
-	if (!fn->vals[ptr].remat || (mask && cg_is_tile(fn, mask) &&
-				     !fn->vals[mask].remat))
-		return false;
-	cg_reg_coords(fn, l, cg_loop_begin(fn, &loop, "cp"), c);
+	cg_reg_coords(fn, l, j, c);
 	off = w->off;
 	for (d = 0; d < l->rank; d++)
 		off = LLVMBuildAdd(B, off, cg_view_dim_off(fn, w, d, c[d]), "");
@@ -600,7 +622,18 @@ cp_loop(CgFn *fn, Op *op, SmemView *w, const Layout *l)
 		m = cg_elem_at(fn, mask, c);
 	x = guarded_load(fn, et, p, m);
 	cg_smem_store_vec(fn, et, &x, 1, cg_swizzle(fn, off, w->swz), eb);
+}
+
+static bool
+cp_loop(CgFn *fn, Op *op, SmemView *w, const Layout *l)
+{
+	CgLoop loop;
+
+	if (!cp_loop_ok(fn, op))
+		return false;
+	cp_elem(fn, op, w, l, cg_loop_begin(fn, &loop, "cp"));
 	cg_loop_end(fn, &loop, (uint32_t)ly_nregs(l));
+	cp_fence(fn);
 	return true;
 }
 
@@ -617,12 +650,107 @@ cp_vec(CgFn *fn, Op *op, SmemView *w, const Layout *l, const Axis *ax)
 	return v;
 }
 
+/* A copy through registers: each of the thread's vectors of v elements
+ * loaded realigned (two aligned blocks and a funnel shift: rows whose
+ * pitch is not a multiple of 4 bytes, which cp.async cannot copy), then
+ * stored to the view.  Where the target has wgmma, whose async proxy may
+ * read the view next, each thread's stores are fenced for it.  Under the
+ * facts of a unit inner stride (`deps` checked at run time: the caller's
+ * branch); false where the pointers are not contiguous even so. */
+static bool
+cp_realign(CgFn *fn, Op *op, SmemView *w, const Layout *l, const Axis *ax,
+	   int v)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	int eb = MAX(1, ty_bits(ty_elem(ir_type(fn->f, op->opnds[1]))->elem) / 8);
+	uint32_t dup = ly_dup_mask(l), g, n = (uint32_t)ly_nregs(l);
+	LLVMValueRef *words = cg_regs(fn, l), st, bad, bits, x, next, iv[2];
+	LLVMBasicBlockRef pre, head, body, out, ib[2];
+	LLVMTypeRef i32 = cg->t_i32;
+	CgLoop loop;
+
+	if (!cp_loop_ok(fn, op) || !(bad = cg_copy_realign(fn, op, ax, v, words)))
+		return false;
+	for (g = 0; g < n; g += (uint32_t)v) {
+		if (g & dup)
+			continue;
+		st = LLVMBuildStore(B, words[g], cg_smem_ptr(fn, elem_off(fn, w, l, g)));
+		LLVMSetAlignment(st, (unsigned)(v * eb));
+	}
+	/* the vectors not all in (bits of bad), element by element */
+	pre = LLVMGetInsertBlock(B);
+	head = cg_new_block(fn, "cp.edge");
+	body = cg_new_block(fn, "cp.edge.vec");
+	out = cg_new_block(fn, "cp.edge.done");
+	LLVMBuildBr(B, head);
+	LLVMPositionBuilderAtEnd(B, head);
+	bits = LLVMBuildPhi(B, i32, "");
+	LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntNE, bits, cg_i32(cg, 0), ""),
+			body, out);
+	LLVMPositionBuilderAtEnd(B, body);
+	iv[0] = bits;
+	iv[1] = LLVMConstInt(cg->t_i1, 1, 0);
+	x = LLVMBuildMul(B, cg_intr(cg, "llvm.cttz", &i32, 1, iv, 2),
+			 cg_i32(cg, v), "");
+	cp_elem(fn, op, w, l, LLVMBuildAdd(B, x, cg_loop_begin(fn, &loop, "cp.edge"),
+					   ""));
+	cg_loop_end(fn, &loop, (uint32_t)v);
+	next = LLVMBuildAnd(B, bits, LLVMBuildSub(B, bits, cg_i32(cg, 1), ""), "");
+	LLVMBuildBr(B, head);
+	iv[0] = bad;
+	iv[1] = next;
+	ib[0] = pre;
+	ib[1] = LLVMGetInsertBlock(B);
+	LLVMAddIncoming(bits, iv, ib, 2);
+	LLVMPositionBuilderAtEnd(B, out);
+	cp_fence(fn);
+	return true;
+}
+
+/* The last resort of a copy: where the inner stride is 1 (checked at
+ * run time), realigned through registers; else the element loop. */
+static void
+cp_unaligned(CgFn *fn, Op *op, SmemView *w, const Layout *l,
+	     LLVMValueRef *src, LLVMValueRef *m, int vg, int eb)
+{
+	Cg *cg = fn->cg;
+	const Axis *ax = cg_axis_narrow(fn, eb);
+	int v = MIN(view_vec(op), cg_mem_vec(fn, op->opnds[1], l, fn->ax));
+	LLVMBasicBlockRef yes, no, done;
+
+	if (v * eb == 8 || v * eb == 16) {
+		yes = cg_new_block(fn, "cp.realign");
+		no = cg_new_block(fn, "cp.elem");
+		done = cg_new_block(fn, "cp.realign.done");
+		LLVMBuildCondBr(cg->B, cg_guard_narrow(fn, ax[op->opnds[1]].deps,
+						       eb), yes, no);
+		LLVMPositionBuilderAtEnd(cg->B, yes);
+		if (cp_realign(fn, op, w, l, ax, v)) {
+			LLVMBuildBr(cg->B, done);
+			LLVMPositionBuilderAtEnd(cg->B, no);
+			if (!cp_loop(fn, op, w, l))
+				cp_all(fn, op, w, l, src, m, vg);
+			LLVMBuildBr(cg->B, done);
+			LLVMPositionBuilderAtEnd(cg->B, done);
+			return;
+		}
+		/* nothing emitted: both ways go on to the loop */
+		LLVMBuildBr(cg->B, no);
+		LLVMPositionBuilderAtEnd(cg->B, no);
+		LLVMDeleteBasicBlock(done);
+	}
+	if (!cp_loop(fn, op, w, l))
+		cp_all(fn, op, w, l, src, m, vg);
+}
+
 /* The generic path of a copy whose proven vectors (vg elements of eb
  * bytes) are too narrow for cp.async: where the pointers are 8 bytes
  * aligned and the strides and bounds multiples of as many (a row pitch
  * that is not a multiple of 16 bytes: a K of 4100 bf16), a run-time check
  * of those assumptions chooses copies of 8 bytes, else of 4, else the
- * element loop.  The check is on parameters: uniform, made once. */
+ * realigned copy or the element loop.  The check is on parameters:
+ * uniform, made once. */
 static void
 cp_narrow(CgFn *fn, Op *op, SmemView *w, const Layout *l, LLVMValueRef *src,
 	  LLVMValueRef *m, int vg, int eb, int bytes)
@@ -640,8 +768,10 @@ cp_narrow(CgFn *fn, Op *op, SmemView *w, const Layout *l, LLVMValueRef *src,
 			break;
 	}
 	if (bytes < 4) {
-		if (vg * eb >= 4 || !cp_loop(fn, op, w, l))
+		if (vg * eb >= 4)
 			cp_all(fn, op, w, l, src, m, vg);
+		else
+			cp_unaligned(fn, op, w, l, src, m, vg, eb);
 		return;
 	}
 	deps = ax[op->opnds[1]].deps;

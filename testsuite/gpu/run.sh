@@ -156,9 +156,17 @@ g matmul cubin/matmul.cubin 200 144 80
 # every buffer off a 16-byte boundary: the generic entries (on the GPU,
 # loaded from the cubin's PTX at the first such launch)
 # a K whose row pitch is 8, 4 or 2 bytes aligned: the generic entry's
-# cp.async of 8 and 4 bytes behind their checks, and its element loop
-for c in cubin/matmul.cubin cubin/gemm-128x256x64-s4-w8.cubin; do
-	for s in "257 129 4100" "129 257 4098" "64 64 4097" "300 200 102"; do t matmul $c $s; done
+# cp.async of 8 and 4 bytes behind their checks, and its realigned copies
+# (odd K for A's rows, odd N for B's, both, ragged tiles)
+for c in cubin/matmul.cubin cubin/gemm-128x256x64-s4-w8.cubin cubin/gemm-128x128x64-s3-w4.cubin; do
+	for s in "257 129 4100" "129 257 4098" "64 64 4097" "300 200 102" \
+		 "1000 1000 4097" "257 1001 512" "129 257 1001" "1 1 1" "130 7 9" "2047 131 333"; do
+		t matmul $c $s
+	done
+done
+for o in 2 6 10 14; do
+	if TLX_TEST_OFFSET=$o ./examples_test matmul cubin/gemm-128x256x64-s4-w8.cubin 300 136 1001; then
+		pass=$((pass + 1)); else fail=$((fail + 1)); fi
 done
 for o in 2 4 6 8 10 12 14; do
 	if TLX_TEST_OFFSET=$o ./examples_test matmul cubin/matmul.cubin 300 200 104; then
