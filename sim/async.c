@@ -131,7 +131,9 @@ sim_bar_in(SimLaunch *L, SimCta *cta, Op *alloc, uint32_t index, Op *op)
 			return &cta->bars.v[i].bar[index];
 		}
 	sim_fault(L, op, "the barrier in CTA %u of the cluster is not "
-		  "initialized yet (that CTA has not run its %s)", cta->rank,
+		  "initialized yet (that CTA has not run its %s): a "
+		  "cluster_sync between the barriers' initialization and "
+		  "their first use by another program is missing", cta->rank,
 		  alloc ? op_name(alloc->kind) : "mbar_alloc");
 }
 

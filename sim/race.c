@@ -70,9 +70,12 @@
  * agent's first warp (the issuing thread); mbarriers are initialized by
  * the first warp, then a barrier, and each op on them afterwards is an
  * atomic access (a read: it orders nothing, and races only with plain
- * writes).  A TMA load past the last peer of a program, or into a
- * program that has not made its barrier yet, is not followed there: its
- * bytes forget their accesses when it lands.  Reports of accesses across
+ * writes), in the program that holds it: an arrival on another program's
+ * barrier, and a TMA load multicast to it (by the issuing thread, at
+ * issue), must be ordered after its initialization there (a cluster_sync;
+ * a multicast into a program that has not made the barrier yet is an
+ * error whatever the order).  A TMA load past the last peer of a program
+ * is not followed there: its bytes forget their accesses when it lands.  Reports of accesses across
  * programs name the other program, and that a release to the accessing
  * program was missing.
  *
@@ -1031,11 +1034,17 @@ mbar_op(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 		own_barrier(co);
 		return;
 	default:
-		if (op->nopnds > 1 && op->kind == OP_MBAR_ARRIVE)
-			return;  /* another CTA's barrier */
 		if ((off = mbar_off(act, op)) < 0)
 			return;
 		w = who(L, co, op);
+		if (op->nopnds > 1 && op->kind == OP_MBAR_ARRIVE) {
+			/* another program's barrier: its initialization
+			 * must be ordered before (a cluster_sync) */
+			w.cta = sim_cluster_cta(L, co->cta,
+						sim_scalar_i(act, op->opnds[1]), op);
+			if (!w.cta->shadow)
+				return;
+		}
 		if (op->kind != OP_MBAR_WAIT)
 			w.warps = 1u << co->warp0;
 		touch(L, &w, off, 8, false);
@@ -1174,8 +1183,26 @@ tma_load_access(SimLaunch *L, SimCo *co, SimAsync *a, SimBar *bar)
 		if (!(a->mask >> r & 1))
 			continue;
 		b = to == co->cta ? bar : bar_of(to, a->bar_op, a->bar_index);
-		if (!b || !to->shadow ||
-		    !(p = peer_of(to, SIM_PEER_TMA, gid(co->cta, co->agent), b)))
+		if (!b)
+			sim_fault(L, a->op, "tma_load multicasts to program (%u, "
+				  "%u, %u) of the cluster, which has not "
+				  "initialized its barrier yet: a cluster_sync "
+				  "between the barriers' mbar_alloc and the first "
+				  "copy onto them is missing", to->pid[0],
+				  to->pid[1], to->pid[2]);
+		if (!to->shadow)
+			continue;
+		w = who(L, co, a->op);
+		if (to != co->cta && attr_has(&a->bar_op->attrs, "offset")) {
+			/* the copy completes bytes on that program's
+			 * barrier: its initialization must be ordered
+			 * before */
+			w.cta = to;
+			w.warps = 1u << co->warp0;
+			touch(L, &w, attr_int(&a->bar_op->attrs, "offset", 0) +
+				     8 * (int64_t)a->bar_index, 8, false);
+		}
+		if (!(p = peer_of(to, SIM_PEER_TMA, gid(co->cta, co->agent), b)))
 			continue;
 		w = who(L, co, a->op);
 		w.cta = to;
