@@ -132,13 +132,17 @@ done
 # attention forward (Z H HKV SQ SK, then D and CAUSAL): one block, ragged
 # sequence ends, grouped-query heads, more queries than keys and fewer, a
 # long sequence; O and the log-sum-exp against the double reference; the
-# persistent kernel over the dynamic schedule too
+# persistent kernel over the dynamic schedule too; OVERLAP = 1 (two key
+# blocks in flight) where shared memory allows two stages (D 64, 128)
 for d in 64 128 256; do
 	for c in 0 1; do
 		for s in "1 1 1 128 128" "2 4 2 1000 1000" "1 8 2 333 777" \
 			 "1 4 4 777 333" "1 2 1 2048 2048"; do
 			t attention cubin/attn-d$d-c$c.cubin $s $d $c
 			t attention cubin/attn-d$d-c$c.cubin $s $d $c attention_fwd_dyn
+			[ $d = 256 ] && continue
+			t attention cubin/attn-d$d-c$c-o1.cubin $s $d $c
+			t attention cubin/attn-d$d-c$c-o1.cubin $s $d $c attention_fwd_dyn
 		done
 	done
 done
