@@ -14,6 +14,9 @@
  *   bench_kernels grouped MODULE KERNEL N K BM BN ROWS [REPS]
  *                                (gemm_grouped; ROWS: each group's rows,
  *                                comma-separated)
+ *   bench_kernels grouped_k MODULE KERNEL M N KS [REPS]
+ *                                (gemm_grouped_k; KS: each group's K,
+ *                                comma-separated)
  *
  * Bytes count every input read once and every output written once;
  * flops count 2*M*N*K for a GEMM.
@@ -292,6 +295,70 @@ main(int argc, char **argv)
 		      2.0 * offs[G] * N * K);
 		free(offs);
 		free(ts);
+	} else if (!strcmp(what, "grouped_k") && argc > 6) {
+		/* grouped_k MODULE KERNEL M N KS [REPS]: KS the groups' K,
+		 * comma-separated (gemm_grouped_k's arguments) */
+		int M = atoi(argv[4]), N = atoi(argv[5]), G = 0, cap = 16, *koffs, kt;
+		int *order, g, x, kg;
+		const char *q = argv[6];
+		int64_t sa[2], sb[2];
+		tlxrt_ptr dk, dord;
+
+		koffs = malloc((size_t)cap * sizeof *koffs);
+		if (!koffs)
+			check(TLXRT_NOMEM, "host memory");
+		koffs[0] = 0;
+		while (*q) {
+			if (G + 2 > cap) {
+				cap *= 2;
+				koffs = realloc(koffs, (size_t)cap * sizeof *koffs);
+				if (!koffs)
+					check(TLXRT_NOMEM, "host memory");
+			}
+			koffs[G + 1] = koffs[G] + atoi(q);
+			G++;
+			q += strcspn(q, ",");
+			q += *q == ',';
+		}
+		kt = koffs[G] > 0 ? koffs[G] : 1;
+		/* the groups handed out the largest K first */
+		order = malloc((size_t)(G + 1) * sizeof *order);
+		if (!order)
+			check(TLXRT_NOMEM, "host memory");
+		for (g = 0; g < G; g++) {
+			kg = koffs[g + 1] - koffs[g];
+			for (x = g; x > 0 && koffs[order[x - 1] + 1] -
+					      koffs[order[x - 1]] < kg; x--)
+				order[x] = order[x - 1];
+			order[x] = g;
+		}
+		reps = argc > 7 ? atoi(argv[7]) : 20;
+		check(tlxrt_kernel_get(m, argv[3], &k), "kernel");
+		sa[0] = M;
+		sa[1] = kt;
+		sb[0] = kt;
+		sb[1] = N;
+		check(tlxrt_malloc(dev, (size_t)(G + 1) * 4, &dk), "malloc");
+		check(tlxrt_memcpy_htod(dev, dk, koffs, (size_t)(G + 1) * 4), "upload");
+		check(tlxrt_malloc(dev, (size_t)(G + 1) * 4, &dord), "malloc");
+		check(tlxrt_memcpy_htod(dev, dord, order, (size_t)G * 4), "upload");
+		a[0] = tlxrt_arg_tensor(random_buffer((size_t)M * kt, 1),
+					TLXRT_BF16, 2, sa, NULL);
+		a[1] = tlxrt_arg_tensor(random_buffer((size_t)kt * N, 1),
+					TLXRT_BF16, 2, sb, NULL);
+		a[2] = tlxrt_arg_ptr(random_buffer((size_t)G * M * N, 1));
+		a[3] = tlxrt_arg_ptr(dk);
+		a[4] = tlxrt_arg_ptr(dord);
+		a[5] = tlxrt_arg_i32(G);
+		a[6] = tlxrt_arg_i32(M);
+		a[7] = tlxrt_arg_i32(N);
+		snprintf(size, sizeof size, "%dx%dx%dx(%d)", G, M, N, koffs[G]);
+		bench(argv[3], size, k, a, 8, reps,
+		      2.0 * ((double)M * koffs[G] + (double)koffs[G] * N +
+			     (double)G * M * N),
+		      2.0 * M * N * koffs[G]);
+		free(koffs);
+		free(order);
 	} else {
 		fprintf(stderr, "bench_kernels: unknown kernel '%s'\n", what);
 		return 2;

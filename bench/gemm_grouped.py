@@ -8,9 +8,14 @@
 #
 #   python3 gemm_grouped.py [OUT_JSON]
 #
+# Then gemm_grouped_k (the same layer's weight gradient: G groups of K_g
+# columns of A, M x Ktot, times the same rows of B, Ktot x N, each into its
+# own M x N block; tiles of different cost, handed out the largest K
+# first) in the same four ways, torch._grouped_mm with offsets along K.
+#
 # Each tlx figure is the best of its configurations; times are medians of
 # CUDA events (bench_kernels for tlx, triton.testing.do_bench for torch).
-# TFLOP/s count 2 * rows * N * K over all groups.
+# TFLOP/s count 2 * rows * N * K (2 * M * N * sum K_g) over all groups.
 import glob, json, os, random, subprocess, sys, time
 import tlxbench  # runs tlx kernels through the Python package (TLX_BENCH_C=1: bench_kernels)
 
@@ -49,10 +54,34 @@ def ours(cubin, rows, N, K):
     return json.loads(p.stdout.strip().splitlines()[-1])["ms"]
 
 
-def best(paths, rows, N, K):
+def ours_k(cubin, M, N, ks):
+    try:
+        p = subprocess.run(tlxbench.command(here) + ["grouped_k", cubin, "gemm_grouped_k",
+                            str(M), str(N), ",".join(map(str, ks))],
+                           capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        print("bench_kernels timed out:", cubin, flush=True)
+        return None
+    if p.returncode != 0:
+        print("bench_kernels failed:", cubin, p.stderr.strip()[:300], flush=True)
+        return None
+    return json.loads(p.stdout.strip().splitlines()[-1])["ms"]
+
+
+def ks_of(kind, G, kmax, seed):
+    """Each group's K, a multiple of 128 (every configuration's BK)."""
+    r = random.Random(seed)
+    if kind == "uniform":      # 0 .. kmax, about one in eight empty
+        ks = [0 if r.random() < 0.125 else r.randint(1, kmax // 128) * 128 for _ in range(G)]
+    else:                      # skewed: a few hot experts take most tokens
+        ks = [kmax if r.random() < 0.1 else r.randint(0, kmax // 2048) * 128 for _ in range(G)]
+    return ks
+
+
+def best(paths, rows, N, K, run=None):
     b = (None, "")
     for path in paths:
-        ms = ours(path, rows, N, K)
+        ms = (run or ours)(path, rows, N, K)
         if ms and (b[0] is None or ms < b[0]):
             b = (ms, os.path.basename(path)[:-6])
     return b
@@ -93,6 +122,43 @@ for kind, G, mmax, N, K in CASES:
     d = best(dyn, rows, N, K)
     s = best(sta, rows, N, K)
     r = {"case": f"{kind} G={G} rows<={mmax} N={N} K={K}", "rows": total,
+         "dynamic": fl / d[0] if d[0] else None, "dynamic_cfg": d[1],
+         "static": fl / s[0] if s[0] else None, "static_cfg": s[1],
+         "cublas_loop": loop, "grouped_mm": gmm}
+    r["dynamic/static"] = r["dynamic"] / r["static"] if d[0] and s[0] else None
+    r["dynamic/cublas_loop"] = r["dynamic"] / loop if d[0] else None
+    r["dynamic/grouped_mm"] = r["dynamic"] / gmm if d[0] and gmm else None
+    res["rows"].append(r)
+    print(json.dumps(r), flush=True)
+# gemm_grouped_k: (kind, G, KMAX, M, N)
+KCASES = [("skewed", 32, 16384, 1024, 1024), ("uniform", 32, 8192, 1024, 1024),
+          ("skewed", 64, 16384, 2048, 2048), ("uniform", 8, 8192, 4096, 4096)]
+for kind, G, kmax, M, N in KCASES:
+    ks = ks_of(kind, G, kmax, G * 104729 + kmax)
+    koffs = [0]
+    for k in ks:
+        koffs.append(koffs[-1] + k)
+    kt = max(koffs[-1], 1)
+    fl = 2.0 * M * N * koffs[-1] / 1e9
+    a = torch.randn(M, kt, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(kt, N, device="cuda", dtype=torch.bfloat16)
+    parts = [(a[:, koffs[g]:koffs[g + 1]], b[koffs[g]:koffs[g + 1]]) for g in range(G) if ks[g]]
+    loop = fl / med(lambda: [x @ w for x, w in parts])
+    gmm = None
+    if hasattr(torch, "_grouped_mm"):
+        ends = torch.tensor(koffs[1:], device="cuda", dtype=torch.int32)
+        for x, w in ((a, b), (a, b.t().contiguous().t())):
+            try:
+                torch._grouped_mm(x, w, offs=ends)
+                gmm = fl / med(lambda: torch._grouped_mm(x, w, offs=ends))
+                break
+            except Exception as e:  # a layout it does not take
+                print("torch._grouped_mm (K groups):", str(e)[:200], flush=True)
+    del a, b, parts
+    torch.cuda.empty_cache()
+    d = best(dyn, M, N, ks, ours_k)
+    s = best(sta, M, N, ks, ours_k)
+    r = {"case": f"K groups {kind} G={G} K<={kmax} M={M} N={N}", "K": koffs[-1],
          "dynamic": fl / d[0] if d[0] else None, "dynamic_cfg": d[1],
          "static": fl / s[0] if s[0] else None, "static_cfg": s[1],
          "cublas_loop": loop, "grouped_mm": gmm}

@@ -14,6 +14,9 @@
 #   tlxbench.py gemm_bias MODULE KERNEL M N K [REPS]   (gemm's, + bias: *f32)
 #   tlxbench.py gemm_fp8 MODULE KERNEL M N K [REPS]    (a, bt: tma<f8e4m3, 2>)
 #   tlxbench.py grouped MODULE KERNEL N K BM BN ROWS [REPS]  (ROWS: a,b,c)
+#   tlxbench.py grouped_k MODULE KERNEL M N KS [REPS]  (gemm_grouped_k; KS:
+#                                each group's K, comma-separated; the
+#                                groups handed out the largest K first)
 #
 # Bytes count every input read once and every output written once; flops
 # 2*M*N*K for a GEMM.  Needs numpy (the random inputs), not torch.
@@ -165,6 +168,21 @@ def main(argv):
                 tlx.to_device(np.array(ts, np.int32), device=dev), G, ts[-1], N, K]
         bench(name, "%dx(%d)x%dx%d" % (G, offs[-1], N, K), kernel(name), args, reps_at(6, 20),
               2.0 * (offs[-1] * K + G * K * N + offs[-1] * N), 2.0 * offs[-1] * N * K)
+    elif what == "grouped_k" and len(rest) > 3:
+        name = rest[0]
+        M, N = ints(rest[1:], 2)
+        ks = [int(v) for v in rest[3].split(",") if v]
+        koffs = [0]
+        for k in ks:
+            koffs.append(koffs[-1] + k)
+        G, kt = len(ks), max(koffs[-1], 1)
+        order = sorted(range(G), key=lambda g: -ks[g])  # the largest K first
+        args = [random(M * kt, "bf16", 1).view((M, kt)), random(kt * N, "bf16", 2).view((kt, N)),
+                random(G * M * N, "bf16", 3),
+                tlx.to_device(np.array(koffs, np.int32), device=dev),
+                tlx.to_device(np.array(order + [0], np.int32), device=dev), G, M, N]
+        bench(name, "%dx%dx%dx(%d)" % (G, M, N, koffs[-1]), kernel(name), args, reps_at(4, 20),
+              2.0 * (M * koffs[-1] + koffs[-1] * N + G * M * N), 2.0 * M * N * koffs[-1])
     else:
         fail("unknown kernel '%s'" % what)
 

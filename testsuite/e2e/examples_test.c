@@ -701,6 +701,87 @@ run_grouped(const char *path, const char *name, int G, int N, int K, int mmax,
 	return check_gemm(name, C, ref, offs[G], N, K, ms);
 }
 
+/* A grouped GEMM over K (gemm_grouped_k): G groups of 0 to kmax columns
+ * of A (multiples of BK, about one in eight empty), C_g = A[:, K_g] @
+ * B[K_g, :], each M x N; the groups handed out the largest K first. */
+static int
+run_grouped_k(const char *path, const char *name, int G, int M, int N, int kmax,
+	      int BK)
+{
+	int *koffs = hmalloc((size_t)(G + 1) * sizeof *koffs);
+	int *order = hmalloc((size_t)(G + 1) * sizeof *order);
+	int g, kt, kg, kmx = 1, x;
+	uint16_t *A, *B, *C;
+	double *ref;
+	float *fa, *bt;
+	tlxrt_ptr da, db, dc, dk, dord;
+	int64_t sa[2], sb[2];
+	tlxrt_module *m;
+	tlxrt_kernel *k = kernel(path, name, &m);
+	tlxrt_arg a[8];
+	float ms;
+	int i, j, q;
+
+	koffs[0] = 0;
+	for (g = 0; g < G; g++) {
+		kg = urand() < -0.75 ? 0
+			: (int)((urand() + 1) / 2 * (kmax / BK + 1)) * BK;
+		kg = kg > kmax ? kmax / BK * BK : kg;
+		kmx = kg > kmx ? kg : kmx;
+		koffs[g + 1] = koffs[g] + kg;
+	}
+	/* the order: by K, largest first (insertion sort, stable) */
+	for (g = 0; g < G; g++) {
+		kg = koffs[g + 1] - koffs[g];
+		for (x = g; x > 0 && koffs[order[x - 1] + 1] - koffs[order[x - 1]] < kg; x--)
+			order[x] = order[x - 1];
+		order[x] = g;
+	}
+	kt = koffs[G] > 0 ? koffs[G] : BK;
+	A = random_bf16((size_t)M * kt, 1, 0);
+	B = random_bf16((size_t)kt * N, 1, 0);
+	da = dalloc((size_t)M * kt, 2);
+	db = dalloc((size_t)kt * N, 2);
+	dc = dalloc((size_t)G * M * N, 2);
+	dk = dalloc((size_t)G + 1, 4);
+	dord = dalloc((size_t)G + 1, 4);
+	upload(da, A, (size_t)M * kt * 2);
+	upload(db, B, (size_t)kt * N * 2);
+	upload(dk, koffs, (size_t)(G + 1) * 4);
+	upload(dord, order, (size_t)G * 4);
+	sa[0] = M;
+	sa[1] = kt;
+	sb[0] = kt;
+	sb[1] = N;
+	a[0] = tlxrt_arg_tensor(da, TLXRT_BF16, 2, sa, NULL);
+	a[1] = tlxrt_arg_tensor(db, TLXRT_BF16, 2, sb, NULL);
+	a[2] = tlxrt_arg_ptr(dc);
+	a[3] = tlxrt_arg_ptr(dk);
+	a[4] = tlxrt_arg_ptr(dord);
+	a[5] = tlxrt_arg_i32(G);
+	a[6] = tlxrt_arg_i32(M);
+	a[7] = tlxrt_arg_i32(N);
+	ms = launch(k, a, 8);
+	C = download(dc, (size_t)G * M * N, 2);
+	/* the reference, group by group, in double (an empty group: zeros) */
+	ref = hmalloc((size_t)G * M * N * sizeof *ref);
+	fa = hmalloc((size_t)M * kmx * sizeof *fa);
+	bt = hmalloc((size_t)N * kmx * sizeof *bt);
+	for (g = 0; g < G; g++) {
+		kg = koffs[g + 1] - koffs[g];
+		for (i = 0; i < M; i++)
+			for (q = 0; q < kg; q++)
+				fa[(size_t)i * kg + q] =
+					from_bf16(A[(size_t)i * kt + koffs[g] + q]);
+		for (q = 0; q < kg; q++)
+			for (j = 0; j < N; j++)
+				bt[(size_t)j * kg + q] =
+					from_bf16(B[((size_t)koffs[g] + q) * N + j]);
+		dot_rows(ref + (size_t)g * M * N, fa, bt, M, N, kg);
+	}
+	return check_gemm(name, C, ref, G * M, N, kmx, ms);
+}
+
 /* attention_fwd: Z x H query heads of SQ rows, Z x HKV key/value heads
  * of SK rows, head dim D; O (bf16) and the log-sum-exp (f32) of every
  * query row against a double-precision reference, over bf16 inputs
@@ -832,6 +913,12 @@ main(int argc, char **argv)
 				 arg(argv, argc, 7),
 				 argc > 8 ? arg(argv, argc, 8) : 128,
 				 argc > 9 ? arg(argv, argc, 9) : 256);
+	else if (!strcmp(what, "grouped_k") && argc >= 8)
+		/* grouped_k FILE KERNEL G M N KMAX [BK] */
+		rc = run_grouped_k(path, argv[3], arg(argv, argc, 4),
+				   arg(argv, argc, 5), arg(argv, argc, 6),
+				   arg(argv, argc, 7),
+				   argc > 8 ? arg(argv, argc, 8) : 64);
 	else if (!strcmp(what, "attention") && argc >= 10 &&
 		 (arg(argv, argc, 4) <= 0 || arg(argv, argc, 5) <= 0 ||
 		  arg(argv, argc, 4) % arg(argv, argc, 5))) {

@@ -117,6 +117,12 @@ for c in cubin/grouped-*-128x128x*.cubin; do
 	t grouped $c gemm_grouped 64 256 64 300 128 128
 	t grouped $c gemm_grouped 16 200 128 1000 128 128
 done
+# the grouped GEMM over K, dynamic and static (G M N KMAX)
+for c in cubin/grouped-*.cubin; do
+	for s in "9 200 296 256" "32 1024 1024 2048" "3 130 256 0" "5 1000 520 4096"; do
+		t grouped_k $c gemm_grouped_k $s
+	done
+done
 # the fused epilogue (bias + GELU)
 for c in cubin/ep-*.cubin; do
 	for s in "256 512 256" "200 296 104" "1000 1000 1000"; do
