@@ -55,6 +55,10 @@ for tool in memcheck racecheck synccheck; do
 	s $tool ./examples_test gemm cubin/pp-128x128x64-s2.cubin gemm_pingpong 1100 2100 72
 	s $tool ./examples_test gemm cubin/pp-64x256x64-s2.cubin gemm_pingpong 2100 1100 8
 	s $tool ./examples_test grouped cubin/grouped-dyn-128x256x64-s3.cubin gemm_grouped 8 256 128 300
+	s $tool ./examples_test grouped_k cubin/grouped-dyn-128x256x64-s3.cubin gemm_grouped_k 5 200 296 256
+	s $tool ./examples_test matmul cubin/gemm-128x256x64-s4-w8.cubin 300 136 1001
+	s $tool ./examples_test attention cubin/attn-d128-c1.cubin 1 2 1 200 300 128 1
+	s $tool ./examples_test attention cubin/attn-d64-c1-o1.cubin 1 2 1 200 300 64 1
 	s $tool ./examples_test gemm_bias cubin/ep-128x256x64-s3.cubin gemm_epilogue 200 296 264
 	export TLXRT_GENERIC=1
 	s $tool ./examples_test matmul cubin/matmul.cubin 256 256 256
