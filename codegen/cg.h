@@ -65,6 +65,7 @@ struct Cg {
 	const char *dyn_smem; /* the dynamic array's name (NULL: __tlx_smem) */
 	uint32_t entries;     /* kernel entries in the PTX to assemble */
 	bool timing;          /* TLX_CG_TIME: phase times to stderr */
+	bool realign_all;     /* TLX_CG_REALIGN=all: no 8-/4-byte cp.async */
 	double t0;
 };
 

@@ -657,6 +657,8 @@ cg_run(CgRun *r, Module *m, const CgOpts *o, Diag *d, CgResult *out)
 	arena_init(&r->cg.arena, NULL, NULL, NULL);
 	ly_tab_init(&r->cg.layouts, &r->cg.arena, &m->ctx->layouts);
 	r->cg.timing = getenv("TLX_CG_TIME") != NULL;
+	r->cg.realign_all = getenv("TLX_CG_REALIGN") &&
+			    !strcmp(getenv("TLX_CG_REALIGN"), "all");
 	phase(&r->cg, NULL);
 	if (!cg_llvm_init(&r->cg))
 		return false;

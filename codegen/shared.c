@@ -761,6 +761,10 @@ cp_narrow(CgFn *fn, Op *op, SmemView *w, const Layout *l, LLVMValueRef *src,
 	uint64_t deps;
 	int v;
 
+	/* TLX_CG_REALIGN=all: the realigned copy for every unaligned row,
+	 * without the 8- and 4-byte cp.async (an A/B knob for benchmarks) */
+	if (fn->cg->realign_all)
+		bytes = 2;
 	for (; bytes >= 4; bytes /= 2) {
 		ax = cg_axis_narrow(fn, bytes);
 		v = cp_vec(fn, op, w, l, ax);

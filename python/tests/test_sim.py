@@ -276,7 +276,7 @@ def gemm_fp8():
 
 @test
 def gemm_grouped():
-    k = tlx.compile(ex("gemm_grouped"), BM=64, BN=128)
+    k = tlx.compile(ex("gemm_grouped"), BM=64, BN=128).kernels["gemm_grouped"]
     BM, BN = k.consts["BM"], k.consts["BN"]
     G, N, K = 7, 200, 64
     sizes = [int(s) for s in rng.integers(0, 150, G)]
@@ -292,6 +292,25 @@ def gemm_grouped():
     ref = np.concatenate([f64(a[offs[g]:offs[g + 1]]) @ f64(b[g * K:(g + 1) * K])
                           for g in range(G)])
     gemm_ok("gemm_grouped", c, ref, K)
+
+
+@test
+def gemm_grouped_k():
+    k = tlx.compile(ex("gemm_grouped"), BM=64, BN=128).kernels["gemm_grouped_k"]
+    BK = k.consts["BK"]
+    G, M, N = 5, 100, 136
+    ks = [int(s) * BK for s in rng.integers(0, 4, G)]
+    ks[1] = 0  # an empty group: its block is zero
+    koffs = np.concatenate([[0], np.cumsum(ks)]).astype(np.int32)
+    order = np.array(sorted(range(G), key=lambda g: -ks[g]), np.int32)
+    kt = max(int(koffs[-1]), BK)
+    a = bf16(rng.standard_normal((M, kt)))
+    b = bf16(rng.standard_normal((kt, N)))
+    c = np.full((G * M, N), POISON, np.uint16)
+    k(a, b, c, koffs, order, G, M, N)
+    ref = np.concatenate([f64(a[:, koffs[g]:koffs[g + 1]]) @ f64(b[koffs[g]:koffs[g + 1]])
+                          for g in range(G)])
+    gemm_ok("gemm_grouped_k", c, ref, max(ks))
 
 
 @test

@@ -102,6 +102,13 @@ for c in "128 128 64 3 4" "128 128 64 4 4" "128 256 64 3 8" "128 256 64 4 8" \
 done
 rm -f "$out/mma.ptx"
 "$tlxc" $t "$top/examples/matmul.tlx" -o "$out/cubin/gemm-default.cubin"
+# two of them with TLX_CG_REALIGN=all (the realigned copy for every row
+# that is not 16-byte aligned): bench/gemm_k.py's A/B, and run.sh's check
+for c in "128 256 64 4 8" "128 128 64 3 4"; do
+	set -- $c
+	TLX_CG_REALIGN=all "$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 -D WARPS=$5 \
+		"$top/examples/matmul.tlx" -o "$out/cubin/ra-gemm-$1x$2x$3-s$4-w$5.cubin"
+done
 # examples/gemm_tma.tlx (TMA + wgmma, no tasks) in bench/gemm.py's
 # configurations (BM BN BK STAGES WARPS)
 for c in "128 256 64 3 8" "128 256 64 4 8" "128 128 64 4 4" "128 128 64 5 4" \
@@ -200,7 +207,7 @@ done
 cp "$top/testsuite/gpu/run.sh" "$top/testsuite/gpu/sanitize.sh" "$top/testsuite/gpu/gen_gpu.sh" \
    "$top/testsuite/gpu/run2-seeds.txt" \
    "$top/testsuite/gpu/check_transpose.py" "$top/bench/run.py" "$top/bench/ab.py" "$top/bench/gemm.py" "$top/bench/gemm_fp8.py" "$top/bench/gemm_epilogue.py" "$top/bench/gemm_grouped.py" "$top/bench/tri_matmul.py" "$top/bench/attention.py" \
-   "$top/bench/compile_time.py" "$top/bench/sweep.py" "$out/"
+   "$top/bench/gemm_k.py" "$top/bench/compile_time.py" "$top/bench/sweep.py" "$out/"
 mkdir -p "$out/examples"
 cp "$top"/examples/*.tlx "$out/examples/"
 # the Python package over libtlxrt built as a shared library (it compiles

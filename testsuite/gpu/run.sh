@@ -174,6 +174,11 @@ for c in cubin/matmul.cubin cubin/gemm-128x256x64-s4-w8.cubin cubin/gemm-128x128
 		t matmul $c $s
 	done
 done
+for c in cubin/ra-gemm-*.cubin; do
+	for s in "257 129 4100" "129 257 4098" "64 64 4097" "300 200 102" "1000 1000 4097"; do
+		t matmul $c $s
+	done
+done
 for o in 2 6 10 14; do
 	if TLX_TEST_OFFSET=$o ./examples_test matmul cubin/gemm-128x256x64-s4-w8.cubin 300 136 1001; then
 		pass=$((pass + 1)); else fail=$((fail + 1)); fi
