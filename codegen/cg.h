@@ -432,6 +432,11 @@ LLVMValueRef cg_fast(CgFn *fn, LLVMValueRef v);
 LLVMValueRef cg_ptr_add(CgFn *fn, Type *ptrty, Type *offty, LLVMValueRef p,
 			LLVMValueRef off);
 bool cg_memory_op(CgFn *fn, Op *op);     /* memory.c */
+bool cg_atomic_op(CgFn *fn, Op *op);     /* atomic.c */
+/* Runs what follows only where pred holds (NULL: everywhere) until
+ * cg_pred_end(fn, the block it returns). */
+LLVMBasicBlockRef cg_pred_begin(CgFn *fn, LLVMValueRef pred);
+void cg_pred_end(CgFn *fn, LLVMBasicBlockRef out);
 bool cg_reduce_op(CgFn *fn, Op *op);     /* reduce.c */
 bool cg_control_op(CgFn *fn, Op *op);    /* control.c */
 bool cg_shared_op(CgFn *fn, Op *op);     /* shared.c */
