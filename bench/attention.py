@@ -5,7 +5,8 @@
 # torch.  Runs on the GPU machine from the folder testsuite/gpu/build.sh
 # fills (cubin/attn-d{D}-c{CAUSAL}.cubin; -o1: OVERLAP = 1, two key
 # blocks in flight, FlashAttention-3's intra-warpgroup pipelining, for D
-# 64 and 128).  Written without a GPU at hand: not run yet.
+# 64 and 128; -o1p: that and PINGPONG = 1, the two consumers taking turns
+# at the tensor cores).  Written without a GPU at hand: not run yet.
 #
 #   python3 attention.py [OUT_JSON]
 import json, math, os, sys, time
@@ -26,7 +27,7 @@ SHAPES = [(4, 32, 32, 4096, 128), (4, 32, 32, 4096, 64), (4, 32, 32, 4096, 256),
 
 
 VARIANTS = [("attention_fwd", ""), ("attention_fwd_dyn", ""),
-            ("attention_fwd", "-o1"), ("attention_fwd_dyn", "-o1")]
+            ("attention_fwd", "-o1"), ("attention_fwd_dyn", "-o1"), ("attention_fwd", "-o1p")]
 
 
 def kernel(D, causal, name, variant=""):

@@ -25,7 +25,11 @@
  * names one barrier that every program arrives on: it counts once for
  * every program of the cluster.  One that depends on the program
  * (`cluster_rank() ^ 1`) is taken to name a different program from each,
- * as a release on the peer's barrier does: it counts once.
+ * as a release on the peer's barrier does: it counts once.  Likewise an
+ * arrive of a replicated task on an element of the array that depends on
+ * the replica (`turn[1 - r]`: each hands a turn to the other) is taken
+ * to name a different element from each replica: it counts once, not
+ * once per replica.
  * Requires: tile-level IR.  Changes nothing.  Counters: barriers.
  */
 #include "passes/passes.h"
@@ -40,6 +44,7 @@ typedef struct Use {
 	bool remote;      /* an arrive with `cta:` */
 	int64_t count;
 	bool tx;          /* a CLC request completing bytes on it */
+	bool by_replica;  /* the element depends on the task's replica */
 } Use;
 
 typedef struct Cb {
@@ -79,6 +84,24 @@ varies(Func *f, Value v, int depth)
 	return false;
 }
 
+/* Whether v depends on the task's replica index (deep expressions are
+ * taken not to). */
+static bool
+on_replica(Func *f, Value v, int depth)
+{
+	Op *d = ir_val(f, v)->def;
+	uint32_t i;
+
+	if (!d || depth > 16)
+		return false;
+	if (d->kind == OP_TASK_REPLICA)
+		return true;
+	for (i = 0; i < d->nopnds; i++)
+		if (on_replica(f, d->opnds[i], depth + 1))
+			return true;
+	return false;
+}
+
 static void
 collect(Cb *c, Block *b, int agent)
 {
@@ -89,7 +112,11 @@ collect(Cb *c, Block *b, int agent)
 		if ((op->kind == OP_MBAR_WAIT || op->kind == OP_MBAR_ARRIVE) &&
 		    (a = alloc_of(c->f, op->opnds[0]))) {
 			Use u = { a, agent, op, op->kind == OP_MBAR_WAIT, false,
-				  attr_int(&op->attrs, "count", 1), false };
+				  attr_int(&op->attrs, "count", 1), false, false };
+			Op *at = ir_val(c->f, op->opnds[0])->def;
+
+			u.by_replica = at && at->kind == OP_MBAR_AT && at->nopnds > 1 &&
+				       on_replica(c->f, at->opnds[1], 0);
 
 			if (op->kind == OP_MBAR_ARRIVE && op->nopnds > 1) {
 				u.remote = true;
@@ -100,7 +127,7 @@ collect(Cb *c, Block *b, int agent)
 		}
 		if (op->kind == OP_CLC_TRY_CANCEL && op->nopnds == 2 &&
 		    (a = alloc_of(c->f, op->opnds[1]))) {
-			Use u = { a, agent, op, false, false, 0, true };
+			Use u = { a, agent, op, false, false, 0, true, false };
 
 			vec_push(c->pc->scratch, &c->uses, u);
 		}
@@ -170,8 +197,9 @@ check(Cb *c, Op *alloc)
 				first_wait = u->op;
 		} else if (!per[u->agent][u->remote]) {
 			/* once per phase, by every instance of a merged task */
-			per[u->agent][u->remote] = u->count * (u->agent ? attr_int(
-				&c->task[u->agent]->attrs, "replicas", 1) : 1);
+			per[u->agent][u->remote] = u->count * (u->agent &&
+				!u->by_replica ? attr_int(&c->task[u->agent]->attrs,
+							  "replicas", 1) : 1);
 			if (!first_arrive)
 				first_arrive = u->op;
 		}

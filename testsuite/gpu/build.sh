@@ -184,7 +184,8 @@ for c in "128 256 128 3" "128 128 128 4" "128 256 64 6"; do
 done
 # examples/attention_fwd.tlx (a TMA producer, two consumer warpgroups, P
 # in registers for the second wgmma) at head dims 64, 128 and 256, causal
-# or not; with OVERLAP = 1 (two key blocks in flight) at 64 and 128
+# or not; with OVERLAP = 1 (two key blocks in flight), and that with
+# PINGPONG = 1 (the consumers take turns), at 64 and 128
 for c in "64 0" "64 1" "128 0" "128 1" "256 0" "256 1"; do
 	set -- $c
 	"$tlxc" $t -D D=$1 -D CAUSAL=$2 "$top/examples/attention_fwd.tlx" \
@@ -192,6 +193,8 @@ for c in "64 0" "64 1" "128 0" "128 1" "256 0" "256 1"; do
 	[ "$1" = 256 ] && continue
 	"$tlxc" $t -D D=$1 -D CAUSAL=$2 -D OVERLAP=1 "$top/examples/attention_fwd.tlx" \
 		-o "$out/cubin/attn-d$1-c$2-o1.cubin"
+	"$tlxc" $t -D D=$1 -D CAUSAL=$2 -D OVERLAP=1 -D PINGPONG=1 \
+		"$top/examples/attention_fwd.tlx" -o "$out/cubin/attn-d$1-c$2-o1p.cubin"
 done
 # a deliberately wrong pipe protocol, built with --debug-barriers (run.sh
 # expects its report and a trap, not a hang)

@@ -149,6 +149,7 @@ for d in 64 128 256; do
 			[ $d = 256 ] && continue
 			t attention cubin/attn-d$d-c$c-o1.cubin $s $d $c
 			t attention cubin/attn-d$d-c$c-o1.cubin $s $d $c attention_fwd_dyn
+			t attention cubin/attn-d$d-c$c-o1p.cubin $s $d $c
 		done
 	done
 done
