@@ -21,7 +21,7 @@
 #
 # Each tlx and Triton figure is the best of its configurations at that
 # shape (what an autotuner would pick); times are medians of CUDA events.
-import glob, json, os, subprocess, sys, tempfile, time
+import glob, json, os, sys, tempfile, time
 import tlxbench  # runs tlx kernels through the Python package (TLX_BENCH_C=1: bench_kernels)
 
 os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp())
@@ -47,16 +47,8 @@ def ours(cubin, M, N, K):
            ["gemm", cubin, "gemm_static"] if base.startswith("static-") else
            ["gemm", cubin, "gemm_persistent"] if base.startswith("dyn-") else
            ["gemm", cubin, "gemm_pingpong"] if base.startswith("pp-") else ["matmul", cubin])
-    try:
-        p = subprocess.run(tlxbench.command(here) + cmd + [str(M), str(N), str(K)],
-                           capture_output=True, text=True, timeout=60)
-    except subprocess.TimeoutExpired:
-        print("bench_kernels timed out:", cubin, M, N, K, flush=True)
-        return None
-    if p.returncode != 0:
-        print("bench_kernels failed:", cubin, p.stderr.strip()[:300], flush=True)
-        return None
-    return json.loads(p.stdout.strip().splitlines()[-1])["TFLOPs"]
+    r = tlxbench.run(cmd + [M, N, K], here, timeout=60)
+    return r and r["TFLOPs"]
 
 
 def best_of(paths, M, N, K):

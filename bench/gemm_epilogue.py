@@ -6,7 +6,7 @@
 # (cubin/ws-*.cubin, cubin/ep-*.cubin).
 #
 #   python3 gemm_epilogue.py [OUT_JSON]
-import glob, json, os, subprocess, sys, time
+import glob, json, os, sys, time
 import tlxbench  # runs tlx kernels through the Python package (TLX_BENCH_C=1: bench_kernels)
 
 import torch
@@ -17,12 +17,8 @@ SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 1024, 4096), (2048, 204
 
 
 def ours(mode, cubin, kernel, M, N, K):
-    p = subprocess.run(tlxbench.command(here) + [mode, cubin, kernel,
-                        str(M), str(N), str(K)], capture_output=True, text=True)
-    if p.returncode != 0:
-        print("bench_kernels failed:", cubin, p.stderr.strip()[:300], flush=True)
-        return None
-    return json.loads(p.stdout.strip().splitlines()[-1])["TFLOPs"]
+    r = tlxbench.run([mode, cubin, kernel, M, N, K], here, timeout=600)
+    return r and r["TFLOPs"]
 
 
 res = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,

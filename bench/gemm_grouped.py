@@ -16,7 +16,7 @@
 # Each tlx figure is the best of its configurations; times are medians of
 # CUDA events (bench_kernels for tlx, triton.testing.do_bench for torch).
 # TFLOP/s count 2 * rows * N * K (2 * M * N * sum K_g) over all groups.
-import glob, json, os, random, subprocess, sys, time
+import glob, json, os, random, sys, time
 import tlxbench  # runs tlx kernels through the Python package (TLX_BENCH_C=1: bench_kernels)
 
 import torch
@@ -41,31 +41,14 @@ CASES = [("uniform", 64, 4096, 2048, 4096), ("uniform", 64, 4096, 4096, 2048),
 def ours(cubin, rows, N, K):
     base = os.path.basename(cubin)[:-6]
     bm, bn = (int(x) for x in base.split("-")[2].split("x")[:2])
-    try:
-        p = subprocess.run(tlxbench.command(here) + ["grouped", cubin, "gemm_grouped",
-                            str(N), str(K), str(bm), str(bn), ",".join(map(str, rows))],
-                           capture_output=True, text=True, timeout=120)
-    except subprocess.TimeoutExpired:
-        print("bench_kernels timed out:", cubin, flush=True)
-        return None
-    if p.returncode != 0:
-        print("bench_kernels failed:", cubin, p.stderr.strip()[:300], flush=True)
-        return None
-    return json.loads(p.stdout.strip().splitlines()[-1])["ms"]
+    r = tlxbench.run(["grouped", cubin, "gemm_grouped", N, K, bm, bn, ",".join(map(str, rows))],
+                     here)
+    return r and r["ms"]
 
 
 def ours_k(cubin, M, N, ks):
-    try:
-        p = subprocess.run(tlxbench.command(here) + ["grouped_k", cubin, "gemm_grouped_k",
-                            str(M), str(N), ",".join(map(str, ks))],
-                           capture_output=True, text=True, timeout=120)
-    except subprocess.TimeoutExpired:
-        print("bench_kernels timed out:", cubin, flush=True)
-        return None
-    if p.returncode != 0:
-        print("bench_kernels failed:", cubin, p.stderr.strip()[:300], flush=True)
-        return None
-    return json.loads(p.stdout.strip().splitlines()[-1])["ms"]
+    r = tlxbench.run(["grouped_k", cubin, "gemm_grouped_k", M, N, ",".join(map(str, ks))], here)
+    return r and r["ms"]
 
 
 def ks_of(kind, G, kmax, seed):

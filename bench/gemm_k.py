@@ -7,7 +7,7 @@
 # the folder testsuite/gpu/build.sh fills.
 #
 #   python3 gemm_k.py [OUT_JSON]
-import json, os, subprocess, sys, tempfile, time
+import json, os, sys, tempfile, time
 import tlxbench
 
 os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp())
@@ -21,12 +21,8 @@ CFGS = ["128x256x64-s4-w8", "128x128x64-s3-w4"]
 
 
 def ours(cubin, M, N, K):
-    p = subprocess.run(tlxbench.command(here) + ["matmul", cubin, str(M), str(N), str(K)],
-                       capture_output=True, text=True, timeout=300)
-    if p.returncode != 0:
-        print("bench_kernels failed:", cubin, p.stderr.strip()[:300], flush=True)
-        return None
-    return json.loads(p.stdout.strip().splitlines()[-1])["TFLOPs"]
+    r = tlxbench.run(["matmul", cubin, M, N, K], here, timeout=300)
+    return r and r["TFLOPs"]
 
 
 res = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,

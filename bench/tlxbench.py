@@ -34,6 +34,23 @@ def command(where=here):
     return [sys.executable, os.path.join(where, "tlxbench.py")]
 
 
+def run(args, where=here, timeout=120):
+    """Runs the driver (command(where)) with args; its JSON result line as a
+    dict, or None after saying why (a failure or a timeout)."""
+    import json
+    import subprocess
+    try:
+        p = subprocess.run(command(where) + [str(a) for a in args], capture_output=True,
+                           text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        print("bench: timed out:", " ".join(map(str, args)), flush=True)
+        return None
+    if p.returncode != 0:
+        print("bench: failed:", " ".join(map(str, args[:2])), p.stderr.strip()[:300], flush=True)
+        return None
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
 def setup():
     """The package from the tree or the folder testsuite/gpu/build.sh fills
     (python/, lib/libtlxrt.so, tlxc)."""
