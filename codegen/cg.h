@@ -412,6 +412,10 @@ LLVMValueRef cg_cmp_val(CgFn *fn, const char *pred, Type *ety,
 bool cg_convert_op(CgFn *fn, Op *op);    /* convert.c: cvt, bitcast */
 LLVMValueRef cg_cvt(CgFn *fn, Type *to, Type *from, LLVMValueRef v);
 LLVMValueRef cg_math(CgFn *fn, OpKind k, Type *ety, LLVMValueRef x);
+/* sin or cos of a thread's n registers x at once into out (dup: the
+ * replicated ones); false where the per-element path applies. */
+bool cg_trig_tile(CgFn *fn, OpKind k, Type *ety, LLVMValueRef *x, uint32_t n,
+		  uint32_t dup, LLVMValueRef *out);
 LLVMValueRef cg_fmod(CgFn *fn, LLVMValueRef a, LLVMValueRef b); /* fmod.c */
 bool cg_shape_op(CgFn *fn, Op *op);      /* shape.c */
 LLVMValueRef *cg_remat(CgFn *fn, Value v, const Layout *ly);

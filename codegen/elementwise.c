@@ -473,7 +473,9 @@ cg_elem_compute(CgFn *fn, Op *op, const Layout *ly)
 
 	for (j = 0; j < n; j++)
 		in[j] = cg_tile(fn, op->opnds[j], ly);
-	if (div_uniform(fn, op, in, ly, r))
+	if (div_uniform(fn, op, in, ly, r) ||
+	    (n == 1 && cg_trig_tile(fn, op->kind, ty_elem(ir_type(fn->f, op->opnds[0])),
+				    in[0], (uint32_t)ly_nregs(ly), dup, r)))
 		return r;
 	for (i = 0; i < (uint32_t)ly_nregs(ly); i++) {
 		if (i & dup) {

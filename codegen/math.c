@@ -276,6 +276,55 @@ reduce_fn(Cg *cg)
 	return F;
 }
 
+/* k = rint(x * 2/pi) and x - k pi/2 in three fmas (*r), k (*q): exact
+ * enough below 1e5, where k * pi/2 needs at most 17 bits of k. */
+static void
+trig_reduce_small(CgFn *fn, LLVMValueRef x, LLVMValueRef *r, LLVMValueRef *q)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	LLVMValueRef k = call1(fn, "llvm.rint", true,
+			       mul(fn, x, fc(cg, 0.6366197723675814)));
+	LLVMValueRef nk = LLVMBuildFNeg(B, k, ""), v;
+
+	v = fma3(fn, nk, fc(cg, 1.5707963705062866), x);
+	v = fma3(fn, nk, fc(cg, -4.371138828673793e-08), v);
+	v = fma3(fn, nk, fc(cg, -1.7151245100058819e-15), v);
+	/* k = 0: x itself (the fmas make -0 into +0) */
+	*r = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOEQ, k, fc(cg, 0), ""),
+			     x, v, "");
+	*q = LLVMBuildFPToSI(B, k, cg->t_i32, "");
+}
+
+/* sin (or cos) from the reduced argument r, |r| <= pi/4, and its
+ * quadrant q: the Cephes polynomials and the quadrant's choice of sin or
+ * cos and sign. */
+static LLVMValueRef
+trig_finish(CgFn *fn, LLVMValueRef r, LLVMValueRef q, bool is_cos)
+{
+	static const double sc[] = { -1.6666654611e-1, 8.3321608736e-3,
+				     -1.9515295891e-4 };
+	static const double cc[] = { 4.166664568298827e-2,
+				     -1.388731625493765e-3,
+				     2.443315711809948e-5 };
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	LLVMValueRef z = mul(fn, r, r), s, c, swap, neg, res;
+
+	s = fma3(fn, mul(fn, z, r), poly(fn, z, sc, 3), r);
+	/* sin(-0) = -0, which the fma would make +0 */
+	s = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOEQ, r, fc(cg, 0), ""),
+			    r, s, "");
+	c = fma3(fn, mul(fn, z, z), poly(fn, z, cc, 3),
+		 fma3(fn, z, fc(cg, -0.5), fc(cg, 1)));
+	if (is_cos)
+		q = LLVMBuildAdd(B, q, cg_i32(cg, 1), "");
+	swap = LLVMBuildTrunc(B, q, cg->t_i1, "");
+	neg = LLVMBuildTrunc(B, LLVMBuildLShr(B, q, cg_i32(cg, 1), ""), cg->t_i1, "");
+	res = LLVMBuildSelect(B, swap, c, s, "");
+	return LLVMBuildSelect(B, neg, LLVMBuildFNeg(B, res, ""), res, "");
+}
+
 /* __tlx_sin_f32 and __tlx_cos_f32: k = rint(x * 2/pi) and a three-part
  * fma reduction below 1e5 (where k * pi/2 needs at most 17 bits of k),
  * Payne-Hanek above (a call of __tlx_trig_reduce_f32), then the Cephes
@@ -286,17 +335,12 @@ reduce_fn(Cg *cg)
 static LLVMValueRef
 trig_fn(Cg *cg, bool is_cos)
 {
-	static const double sc[] = { -1.6666654611e-1, 8.3321608736e-3,
-				     -1.9515295891e-4 };
-	static const double cc[] = { 4.166664568298827e-2,
-				     -1.388731625493765e-3,
-				     2.443315711809948e-5 };
 	const char *name = is_cos ? "__tlx_cos_f32" : "__tlx_sin_f32";
 	LLVMValueRef F = LLVMGetNamedFunction(cg->M, name);
 	LLVMTypeRef ft = LLVMFunctionType(cg->t_f32, &cg->t_f32, 1, 0);
 	LLVMBuilderRef B, saved = cg->B;
 	LLVMBasicBlockRef entry, fast, slow, join, from[2];
-	LLVMValueRef x, ax, k, nk, r, r2, q, q2, z, s, c, swap, neg, res, v[2], rf;
+	LLVMValueRef x, ax, r, r2, q, q2, v[2], rf;
 	CgFn tmp = { .cg = cg };
 
 	if (F)
@@ -323,15 +367,7 @@ trig_fn(Cg *cg, bool is_cos)
 			slow, fast);
 
 	LLVMPositionBuilderAtEnd(B, fast);
-	k = call1(&tmp, "llvm.rint", true, mul(&tmp, x, fc(cg, 0.6366197723675814)));
-	nk = LLVMBuildFNeg(B, k, "");
-	r = fma3(&tmp, nk, fc(cg, 1.5707963705062866), x);
-	r = fma3(&tmp, nk, fc(cg, -4.371138828673793e-08), r);
-	r = fma3(&tmp, nk, fc(cg, -1.7151245100058819e-15), r);
-	/* k = 0: x itself (the fmas make -0 into +0) */
-	r = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOEQ, k, fc(cg, 0), ""),
-			    x, r, "");
-	q = LLVMBuildFPToSI(B, k, cg->t_i32, "");
+	trig_reduce_small(&tmp, x, &r, &q);
 	LLVMBuildBr(B, join);
 
 	LLVMPositionBuilderAtEnd(B, slow);
@@ -352,22 +388,115 @@ trig_fn(Cg *cg, bool is_cos)
 	v[1] = q2;
 	q = LLVMBuildPhi(B, cg->t_i32, "q");
 	LLVMAddIncoming(q, v, from, 2);
-	z = mul(&tmp, r, r);
-	s = fma3(&tmp, mul(&tmp, z, r), poly(&tmp, z, sc, 3), r);
-	/* sin(-0) = -0, which the fma would make +0 */
-	s = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOEQ, r, fc(cg, 0), ""),
-			    r, s, "");
-	c = fma3(&tmp, mul(&tmp, z, z), poly(&tmp, z, cc, 3),
-		 fma3(&tmp, z, fc(cg, -0.5), fc(cg, 1)));
-	if (is_cos)
-		q = LLVMBuildAdd(B, q, cg_i32(cg, 1), "");
-	swap = LLVMBuildTrunc(B, q, cg->t_i1, "");
-	neg = LLVMBuildTrunc(B, LLVMBuildLShr(B, q, cg_i32(cg, 1), ""), cg->t_i1, "");
-	res = LLVMBuildSelect(B, swap, c, s, "");
-	LLVMBuildRet(B, LLVMBuildSelect(B, neg, LLVMBuildFNeg(B, res, ""), res, ""));
+	LLVMBuildRet(B, trig_finish(&tmp, r, q, is_cos));
 	LLVMDisposeBuilder(B);
 	cg->B = saved;
 	return F;
+}
+
+/* sin or cos of a thread's registers x[0 .. n) at once (those in dup are
+ * copies): the small-argument reduction of every one inline, then, only
+ * where one of them is at least 1e5 (or not finite), a loop over local
+ * arrays that reduces those with __tlx_trig_reduce_f32 -- one call site
+ * per tile instead of one per element (a tile of 128 sin and 128 cos a
+ * thread took ptxas about 2 s with those), then the polynomials.  False
+ * where the per-element functions stay (fast math, -O0: the host test's,
+ * one register). */
+bool
+cg_trig_tile(CgFn *fn, OpKind k, Type *e, LLVMValueRef *x, uint32_t n,
+	     uint32_t dup, LLVMValueRef *out)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	LLVMTypeRef at, i32 = cg->t_i32;
+	LLVMValueRef *xs, *r, *q, *rs, *qs, any = NULL, big, arr[3], ix[2], xj, rf;
+	LLVMValueRef rq, p, iv[2];
+	LLVMTypeRef qt = LLVMArrayType2(i32, n);
+	LLVMBasicBlockRef slow, join, call, next, from[2];
+	CgLoop loop;
+	uint32_t i;
+
+	if ((k != OP_SIN && k != OP_COS) || cg->o->fast_math || cg->o->olevel == 0 ||
+	    n < 2 || (e->kind != TY_F32 && e->kind != TY_F16 && e->kind != TY_BF16))
+		return false;
+	xs = arena_alloc(fn->a, 5 * n * sizeof *xs);
+	r = xs + n;
+	q = r + n;
+	rs = q + n;   /* the slow path's r and q */
+	qs = rs + n;
+	for (i = 0; i < n; i++) {
+		if (i & dup)
+			continue;
+		xs[i] = cg_widen(fn, e, x[i]);
+		big = LLVMBuildFCmp(B, LLVMRealUGE, call1(fn, "llvm.fabs", true, xs[i]),
+				    fc(cg, 1e5), "");
+		any = any ? LLVMBuildOr(B, any, big, "") : big;
+		trig_reduce_small(fn, xs[i], &r[i], &q[i]);
+	}
+	slow = cg_new_block(fn, "trig.big");
+	join = cg_new_block(fn, "trig.join");
+	from[0] = LLVMGetInsertBlock(B);
+	LLVMBuildCondBr(B, any, slow, join);
+	LLVMPositionBuilderAtEnd(B, slow);
+	at = LLVMArrayType2(cg->t_f32, n);
+	arr[0] = LLVMBuildAlloca(fn->Balloca, at, "trig.x");
+	arr[1] = LLVMBuildAlloca(fn->Balloca, at, "trig.r");
+	arr[2] = LLVMBuildAlloca(fn->Balloca, qt, "trig.q");
+	ix[0] = cg_i32(cg, 0);
+	for (i = 0; i < n; i++) {
+		if (i & dup)
+			continue;
+		ix[1] = cg_i32(cg, i);
+		LLVMBuildStore(B, xs[i], LLVMBuildGEP2(B, at, arr[0], ix, 2, ""));
+		LLVMBuildStore(B, r[i], LLVMBuildGEP2(B, at, arr[1], ix, 2, ""));
+		LLVMBuildStore(B, q[i], LLVMBuildGEP2(B, qt, arr[2], ix, 2, ""));
+	}
+	ix[1] = cg_loop_begin(fn, &loop, "trig");
+	xj = LLVMBuildLoad2(B, cg->t_f32, LLVMBuildGEP2(B, at, arr[0], ix, 2, ""), "");
+	call = cg_new_block(fn, "trig.call");
+	next = cg_new_block(fn, "trig.next");
+	LLVMBuildCondBr(B, LLVMBuildFCmp(B, LLVMRealUGE, call1(fn, "llvm.fabs", true, xj),
+					 fc(cg, 1e5), ""), call, next);
+	LLVMPositionBuilderAtEnd(B, call);
+	rf = reduce_fn(cg);
+	p = LLVMBuildCall2(B, LLVMGlobalGetValueType(rf), rf, &xj, 1, "");
+	rq = LLVMBuildExtractValue(B, p, 1, "");
+	p = LLVMBuildExtractValue(B, p, 0, "");
+	LLVMBuildStore(B, p, LLVMBuildGEP2(B, at, arr[1], ix, 2, ""));
+	LLVMBuildStore(B, rq, LLVMBuildGEP2(B, qt, arr[2], ix, 2, ""));
+	LLVMBuildBr(B, next);
+	LLVMPositionBuilderAtEnd(B, next);
+	cg_loop_end(fn, &loop, n);
+	from[1] = LLVMGetInsertBlock(B);
+	for (i = 0; i < n; i++) {
+		if (i & dup)
+			continue;
+		ix[1] = cg_i32(cg, i);
+		rs[i] = LLVMBuildLoad2(B, cg->t_f32, LLVMBuildGEP2(B, at, arr[1], ix, 2, ""),
+				       "");
+		qs[i] = LLVMBuildLoad2(B, i32, LLVMBuildGEP2(B, qt, arr[2], ix, 2, ""), "");
+	}
+	LLVMBuildBr(B, join);
+	LLVMPositionBuilderAtEnd(B, join);
+	for (i = 0; i < n; i++) {
+		if (i & dup)
+			continue;
+		iv[0] = r[i];
+		iv[1] = rs[i];
+		r[i] = LLVMBuildPhi(B, cg->t_f32, "");
+		LLVMAddIncoming(r[i], iv, from, 2);
+		iv[0] = q[i];
+		iv[1] = qs[i];
+		q[i] = LLVMBuildPhi(B, i32, "");
+		LLVMAddIncoming(q[i], iv, from, 2);
+	}
+	for (i = 0; i < n; i++)
+		if (!(i & dup))
+			out[i] = cg_narrow(fn, e, trig_finish(fn, r[i], q[i], k == OP_COS));
+	for (i = 0; i < n; i++)
+		if (i & dup)
+			out[i] = out[i & ~dup];
+	return true;
 }
 
 static LLVMValueRef

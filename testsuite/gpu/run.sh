@@ -226,6 +226,17 @@ tr() {
 	if [ $ok = 1 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 }
 for n in 1000 1024 33; do tr transpose_smem $n; tr transpose_pad $n; tr transpose_tasks $n; done
+# sin and cos of tiles (the small reduction inline, the large one in a
+# loop of its own): the GPU's values within 2 ulp of the simulator's
+for sc in 1 10000 1000000 1e30 3e4; do
+	ok=1
+	for d in cuda sim; do
+		./rtrun -d $d -w 2:/tmp/trig.$d cubin/trig.cubin trig buf:f32:10007:rand \
+			buf:f32:20014:poison i32:10007 f32:$sc >/dev/null || ok=0
+	done
+	python3 check_ulp.py /tmp/trig.cuda /tmp/trig.sim 2 || ok=0
+	if [ $ok = 1 ]; then pass=$((pass + 1)); else echo "FAIL: trig at scale $sc"; fail=$((fail + 1)); fi
+done
 # clusters of 2 (rank 0 multicasts a box to both CTAs, rank 1 arrives on
 # rank 0's barrier): the GPU's output is the simulator's, byte for byte
 ok=1
