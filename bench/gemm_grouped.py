@@ -70,6 +70,19 @@ def best(paths, rows, N, K, run=None):
     return b
 
 
+def record(r, fl, d, s, loop, gmm):
+    """One row: the dynamic (d) and static (s) best (ms, config) against the
+    cuBLAS loop and torch._grouped_mm (TFLOP/s), fl GFLOP in all."""
+    r.update({"dynamic": fl / d[0] if d[0] else None, "dynamic_cfg": d[1],
+              "static": fl / s[0] if s[0] else None, "static_cfg": s[1],
+              "cublas_loop": loop, "grouped_mm": gmm})
+    r["dynamic/static"] = r["dynamic"] / r["static"] if d[0] and s[0] else None
+    r["dynamic/cublas_loop"] = r["dynamic"] / loop if d[0] else None
+    r["dynamic/grouped_mm"] = r["dynamic"] / gmm if d[0] and gmm else None
+    res["rows"].append(r)
+    print(json.dumps(r), flush=True)
+
+
 def med(fn):
     return do_bench(fn, warmup=10, rep=200, return_mode="median")
 
@@ -102,17 +115,8 @@ for kind, G, mmax, N, K in CASES:
                 print("torch._grouped_mm:", str(e)[:200], flush=True)
     del a, b, parts
     torch.cuda.empty_cache()
-    d = best(dyn, rows, N, K)
-    s = best(sta, rows, N, K)
-    r = {"case": f"{kind} G={G} rows<={mmax} N={N} K={K}", "rows": total,
-         "dynamic": fl / d[0] if d[0] else None, "dynamic_cfg": d[1],
-         "static": fl / s[0] if s[0] else None, "static_cfg": s[1],
-         "cublas_loop": loop, "grouped_mm": gmm}
-    r["dynamic/static"] = r["dynamic"] / r["static"] if d[0] and s[0] else None
-    r["dynamic/cublas_loop"] = r["dynamic"] / loop if d[0] else None
-    r["dynamic/grouped_mm"] = r["dynamic"] / gmm if d[0] and gmm else None
-    res["rows"].append(r)
-    print(json.dumps(r), flush=True)
+    record({"case": f"{kind} G={G} rows<={mmax} N={N} K={K}", "rows": total}, fl,
+           best(dyn, rows, N, K), best(sta, rows, N, K), loop, gmm)
 # gemm_grouped_k: (kind, G, KMAX, M, N)
 KCASES = [("skewed", 32, 16384, 1024, 1024), ("uniform", 32, 8192, 1024, 1024),
           ("skewed", 64, 16384, 2048, 2048), ("uniform", 8, 8192, 4096, 4096)]
@@ -139,17 +143,8 @@ for kind, G, kmax, M, N in KCASES:
                 print("torch._grouped_mm (K groups):", str(e)[:200], flush=True)
     del a, b, parts
     torch.cuda.empty_cache()
-    d = best(dyn, M, N, ks, ours_k)
-    s = best(sta, M, N, ks, ours_k)
-    r = {"case": f"K groups {kind} G={G} K<={kmax} M={M} N={N}", "K": koffs[-1],
-         "dynamic": fl / d[0] if d[0] else None, "dynamic_cfg": d[1],
-         "static": fl / s[0] if s[0] else None, "static_cfg": s[1],
-         "cublas_loop": loop, "grouped_mm": gmm}
-    r["dynamic/static"] = r["dynamic"] / r["static"] if d[0] and s[0] else None
-    r["dynamic/cublas_loop"] = r["dynamic"] / loop if d[0] else None
-    r["dynamic/grouped_mm"] = r["dynamic"] / gmm if d[0] and gmm else None
-    res["rows"].append(r)
-    print(json.dumps(r), flush=True)
+    record({"case": f"K groups {kind} G={G} K<={kmax} M={M} N={N}", "K": koffs[-1]}, fl,
+           best(dyn, M, N, ks, ours_k), best(sta, M, N, ks, ours_k), loop, gmm)
 if len(sys.argv) > 1:
     with open(sys.argv[1], "w") as f:
         json.dump(res, f, indent=1)
