@@ -124,6 +124,18 @@ cg_view_dim_off(CgFn *fn, const SmemView *w, int d, LLVMValueRef x)
 	return LLVMBuildMul(B, x, cg_i32(cg, cg_view_dim_bytes(w, d, 1)), "");
 }
 
+/* Bytes per unit of a slice's or an index's start along dim d: along a
+ * tiled view's columns the start is a whole number of strips
+ * (tiled_slice_ok), c columns then c * ebytes / tw strips of trows * tw
+ * bytes each. */
+static int64_t
+start_bytes(const SmemView *w, int d)
+{
+	if (w->tw && d == w->tc)
+		return (int64_t)w->ebytes * w->trows;
+	return cg_view_dim_bytes(w, d, 1);
+}
+
 /* A slice's offset along a tiled view's column dim moves by whole strips
  * only (the strips' offsets add then). */
 static bool
@@ -152,7 +164,7 @@ view_op(CgFn *fn, Op *op)
 				       "shared buffer");
 			return false;
 		}
-		advance(fn, w, op->opnds[1], cg_view_dim_bytes(src, 0, 1));
+		advance(fn, w, op->opnds[1], start_bytes(src, 0));
 		for (d = 0; d + 1 < src->rank; d++) {
 			w->shape[d] = src->shape[d + 1];
 			w->stride[d] = src->stride[d + 1];
@@ -169,8 +181,7 @@ view_op(CgFn *fn, Op *op)
 					       "start at a strip");
 				return false;
 			}
-			advance(fn, w, op->opnds[i],
-				cg_view_dim_bytes(src, (int)i - 1, 1));
+			advance(fn, w, op->opnds[i], start_bytes(src, (int)i - 1));
 		}
 		{
 			Type *rt = ir_type(fn->f, op->res[0]);
