@@ -157,22 +157,54 @@ mul(Axis *r, const Axis *a, const Axis *b, int rank)
 	}
 }
 
-/* (a op b) for a compare: constant over aligned blocks where one side is
- * contiguous and the other constant (offs < n). */
-static void
-cmp(Axis *r, const Axis *a, const Axis *b, int rank)
+/* The divisibility of every element of x: its run starts' where every
+ * element starts a run (no dim has runs longer than 1), else 1. */
+static int64_t
+elem_div(const Axis *x, int rank)
 {
+	int d;
+
+	for (d = 0; d < rank; d++)
+		if (x->contig[d] > 1)
+			return 1;
+	return x->div;
+}
+
+/* Aligned blocks of g elements along dim d on which x (contiguous) is
+ * start, start + 1, ..., start + g - 1 with start a multiple of g, and
+ * k (constant) a multiple of g: x < k and x >= k hold on all of a block
+ * or none (both sides multiples of g, no multiple in between).  x <= k,
+ * x > k, x == k and x != k change inside a block.  The g for dim d. */
+static int64_t
+cmp_block(const Axis *x, const Axis *k, int rank, int d)
+{
+	int e;
+
+	for (e = 0; e < rank; e++)
+		if (e != d && x->contig[e] > 1)
+			return 1;  /* x's run starts: not every run along d */
+	if (k->cnst[d] < MIN(x->contig[d], x->div))
+		return 1;
+	return MIN(MIN(x->contig[d], x->div), elem_div(k, rank));
+}
+
+/* (a op b) for a compare: constant where both sides are, and over the
+ * blocks of cmp_block where a contiguous side is below a constant one
+ * (offs < n, or n > offs). */
+static void
+cmp(Axis *r, const Axis *a, const Axis *b, int rank, const char *pred)
+{
+	bool lt = pred && (!strcmp(pred, "lt") || !strcmp(pred, "ge"));
+	bool gt = pred && (!strcmp(pred, "gt") || !strcmp(pred, "le"));
 	int d;
 
 	for (d = 0; d < rank; d++) {
 		int64_t c = MIN(a->cnst[d], b->cnst[d]);
-		int64_t g1 = MIN(MIN(a->contig[d], a->div), b->div);
-		int64_t g2 = MIN(MIN(b->contig[d], b->div), a->div);
 
-		if (b->cnst[d] >= g1)
-			c = MAX(c, g1);
-		if (a->cnst[d] >= g2)
-			c = MAX(c, g2);
+		if (lt)
+			c = MAX(c, cmp_block(a, b, rank, d));
+		if (gt)
+			c = MAX(c, cmp_block(b, a, rank, d));
 		r->cnst[d] = c;
 	}
 }
@@ -311,6 +343,38 @@ shape_op(AxCtx *c, Op *op, Axis *r, const Axis *a)
 		r->div = 1;
 }
 
+/* An integer conversion: to i1 is x != 0; narrowing keeps the facts
+ * modulo the width; widening keeps a run only where it cannot wrap (a
+ * run of an i8 from 120 to 127 goes on at -128): runs no longer than
+ * the divisibility of their starts end at a multiple of it, and the wrap
+ * (2^7 for i8, 2^8 for u8) is one where that is at most the wrap. */
+static void
+cvt_int(Axis *r, const Axis *a, Type *to, Type *from, int rank)
+{
+	int nb = ty_bits(from), d;
+	int64_t wrap;
+
+	if (to->kind == TY_I1) {
+		for (d = 0; d < rank; d++)
+			r->cnst[d] = a->cnst[d];
+		if (a->has_known) {
+			r->known = a->known != 0;
+			r->has_known = true;
+		}
+		return;
+	}
+	*r = *a;
+	if (ty_bits(to) < 62)
+		r->div = MIN(r->div, (int64_t)1 << ty_bits(to));
+	if (ty_bits(to) <= nb || nb >= 62)
+		return;
+	wrap = (int64_t)1 << (ty_is_unsigned_kind(from->kind) || from->kind == TY_I1
+			      ? nb : nb - 1);
+	for (d = 0; d < rank; d++)
+		if (a->contig[d] > MIN(a->div, wrap))
+			r->contig[d] = 1;
+}
+
 static void axis_block(AxCtx *c, Block *b);
 
 static void
@@ -372,13 +436,18 @@ axis_op(AxCtx *c, Op *op)
 	case OP_DIV: div_rem(r, a, b, rank, false); break;
 	case OP_REM: div_rem(r, a, b, rank, true); break;
 	case OP_SHL:
-		if (b->has_known && b->known >= 0 && b->known < 30) {
+		/* the amount is taken modulo the width (x << 15 of a u8 is
+		 * x << 7) */
+		if (b->has_known && ty_is_int(ty_elem(rt))) {
+			int64_t s = b->known & (ty_bits(ty_elem(rt)) - 1);
+
 			for (i = 0; i < (uint32_t)rank; i++)
 				r->cnst[i] = a->cnst[i];
-			r->div = MIN(run_div(r, a, rank) << b->known, AX_BIG);
+			if (s < 30)
+				r->div = MIN(run_div(r, a, rank) << s, AX_BIG);
 		}
 		break;
-	case OP_CMP: cmp(r, a, b, rank); break;
+	case OP_CMP: cmp(r, a, b, rank, attr_str(&op->attrs, "pred")); break;
 	case OP_AND: case OP_OR: case OP_XOR:
 		for (i = 0; i < (uint32_t)rank; i++)
 			r->cnst[i] = MIN(a->cnst[i], b->cnst[i]);
@@ -393,11 +462,8 @@ axis_op(AxCtx *c, Op *op)
 				c->ax[op->opnds[2]].cnst[i]));
 		break;
 	case OP_CVT:
-		if (ty_is_int(rt) && ty_is_int(ir_type(f, op->opnds[0]))) {
-			*r = *a;
-			if (ty_bits(rt) < 62)
-				r->div = MIN(r->div, (int64_t)1 << ty_bits(rt));
-		}
+		if (ty_is_int(rt) && ty_is_int(ir_type(f, op->opnds[0])))
+			cvt_int(r, a, ty_elem(rt), ty_elem(ir_type(f, op->opnds[0])), rank);
 		break;
 	case OP_PTR_ADD: ptr_add(c, op, r, a, b, rank); break;
 	case OP_SPLAT: case OP_BROADCAST: case OP_EXPAND_DIMS:

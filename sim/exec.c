@@ -629,6 +629,8 @@ exec(SimLaunch *L, SimCo *co, SimFrame *f, Op *op)
 			return false;
 		break;
 	}
+	if (L->axis)
+		sim_axis_check(L, act, op);
 	if (L->race)
 		sim_race_op(L, co, act, op);
 	top(co)->op = op->next;

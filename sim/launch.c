@@ -931,6 +931,7 @@ run(SimLaunch *L)
 	if (L->kern->kind == FN_KERNEL && ir_func_laid_out(L->kern)) {
 		sim_plan_check(L);
 		sim_race_init(L);
+		sim_axis_init(L);
 		L->o.check_fences = true;
 	}
 	schedule(L);

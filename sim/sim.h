@@ -507,6 +507,8 @@ typedef struct SimCounter {
 	int64_t n;
 } SimCounter;
 
+typedef struct SimAxis SimAxis;
+
 struct SimLaunch {
 	SimMem *mem;
 	Module *mod;
@@ -549,7 +551,12 @@ struct SimLaunch {
 	uint32_t *ret_out;   /* grid functions: the three results */
 	uint32_t nret_out;
 	SimRace *race;       /* laid-out kernels: race.c's launch state */
+	SimAxis *axis;       /* laid-out kernels: the facts axis.c checks */
 };
+
+/* axis.c: the axis analysis's facts, checked on each result */
+void sim_axis_init(SimLaunch *L);
+void sim_axis_check(SimLaunch *L, SimAct *act, Op *op);
 
 /* launch.c */
 TLX_NORETURN void sim_fault(SimLaunch *L, Op *op, const char *fmt, ...)
