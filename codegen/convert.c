@@ -305,6 +305,16 @@ bitcast(CgFn *fn, Type *to, Type *from, LLVMValueRef v)
 		return LLVMBuildPtrToInt(cg->B, v, lt, "");
 	if (LLVMTypeOf(v) == lt)
 		return v;
+	if ((to->kind == TY_F16 && from->kind == TY_BF16) ||
+	    (to->kind == TY_BF16 && from->kind == TY_F16)) {
+		/* through an opaque move of the bits: LLVM folds the two
+		 * types together and its instruction selection then fails on
+		 * what the fold leaves (a compare with zero of a bf16 bitcast
+		 * to f16 became "and bf16, 0x7fff") */
+		v = LLVMBuildBitCast(cg->B, v, cg->t_i16, "");
+		v = cg_asm(cg, cg->t_i16, "mov.b16 $0, $1;", "=h,h", &v, 1,
+			   false, false);
+	}
 	return LLVMBuildBitCast(cg->B, v, lt, "");
 }
 
