@@ -22,11 +22,9 @@
  *              (pointers: bytes);
  *   known      every element equals it.
  */
-#include "config.h"
-
 #include <string.h>
 
-#include "sim/sim.h"
+#include "sim.h"
 
 enum { AX_NARROW = 4 };  /* axis_at_bytes: 8, 4, 2, 1 */
 
