@@ -103,26 +103,6 @@ ax_param(AxCtx *c, Value v, int idx)
 	}
 }
 
-static void
-add_sub(Axis *r, const Axis *a, const Axis *b, int rank, bool sub)
-{
-	int d;
-
-	for (d = 0; d < rank; d++) {
-		int64_t c1 = MIN(a->contig[d], b->cnst[d]);
-		int64_t c2 = sub ? 1 : MIN(b->contig[d], a->cnst[d]);
-
-		r->contig[d] = MAX(c1, c2);
-		r->cnst[d] = MIN(a->cnst[d], b->cnst[d]);
-	}
-	r->div = MIN(a->div, b->div);
-	if (a->has_known && b->has_known) {
-		r->known = sub ? a->known - b->known : a->known + b->known;
-		r->has_known = true;
-		r->div = lowbit(r->known);
-	}
-}
-
 /* The divisibility of x's elements that start r's runs: x's own where
  * r keeps x's runs, else 1 (a run of x holds start + 1, start + 2, ...,
  * which the result's shorter runs start at too). */
@@ -135,6 +115,28 @@ run_div(const Axis *r, const Axis *x, int rank)
 		if (r->contig[d] < x->contig[d])
 			return 1;
 	return x->div;
+}
+
+static void
+add_sub(Axis *r, const Axis *a, const Axis *b, int rank, bool sub)
+{
+	int d;
+
+	for (d = 0; d < rank; d++) {
+		int64_t c1 = MIN(a->contig[d], b->cnst[d]);
+		int64_t c2 = sub ? 1 : MIN(b->contig[d], a->cnst[d]);
+
+		r->contig[d] = MAX(c1, c2);
+		r->cnst[d] = MIN(a->cnst[d], b->cnst[d]);
+	}
+	/* runs of the result shorter than an operand's start inside them
+	 * (range(4) + range(4) is 0, 2, 4, 6: runs of 1 from 2) */
+	r->div = MIN(run_div(r, a, rank), run_div(r, b, rank));
+	if (a->has_known && b->has_known) {
+		r->known = sub ? a->known - b->known : a->known + b->known;
+		r->has_known = true;
+		r->div = lowbit(r->known);
+	}
 }
 
 static void

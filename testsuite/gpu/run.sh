@@ -102,7 +102,7 @@ done
 # than programs (2100 x 1100: some programs take 2 tiles, most 1; 3000 and
 # 4096: several each, both consumers in turn)
 for c in cubin/pp-*.cubin; do
-	for s in "256 512 256" "200 296 104" "8 8 8" "136 264 8" "1000 1000 1000" "2100 1100 72" \
+	for s in "256 512 256" "200 296 104" "8 8 8" "136 264 8" "1000 1000 1000" "2100 1104 72" \
 		 "3000 3000 200" "4096 4096 512" "2048 512 4096"; do
 		t gemm $c gemm_pingpong $s
 	done
