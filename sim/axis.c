@@ -31,6 +31,10 @@ enum { AX_NARROW = 4 };  /* axis_at_bytes: 8, 4, 2, 1 */
 struct SimAxis {
 	const Axis *facts[2 + AX_NARROW];  /* proven, fast, narrow */
 	uint64_t ok[2 + AX_NARROW];        /* assumptions the arguments meet */
+	/* per value: the distinct facts to check (the sets whose
+	 * assumptions hold and that say more than the proven ones) */
+	const Axis *(*check)[2 + AX_NARROW];
+	uint8_t *ncheck;
 };
 
 static const int64_t narrow_bytes[AX_NARROW] = { 8, 4, 2, 1 };
@@ -61,28 +65,6 @@ satisfied(SimLaunch *L, const Assume *as)
 	return ok;
 }
 
-void
-sim_axis_init(SimLaunch *L)
-{
-	SimAxis *x = arena_alloc(&L->arena, sizeof *x);
-	Assume none, fast;
-	int i;
-
-	memset(&none, 0, sizeof none);
-	x->facts[0] = axis_compute(L->kern, &L->arena, &none);
-	x->ok[0] = ~0ull;
-	axis_pick_assumptions(L->kern, x->facts[0], &fast);
-	x->facts[1] = axis_compute(L->kern, &L->arena, &fast);
-	x->ok[1] = satisfied(L, &fast);
-	for (i = 0; i < AX_NARROW; i++) {
-		Assume n = axis_at_bytes(&fast, narrow_bytes[i]);
-
-		x->facts[2 + i] = axis_compute(L->kern, &L->arena, &n);
-		x->ok[2 + i] = satisfied(L, &n);
-	}
-	L->axis = x;
-}
-
 static bool
 trivial(const Axis *a, int rank)
 {
@@ -104,6 +86,57 @@ same_facts(const Axis *a, const Axis *b)
 	       a->has_known == b->has_known && (!a->has_known || a->known == b->known);
 }
 
+/* The facts to check on value v of type t: each set whose assumptions
+ * the launch meets and that says something no set before it says. */
+static void
+pick(SimAxis *x, uint32_t v, Type *t)
+{
+	int rank, k, j, n = 0;
+
+	if (!t || (t->kind != TY_TILE && !ty_is_int_kind(t->kind) &&
+		   t->kind != TY_PTR))
+		return;
+	rank = t->kind == TY_TILE ? t->rank : 0;
+	for (k = 0; k < 2 + AX_NARROW; k++) {
+		const Axis *a = &x->facts[k][v];
+
+		if ((a->deps & ~x->ok[k]) || trivial(a, rank))
+			continue;
+		for (j = 0; j < n && !same_facts(x->check[v][j], a); j++)
+			;
+		if (j == n)
+			x->check[v][n++] = a;
+	}
+	x->ncheck[v] = (uint8_t)n;
+}
+
+void
+sim_axis_init(SimLaunch *L)
+{
+	SimAxis *x = arena_alloc(&L->arena, sizeof *x);
+	Assume none, fast;
+	uint32_t v;
+	int i;
+
+	memset(&none, 0, sizeof none);
+	x->facts[0] = axis_compute(L->kern, &L->arena, &none);
+	x->ok[0] = ~0ull;
+	axis_pick_assumptions(L->kern, x->facts[0], &fast);
+	x->facts[1] = axis_compute(L->kern, &L->arena, &fast);
+	x->ok[1] = satisfied(L, &fast);
+	for (i = 0; i < AX_NARROW; i++) {
+		Assume n = axis_at_bytes(&fast, narrow_bytes[i]);
+
+		x->facts[2 + i] = axis_compute(L->kern, &L->arena, &n);
+		x->ok[2 + i] = satisfied(L, &n);
+	}
+	x->check = arena_alloc(&L->arena, L->kern->vals.n * sizeof *x->check);
+	x->ncheck = arena_alloc(&L->arena, L->kern->vals.n);
+	for (v = 0; v < L->kern->vals.n; v++)
+		pick(x, v, ir_type(L->kern, v));
+	L->axis = x;
+}
+
 typedef struct Elems {
 	const uint8_t *p;
 	int es;
@@ -116,10 +149,17 @@ typedef struct Elems {
 static uint64_t
 elem_bits(const Elems *e, int64_t i)
 {
-	uint64_t u = 0;
+	const uint8_t *q = e->p + i * e->es;
+	uint32_t w;
+	uint16_t h;
+	uint64_t u;
 
-	memcpy(&u, e->p + i * e->es, (size_t)e->es);
-	return u & e->mask;
+	switch (e->es) {
+	case 1: return *q;
+	case 2: memcpy(&h, q, 2); return h;
+	case 4: memcpy(&w, q, 4); return w;
+	default: memcpy(&u, q, 8); return u;
+	}
 }
 
 static int64_t
@@ -129,83 +169,83 @@ elem_int(const Elems *e, int64_t i)
 			      : sim_get_i(e->k, e->p + i * e->es);
 }
 
-static void
-where(char *out, size_t n, const int64_t *idx, int rank)
-{
-	size_t k = 0;
-	int d;
-
-	k += (size_t)snprintf(out + k, n - k, "[");
-	for (d = 0; d < rank && k < n; d++)
-		k += (size_t)snprintf(out + k, n - k, d ? ", %lld" : "%lld",
-				      (long long)idx[d]);
-	if (k < n)
-		snprintf(out + k, n - k, "]");
-}
-
 TLX_NORETURN static void
-wrong(SimLaunch *L, Op *op, Value v, const char *fact, const int64_t *idx,
-      int rank, int64_t got)
+wrong(SimLaunch *L, Op *op, Value v, Type *t, const Elems *e, int64_t i,
+      const char *fmt, long long n, int d)
 {
-	char at[96];
+	char fact[96], at[96];
+	size_t k = 0;
+	int64_t st = 1;
+	int r = t->kind == TY_TILE ? t->rank : 0, j;
 
-	where(at, sizeof at, idx, rank);
+	snprintf(fact, sizeof fact, fmt, n, d);
+	at[k++] = '[';
+	for (j = r - 1; j >= 0; j--)
+		st *= t->shape[j];
+	for (j = 0; j < r && k < sizeof at - 24; j++) {
+		st /= t->shape[j];
+		k += (size_t)snprintf(at + k, sizeof at - k, j ? ", %lld" : "%lld",
+				      (long long)(i / st % t->shape[j]));
+	}
+	snprintf(at + k, sizeof at - k, "]");
 	sim_fault(L, op, "compiler bug: the axis analysis says %%%u %s, but "
 		  "its element %s is %lld; code generation relies on it "
-		  "(please report this program)", v, fact, at, (long long)got);
+		  "(please report this program)", v, fact, at,
+		  (long long)elem_int(e, i));
 }
 
-/* Checks facts a about value v of op (a tile of `t`'s shape). */
+/* Checks facts a about value v of op, n elements of shape t (rank 0:
+ * a scalar).  Dim d is walked as [outer, shape[d], inner]. */
 static void
-check_tile(SimLaunch *L, Op *op, Value v, Type *t, const Elems *e, const Axis *a)
+check_facts(SimLaunch *L, Op *op, Value v, Type *t, const Elems *e,
+	    const Axis *a)
 {
-	int64_t idx[TY_MAX_RANK] = { 0 }, st[TY_MAX_RANK], n = ty_numel(t), i;
-	int64_t cn[TY_MAX_RANK], co[TY_MAX_RANK];
-	int r = t->rank, d;
+	int r = t->kind == TY_TILE ? t->rank : 0, d;
+	int64_t n = 1, inner = 1, o, k, j, i;
 	bool runs = false;
-	char fact[96];
 
-	for (d = r - 1; d >= 0; d--) {
-		st[d] = d == r - 1 ? 1 : st[d + 1] * t->shape[d + 1];
-		cn[d] = MIN(a->cnst[d], t->shape[d]);
-		co[d] = e->is_int ? MIN(a->contig[d], t->shape[d]) : 1;
-	}
 	for (d = 0; d < r; d++)
-		runs |= co[d] > 1;
-	for (i = 0; i < n; i++) {
-		bool start = !runs;  /* no runs: every element starts one */
+		n *= t->shape[d];
+	for (d = r - 1; d >= 0; inner *= t->shape[d], d--) {
+		int64_t sh = t->shape[d], outer = n / (sh * inner);
+		int64_t cn = MIN(a->cnst[d], sh);
+		int64_t co = e->is_int ? MIN(a->contig[d], sh) : 1;
 
-		for (d = 0; d < r; d++) {
-			if (cn[d] > 1 && idx[d] % cn[d] &&
-			    elem_bits(e, i) != elem_bits(e, i - st[d])) {
-				snprintf(fact, sizeof fact, "is constant over runs "
-					 "of %lld along dim %d", (long long)cn[d], d);
-				wrong(L, op, v, fact, idx, r, elem_int(e, i));
+		for (o = 0; cn > 1 && o < outer; o++)
+			for (k = 1; k < sh; k++) {
+				if (k % cn == 0)
+					continue;
+				for (j = 0; j < inner; j++) {
+					i = (o * sh + k) * inner + j;
+					if (elem_bits(e, i) != elem_bits(e, i - inner))
+						wrong(L, op, v, t, e, i, "is constant over "
+						      "runs of %lld along dim %d", cn, d);
+				}
 			}
-			if (co[d] > 1 && idx[d] % co[d] &&
-			    elem_bits(e, i) != ((elem_bits(e, i - st[d]) +
-						 (uint64_t)e->unit) & e->mask)) {
-				snprintf(fact, sizeof fact, "increases by 1 over "
-					 "runs of %lld along dim %d",
-					 (long long)co[d], d);
-				wrong(L, op, v, fact, idx, r, elem_int(e, i));
-			}
-			if (co[d] > 1 && idx[d] % co[d] == 0)
-				start = true;
-		}
-		if (e->is_int && start && a->div > 1 && elem_int(e, i) % a->div) {
-			snprintf(fact, sizeof fact, "starts its runs at multiples "
-				 "of %lld", (long long)a->div);
-			wrong(L, op, v, fact, idx, r, elem_int(e, i));
-		}
-		if (e->is_int && a->has_known &&
-		    elem_bits(e, i) != ((uint64_t)a->known & e->mask)) {
-			snprintf(fact, sizeof fact, "is %lld everywhere",
-				 (long long)a->known);
-			wrong(L, op, v, fact, idx, r, elem_int(e, i));
-		}
-		for (d = r - 1; d >= 0 && ++idx[d] == t->shape[d]; d--)
-			idx[d] = 0;
+		for (o = 0; co > 1 && o < outer; o++)
+			for (k = 0; k < sh; k++)
+				for (j = 0; j < inner; j++) {
+					i = (o * sh + k) * inner + j;
+					if (k % co && elem_bits(e, i) !=
+					    ((elem_bits(e, i - inner) +
+					      (uint64_t)e->unit) & e->mask))
+						wrong(L, op, v, t, e, i, "increases by 1 "
+						      "over runs of %lld along dim %d",
+						      co, d);
+					if (k % co == 0 && a->div > 1 &&
+					    elem_int(e, i) % a->div)
+						wrong(L, op, v, t, e, i, "starts its runs "
+						      "at multiples of %lld%.0d", a->div, 0);
+				}
+		runs |= co > 1;
+	}
+	for (i = 0; e->is_int && (a->has_known || (!runs && a->div > 1)) && i < n; i++) {
+		if (!runs && a->div > 1 && elem_int(e, i) % a->div)
+			wrong(L, op, v, t, e, i, "starts its runs at multiples "
+			      "of %lld%.0d", a->div, 0);
+		if (a->has_known && elem_bits(e, i) != ((uint64_t)a->known & e->mask))
+			wrong(L, op, v, t, e, i, "is %lld everywhere%.0d",
+			      a->known, 0);
 	}
 }
 
@@ -214,11 +254,10 @@ check_value(SimLaunch *L, SimAct *act, Op *op, Value v)
 {
 	SimAxis *x = L->axis;
 	Type *t = ir_type(L->kern, v), *e = ty_elem(t);
-	const Axis *a0 = &x->facts[0][v];
-	int rank = t->kind == TY_TILE ? t->rank : 0, k;
 	Elems el;
+	int k;
 
-	if (t->kind != TY_TILE && !ty_is_int_kind(t->kind) && t->kind != TY_PTR)
+	if (!x->ncheck[v])
 		return;
 	el.k = e->kind;
 	el.is_int = (ty_is_int_kind(e->kind) && e->kind != TY_I1) || e->kind == TY_PTR;
@@ -229,19 +268,8 @@ check_value(SimLaunch *L, SimAct *act, Op *op, Value v)
 	el.unit = e->kind == TY_PTR ? MAX(1, ty_bytes(e->elem)) : 1;
 	el.p = t->kind == TY_TILE ? sim_data(&act->vals[v], t)
 				  : (const uint8_t *)&act->vals[v].u.bits;
-	for (k = 0; k < 2 + AX_NARROW; k++) {
-		const Axis *a = &x->facts[k][v];
-
-		if (a->deps & ~x->ok[k])
-			continue;  /* an assumption this launch does not meet */
-		if (k ? same_facts(a, a0) : trivial(a, rank))
-			continue;
-		if (t->kind == TY_TILE)
-			check_tile(L, op, v, t, &el, a);
-		else
-			check_tile(L, op, v, &(Type){ .kind = TY_TILE, .rank = 0 },
-				   &el, a);
-	}
+	for (k = 0; k < x->ncheck[v]; k++)
+		check_facts(L, op, v, t, &el, x->check[v][k]);
 }
 
 void
