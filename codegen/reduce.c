@@ -12,7 +12,8 @@
  * The result is in the slice layout of the operand's (replicated where
  * the reduced bits were), or a scalar every thread holds.  sum and prod of
  * f16/bf16 accumulate in f32 and round once; argmax/argmin carry the
- * index along and keep the first of equal values.
+ * index along and keep the first of equal values, and skip NaNs (the
+ * first index when all are NaN), as the simulator does.
  */
 #include "config.h"
 
@@ -104,6 +105,17 @@ combine(Red *r, LLVMValueRef *a, LLVMValueRef *ia, LLVMValueRef b,
 	}
 	take = cg_cmp_val(fn, r->kind == R_ARGMAX ? "gt" : "lt", r->aty, b, *a);
 	eq = cg_cmp_val(fn, "eq", r->aty, b, *a);
+	if (ty_is_float_kind(ty_elem(r->aty)->kind)) {
+		/* as the simulator: a NaN is never the extreme unless all
+		 * are (then the first); the order (NaN last, then index) is
+		 * total, so every lane of a butterfly ends with the same */
+		LLVMValueRef an = cg_cmp_val(fn, "ne", r->aty, *a, *a);
+		LLVMValueRef bn = cg_cmp_val(fn, "ne", r->aty, b, b);
+
+		take = LLVMBuildOr(B, take, LLVMBuildAnd(B, an,
+				   LLVMBuildNot(B, bn, ""), ""), "");
+		eq = LLVMBuildOr(B, eq, LLVMBuildAnd(B, an, bn, ""), "");
+	}
 	lt = LLVMBuildICmp(B, LLVMIntSLT, ib, *ia, "");
 	take = LLVMBuildOr(B, take, LLVMBuildAnd(B, eq, lt, ""), "");
 	*a = LLVMBuildSelect(B, take, b, *a, "");

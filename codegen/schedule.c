@@ -151,8 +151,28 @@ is_moved(CgFn *fn, Op *op)
 	return false;
 }
 
-/* Is every op of the load's block that it reads before its place, and
- * none of them a moved load? */
+/* Does op, or an op of its regions, read v? */
+static bool
+reads(Op *op, Value v)
+{
+	uint32_t i;
+	Op *o;
+
+	for (i = 0; i < op->nopnds; i++)
+		if (op->opnds[i] == v)
+			return true;
+	for (i = 0; i < op->nregions; i++)
+		for (o = op->regions[i]->first; o; o = o->next)
+			if (reads(o, v))
+				return true;
+	return false;
+}
+
+/* Is every op of the load's block that it reads before its place, none
+ * of them a moved load, and, where the place follows the load, none of
+ * the ops between them a reader of it?  Those are lowered where they
+ * stand, before the place: a later load that moved up together with its
+ * mask or address computed from this one reads it there. */
 static bool
 place_ok(CgFn *fn, const CgHoist *h, Op *at)
 {
@@ -161,6 +181,13 @@ place_ok(CgFn *fn, const CgHoist *h, Op *at)
 
 	if (!at || at->parent != h->ld->parent)
 		return false;
+	for (o = h->ld->next; o && o != at; o = o->next)
+		;
+	if (o)
+		for (o = h->ld->next; o != at; o = o->next)
+			for (i = 0; i < h->ld->nres; i++)
+				if (reads(o, h->ld->res[i]))
+					return false;
 	for (i = 0; i < h->ld->nopnds; i++) {
 		d = ir_val(fn->f, h->ld->opnds[i])->def;
 		if (!d || d->parent != h->ld->parent)
