@@ -229,7 +229,7 @@ fz_meta_parse(const char *src, FzMeta *m, char *err, size_t errn)
 		snprintf(l, sizeof l, "%.*s", (int)(n < 255 ? n : 255), p + 4);
 		if (sscanf(l, "gen seed=%llu", (unsigned long long *)&m->seed) == 1)
 			continue;
-		if (sscanf(l, "data %lli", (long long *)&m->data) == 1)
+		if (sscanf(l, "data %llx", (unsigned long long *)&m->data) == 1)
 			continue;
 		if (sscanf(l, "arg %31s %63s %63s %63s tensor %63s", a, b, c,
 			   d, sh) < 4 ||
