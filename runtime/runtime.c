@@ -258,6 +258,11 @@ tlxrt_device_set_option(tlxrt_device *dev, int opt, int64_t value)
 			break;
 		dev->props.sm_count = (int)value;
 		return TLXRT_OK;
+	case TLXRT_SIM_REDUCE_ORDER:
+		if (value < 0 || value > 2)
+			break;
+		o->reduce_order = (int)value;
+		return TLXRT_OK;
 	default:
 		return rt_error(dev, TLXRT_INVALID_ARG, "unknown option %d", opt);
 	}

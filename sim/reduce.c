@@ -3,6 +3,10 @@
  *
  * Reductions run along one axis in index order.  sum/prod of f16/bf16
  * accumulate in f32 and round once; f32 in f32, f64 in f64; ints wrap.
+ * TLXRT_SIM_REDUCE_ORDER (L->o.reduce_order) changes float sums and
+ * products, and dots of f16, bf16 and fp8: 1 runs them in reverse index
+ * order, 2 accumulates in f64 (rounded once); f32 dots stay fmas in k
+ * order, as codegen's.
  * max/min are IEEE maxNum/minNum (a NaN is ignored unless all are NaN);
  * argmax/argmin give the first index of the extreme.
  *
@@ -34,7 +38,7 @@ kind_of(const char *s)
 /* One row of `len` floats at stride `st`. */
 static void
 reduce_f(int kind, const double *x, int64_t len, int64_t st, bool f32,
-	 double *out, int32_t *idx)
+	 int order, double *out, int32_t *idx)
 {
 	double acc = 0;
 	float facc = 0;
@@ -45,6 +49,17 @@ reduce_f(int kind, const double *x, int64_t len, int64_t st, bool f32,
 	case R_PROD:
 		facc = kind == R_SUM ? 0.0f : 1.0f;
 		acc = kind == R_SUM ? 0.0 : 1.0;
+		if (order == 1) {
+			x += (len - 1) * st;
+			st = -st;
+		}
+		if (order == 2 && f32) {
+			for (j = 0; j < len; j++)
+				acc = kind == R_SUM ? acc + x[j * st]
+						    : acc * x[j * st];
+			*out = (float)acc;
+			return;
+		}
 		for (j = 0; j < len; j++) {
 			if (f32)
 				facc = kind == R_SUM ? facc + (float)x[j * st]
@@ -151,7 +166,8 @@ sim_op_reduce(SimLaunch *L, SimAct *act, Op *op)
 				double v;
 
 				reduce_f(kind, xd + base, len, inner,
-					 ek != TY_F64, &v, &idx);
+					 ek != TY_F64, L->o.reduce_order,
+					 &v, &idx);
 				if (kind < R_ARGMAX)
 					sim_put_f(ek, dst + ri * res, v);
 			} else {
@@ -257,11 +273,34 @@ sim_matmul(SimLaunch *L, TypeKind ek, const uint8_t *a, const uint8_t *b,
 		float *yt = sim_scratch(L, 2, (size_t)(k * n) * 4);
 		float *c = acc;
 
+		int order = ek == TY_F32 ? 0 : L->o.reduce_order;
+
 		sim_to_f32(ek, a, x, (size_t)(m * k));
 		sim_to_f32(ek, b, y, (size_t)(k * n));
+		if (order == 2) {  /* exact products, summed in f64 */
+			for (i = 0; i < m; i++)
+				for (j = 0; j < n; j++) {
+					double s = c[i * n + j];
+
+					for (kk = 0; kk < k; kk++)
+						s += (double)x[i * k + kk] *
+						     y[kk * n + j];
+					c[i * n + j] = (float)s;
+				}
+			return;
+		}
 		for (kk = 0; kk < k; kk++)
 			for (j = 0; j < n; j++)
-				yt[j * k + kk] = y[kk * n + j];
+				yt[j * k + (order ? k - 1 - kk : kk)] =
+					y[kk * n + j];
+		if (order)  /* k backwards */
+			for (i = 0; i < m; i++)
+				for (kk = 0; kk < k / 2; kk++) {
+					float t = x[i * k + kk];
+
+					x[i * k + kk] = x[i * k + k - 1 - kk];
+					x[i * k + k - 1 - kk] = t;
+				}
 		mm_f32(x, yt, c, m, n, k);
 	}
 }

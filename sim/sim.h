@@ -264,6 +264,7 @@ typedef struct SimOpts {
 	int sm;
 	int64_t smem_limit;
 	bool check_fences;
+	int reduce_order;    /* TLXRT_SIM_REDUCE_ORDER: 0, 1 reverse, 2 wide */
 } SimOpts;
 
 void sim_opts_default(SimOpts *o);

@@ -217,6 +217,14 @@ enum {
 	 * how many programs a kernel over a static schedule launches).
 	 * Default 132.  Env: TLXRT_SIM_SM_COUNT. */
 	TLXRT_SIM_SM_COUNT = 7,
+	/* How float sum and prod reductions combine their elements and
+	 * dots of f16, bf16 and fp8 add their products: 0 (default) in
+	 * index order, rounding each step to f32; 1 in reverse index order
+	 * (another order the language allows); 2 in index order in f64,
+	 * rounded once (no partial result overflows f32).  1 and 2 are
+	 * second opinions on whether a value depends on the order.
+	 * Env: TLXRT_SIM_REDUCE_ORDER. */
+	TLXRT_SIM_REDUCE_ORDER = 8,
 };
 
 /*

@@ -245,14 +245,18 @@ void fz_classify(FzResult *r);
 typedef enum FzNum {
 	/* exact or correctly rounded ops only: bit for bit */
 	FZ_NUM_BITS,
-	/* a value that the machines round differently (a math function, a
-	 * float sum or product in another order, a tensor-core dot) and
-	 * only continuous ops after it: within fz_tolerance */
+	/* a value that the machines round differently (a math function)
+	 * and only continuous ops after it: within fz_tolerance */
 	FZ_NUM_CLOSE,
+	/* CLOSE, and a float sum or product in another order, a
+	 * tensor-core dot or float atomic_adds to one address went into it:
+	 * within fz_tolerance, else as fz_forgive_reordered decides */
+	FZ_NUM_REORD,
 	/* such a value through a discontinuous op (a compare, a float to
 	 * integer conversion, floor, argmax, a bitcast, an address, a mask,
 	 * a branch or a trip count): not compared */
 	FZ_NUM_LOOSE,
+	FZ_NUM_COUNT
 } FzNum;
 
 extern const char *const fz_num_names[];
@@ -281,6 +285,17 @@ FzTol fz_tolerance(int type);
 bool fz_compare_num(const FzMeta *m, const FzData *a, const FzData *b,
 		    const FzNum *cls, const char *what, bool nan_equal,
 		    FzResult *r);
+
+/* Second opinions on REORDERED outputs: a2 is the simulator's run with
+ * sums in reverse order and a shuffled launch (TLXRT_SIM_REDUCE_ORDER 1),
+ * aw with sums in f64 (2).  Each element of such an output where b (the
+ * device's) differs from a beyond the tolerance becomes a's in b when
+ * b agrees with a2, when a and a2 differ (the value depends on the
+ * order: an ill-conditioned sum, MAX + x - MAX), or when one of a and b
+ * is an infinity or a NaN and aw is finite (a partial result overflowed
+ * in one order only).  Returns how many. */
+int fz_forgive_reordered(const FzMeta *m, const FzData *a, const FzData *a2,
+			 const FzData *aw, FzData *b, const FzNum *cls);
 
 /* Corrupts d for a test of the comparison: flips a bit of the first
  * element of the first CLOSE output, else of the first BITS one (the low
