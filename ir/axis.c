@@ -229,7 +229,11 @@ div_rem(Axis *r, const Axis *a, const Axis *b, int rank, bool rem)
 			r->cnst[d] = MAX(a->cnst[d], blk);
 		}
 	}
-	r->div = rem ? (a->div >= k ? AX_BIG : 1) : MAX(1, a->div / k);
+	/* x / k: the quotients of a's run starts, where r keeps its runs
+	 * (range(16) / 4 is 0, 0, 0, 0, 1, ...: every element starts a run
+	 * of 1, and 1 is not a multiple of range's 2^30 / 4) */
+	r->div = rem ? (a->div >= k ? AX_BIG : 1)
+		     : MAX(1, run_div(r, a, rank) / k);
 }
 
 static void
