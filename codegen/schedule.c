@@ -178,16 +178,15 @@ place_ok(CgFn *fn, const CgHoist *h, Op *at)
 {
 	Op *d, *o;
 	uint32_t i;
+	bool read = false;
 
 	if (!at || at->parent != h->ld->parent)
 		return false;
 	for (o = h->ld->next; o && o != at; o = o->next)
-		;
-	if (o)
-		for (o = h->ld->next; o != at; o = o->next)
-			for (i = 0; i < h->ld->nres; i++)
-				if (reads(o, h->ld->res[i]))
-					return false;
+		for (i = 0; i < h->ld->nres && !read; i++)
+			read = reads(o, h->ld->res[i]);
+	if (o && read)
+		return false;  /* the place follows a reader */
 	for (i = 0; i < h->ld->nopnds; i++) {
 		d = ir_val(fn->f, h->ld->opnds[i])->def;
 		if (!d || d->parent != h->ld->parent)

@@ -22,6 +22,7 @@
  *              (pointers: bytes);
  *   known      every element equals it.
  */
+#include <stdarg.h>
 #include <string.h>
 
 #include "sim.h"
@@ -169,16 +170,19 @@ elem_int(const Elems *e, int64_t i)
 			      : sim_get_i(e->k, e->p + i * e->es);
 }
 
-TLX_NORETURN static void
+TLX_NORETURN TLX_PRINTF(7, 8) static void
 wrong(SimLaunch *L, Op *op, Value v, Type *t, const Elems *e, int64_t i,
-      const char *fmt, long long n, int d)
+      const char *fmt, ...)
 {
 	char fact[96], at[96];
 	size_t k = 0;
 	int64_t st = 1;
 	int r = t->kind == TY_TILE ? t->rank : 0, j;
+	va_list ap;
 
-	snprintf(fact, sizeof fact, fmt, n, d);
+	va_start(ap, fmt);
+	vsnprintf(fact, sizeof fact, fmt, ap);
+	va_end(ap);
 	at[k++] = '[';
 	for (j = r - 1; j >= 0; j--)
 		st *= t->shape[j];
@@ -219,7 +223,8 @@ check_facts(SimLaunch *L, Op *op, Value v, Type *t, const Elems *e,
 					i = (o * sh + k) * inner + j;
 					if (elem_bits(e, i) != elem_bits(e, i - inner))
 						wrong(L, op, v, t, e, i, "is constant over "
-						      "runs of %lld along dim %d", cn, d);
+						      "runs of %lld along dim %d",
+						      (long long)cn, d);
 				}
 			}
 		for (o = 0; co > 1 && o < outer; o++)
@@ -231,21 +236,22 @@ check_facts(SimLaunch *L, Op *op, Value v, Type *t, const Elems *e,
 					      (uint64_t)e->unit) & e->mask))
 						wrong(L, op, v, t, e, i, "increases by 1 "
 						      "over runs of %lld along dim %d",
-						      co, d);
+						      (long long)co, d);
 					if (k % co == 0 && a->div > 1 &&
 					    elem_int(e, i) % a->div)
 						wrong(L, op, v, t, e, i, "starts its runs "
-						      "at multiples of %lld%.0d", a->div, 0);
+						      "at multiples of %lld",
+						      (long long)a->div);
 				}
 		runs |= co > 1;
 	}
 	for (i = 0; e->is_int && (a->has_known || (!runs && a->div > 1)) && i < n; i++) {
 		if (!runs && a->div > 1 && elem_int(e, i) % a->div)
 			wrong(L, op, v, t, e, i, "starts its runs at multiples "
-			      "of %lld%.0d", a->div, 0);
+			      "of %lld", (long long)a->div);
 		if (a->has_known && elem_bits(e, i) != ((uint64_t)a->known & e->mask))
-			wrong(L, op, v, t, e, i, "is %lld everywhere%.0d",
-			      a->known, 0);
+			wrong(L, op, v, t, e, i, "is %lld everywhere",
+			      (long long)a->known);
 	}
 }
 
