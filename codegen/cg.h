@@ -215,6 +215,7 @@ struct CgFn {
 	uint64_t ver_deps;      /* the assumptions the fast copy checked */
 	Vec(CgHoist) hoists;    /* schedule.c's moves */
 	bool sync_pending;      /* a sync_threads sunk into the next op */
+	int pred_depth;         /* open cg_pred_begin regions (some threads) */
 	uint32_t smem_epoch;    /* steps past every op that may touch shared
 				   memory or wait, and at region bounds: a
 				   convert_layout made later than at its

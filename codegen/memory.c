@@ -1382,6 +1382,7 @@ cg_pred_begin(CgFn *fn, LLVMValueRef pred)
 	out = cg_new_block(fn, "first.done");
 	LLVMBuildCondBr(B, pred, in, out);
 	LLVMPositionBuilderAtEnd(B, in);
+	fn->pred_depth++;
 	return out;
 }
 
@@ -1390,6 +1391,7 @@ cg_pred_end(CgFn *fn, LLVMBasicBlockRef out)
 {
 	if (!out)
 		return;
+	fn->pred_depth--;
 	LLVMBuildBr(fn->cg->B, out);
 	LLVMPositionBuilderAtEnd(fn->cg->B, out);
 }
@@ -1498,6 +1500,10 @@ store_op(CgFn *fn, Op *op)
 	if (stream_store(&a))
 		return true;
 	access_tile(&a, 1);
+	/* a converted operand is made by every thread (its barriers) */
+	for (uint32_t i = 0; i < op->nopnds; i++)
+		if (cg_is_tile(fn, op->opnds[i]))
+			cg_operand(fn, op, i);
 	out = cg_pred_begin(fn, cg_first_copy(fn, a.ly));
 	access(&a, false);
 	cg_pred_end(fn, out);

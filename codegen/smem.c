@@ -244,6 +244,10 @@ cg_barrier(CgFn *fn)
 			      : cg_i32(fn->cg, fn->task_bar > 0 ? fn->task_bar : 0),
 			      cg_i32(fn->cg, fn->nthreads) };
 
+	if (fn->pred_depth > 0)
+		cg_error(fn->cg, fn->plan->cur ? fn->plan->cur->loc : fn->f->loc,
+			 "compiler bug: a barrier in code that only some "
+			 "threads run");
 	if (fn->task_bar == 0)  /* a task of one warp */
 		cg_intr(fn->cg, "llvm.nvvm.bar.warp.sync", NULL, 0,
 			(LLVMValueRef[]){ cg_i32(fn->cg, -1) }, 1);
