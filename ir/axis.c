@@ -376,9 +376,13 @@ cvt_int(Axis *r, const Axis *a, Type *to, Type *from, int rank)
 		return;
 	wrap = (int64_t)1 << (ty_is_unsigned_kind(from->kind) || from->kind == TY_I1
 			      ? nb : nb - 1);
+	/* a run cut into single elements: its inner elements become starts,
+	 * which are not multiples of the old starts' divisor */
 	for (d = 0; d < rank; d++)
-		if (a->contig[d] > MIN(a->div, wrap))
+		if (a->contig[d] > MIN(a->div, wrap)) {
 			r->contig[d] = 1;
+			r->div = 1;
+		}
 }
 
 static void axis_block(AxCtx *c, Block *b);
