@@ -30,7 +30,10 @@
  * bitcast, rem) makes LOOSE of it, and so does a CLOSE value used as an
  * address, a mask, a condition or a trip count (then everything under
  * the branch or loop is LOOSE).  `x == x` and `x != x` (the generator's
- * NaN test) stay BITS: the machines agree on which results are NaN.
+ * NaN test) of a BITS or CLOSE x stay BITS: the machines agree on which
+ * results are NaN.  Of a REORDERED x they are LOOSE: one order may end at
+ * a NaN (+inf + -inf) where another ends at an infinity (the tensor cores
+ * add a dot's products without overflowing between them).
  * Memory: a pointer is followed back to its parameter (or shared
  * buffer); a load gives the class of everything stored there, an
  * unknown pointer is every buffer.
@@ -574,7 +577,7 @@ flow_op(Flow *fl, Op *op, int ctx)
 		/* x == x, x != x: whether x is a NaN */
 		if (op->opnds[0] == op->opnds[1] && k &&
 		    (!strcmp(k, "eq") || !strcmp(k, "ne")))
-			c = max2(ctx, cls_of(fl, op->opnds[0]) == LOOSE ? LOOSE : BITS);
+			c = max2(ctx, cls_of(fl, op->opnds[0]) >= REORD ? LOOSE : BITS);
 		else
 			c = cut(in);
 		break;
