@@ -356,11 +356,17 @@ LLVMValueRef *cg_convert(CgFn *fn, Type *ety, LLVMValueRef *r,
 			 const Layout *from, const Layout *to, int64_t off);
 /* Its first half: the copy written and the barrier after it;
  * cg_convert_addr is the byte offset of the element at coordinates c of
- * `to` in that copy. */
+ * `to` in that copy, cg_convert_step the bytes from an element to the
+ * next along dim d (eb only along the innermost dim, or where the dims
+ * after d are all of 1: the copy is row-major, its rows padded). */
 void cg_convert_write(CgFn *fn, Type *ety, LLVMValueRef *r,
 		      const Layout *from, const Layout *to, int64_t off);
 LLVMValueRef cg_convert_addr(CgFn *fn, const Layout *to, LLVMValueRef *c,
 			     int eb, int64_t off);
+int64_t cg_convert_step(const Layout *l, int d, int eb);
+/* Is every thread's vector of n registers g .. g + n - 1 (g a multiple
+ * of n) n adjacent elements of the copy at off, aligned to n * eb? */
+bool cg_convert_vec_ok(const Layout *l, int n, int eb, int64_t off);
 void cg_barrier(CgFn *fn);
 /* The CTA barrier of a sync_threads that codegen sank to just before the
  * next op's first shared-memory write (a reduction's partials come after

@@ -1426,7 +1426,10 @@ cg_store_elem(CgFn *fn, Op *op, LLVMValueRef p, LLVMValueRef v, LLVMValueRef m)
  * epilogue had 16; ptxas -8% on its fast entry), no register holds the
  * whole tile, and the generic path needs no array of its own.  For
  * vectors that are one access each: the fast or proven width alone (a
- * fast entry or copy, or a generic one), a mask constant over them.
+ * fast entry or copy, or a generic one), a mask constant over them.  The
+ * copy is row-major: a vector along the innermost dim is one load from
+ * it, one along another dim (a transposed store's columns) is read
+ * element by element, a row apart each.
  */
 static bool
 stream_store(Access *a)
@@ -1437,10 +1440,10 @@ stream_store(Access *a)
 	Value ptr = op->opnds[0], v = op->opnds[1];
 	Value m = op->nopnds > 2 ? op->opnds[2] : 0;
 	const Layout *ly = cg_operand_layout(fn, op, 0), *from;
-	LLVMValueRef *src, c[TY_MAX_RANK], vals[16], g, p, mk = NULL;
+	LLVMValueRef *src, c[TY_MAX_RANK], vals[16], g, p, at, mk = NULL;
 	uint32_t nr = (uint32_t)ly_nregs(ly);
-	int n, dim = cg_vec_dim(ly);
-	int64_t off;
+	int n, k, dim = cg_vec_dim(ly);
+	int64_t off, step;
 	CgLoop loop;
 	bool fence;
 
@@ -1460,8 +1463,15 @@ stream_store(Access *a)
 	g = LLVMBuildMul(cg->B, cg_loop_begin(fn, &loop, "st"),
 			 cg_i32(cg, n), "");
 	cg_reg_coords(fn, ly, g, c);
-	cg_smem_load_vec(fn, a->mt, vals, n, cg_convert_addr(fn, ly, c, a->eb,
-			 off), n * a->eb);
+	at = cg_convert_addr(fn, ly, c, a->eb, off);
+	step = cg_convert_step(ly, dim, a->eb);
+	if (cg_convert_vec_ok(ly, n, a->eb, off))
+		cg_smem_load_vec(fn, a->mt, vals, n, at, n * a->eb);
+	else  /* the vector runs down the copy's columns: rows apart */
+		for (k = 0; k < n; k++)
+			cg_smem_load_vec(fn, a->mt, vals + k, 1,
+					 LLVMBuildAdd(cg->B, at,
+					 cg_i32(cg, k * step), ""), a->eb);
 	p = cg_elem_at(fn, ptr, c);
 	if (m)
 		mk = cg_is_tile(fn, m) ? cg_elem_at(fn, m, c) : cg_scalar(fn, m);

@@ -532,6 +532,40 @@ cg_convert_addr(CgFn *fn, const Layout *l, LLVMValueRef *c, int eb,
 			    cg_i32(fn->cg, off), "");
 }
 
+int64_t
+cg_convert_step(const Layout *l, int d, int eb)
+{
+	int lb = ly_dim_bits(l, l->rank - 1);
+
+	if (d == l->rank - 1)
+		return eb;
+	return ((int64_t)1 << (ly_dim_shift(l, d) - lb)) *
+	       ly_copy_row_bytes(l, eb);
+}
+
+bool
+cg_convert_vec_ok(const Layout *l, int n, int eb, int64_t off)
+{
+	uint32_t nr = (uint32_t)ly_nregs(l), g, k, t, lane, w;
+	uint32_t nt = 1u << (LY_LANES + l->nwarp);
+	int64_t o;
+
+	for (t = 0; t < nt; t++) {
+		lane = t & ((1u << LY_LANES) - 1);
+		w = t >> LY_LANES;
+		for (g = 0; g < nr; g += (uint32_t)n) {
+			o = ly_copy_offset(l, ly_flat(l, g, lane, w), eb);
+			if ((off + o) % (n * eb))
+				return false;
+			for (k = 1; k < (uint32_t)n; k++)
+				if (ly_copy_offset(l, ly_flat(l, g + k, lane, w),
+						   eb) != o + k * eb)
+					return false;
+		}
+	}
+	return true;
+}
+
 LLVMValueRef *
 cg_convert(CgFn *fn, Type *ety, LLVMValueRef *r, const Layout *from,
 	   const Layout *to, int64_t off)
