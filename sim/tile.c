@@ -431,6 +431,35 @@ sim_op_math(SimLaunch *L, SimAct *act, Op *op)
 	}
 }
 
+/*
+ * a * b + c for f16/bf16 operands, rounded to odd in double: the product
+ * is exact (at most 11 + 11 significant bits), the sum's error is exact
+ * (TwoSum), and an inexact sum gets the neighbour whose last bit is 1.
+ * Rounded to odd with 53 bits, more than p + 2 of the narrow type, the
+ * value then rounds to that type as a * b + c would, once; double's own
+ * fma rounded to nearest, and a sum on a tie of the narrow type (a tiny
+ * c) then rounded to even where the exact value was off the tie.
+ */
+static double
+fma_odd(double a, double b, double c)
+{
+	double p = a * b, s = p + c, bv, e;
+	uint64_t u;
+
+	if (!isfinite(p) || !isfinite(c) || !isfinite(s))
+		return s;
+	bv = s - p;
+	e = (p - (s - bv)) + (c - bv);
+	if (e == 0)
+		return s;
+	memcpy(&u, &s, 8);
+	if (!(u & 1)) {
+		u += (e > 0) == (s > 0) ? 1 : (uint64_t)-1;
+		memcpy(&s, &u, 8);
+	}
+	return s;
+}
+
 void
 sim_op_fma(SimLaunch *L, SimAct *act, Op *op)
 {
@@ -447,11 +476,13 @@ sim_op_fma(SimLaunch *L, SimAct *act, Op *op)
 		for (i = 0; i < a.n; i++)
 			o[i] = fmaf(x[i], y[i], z[i]);
 	} else {
+		double (*f)(double, double, double) = a.k == TY_F64 ? fma : fma_odd;
+
 		for (i = 0; i < a.n; i++)
 			sim_put_f(a.k, r.p + i * (size_t)a.es,
-				  fma(sim_get_f(a.k, a.p + i * (size_t)a.es),
-				      sim_get_f(a.k, b.p + i * (size_t)a.es),
-				      sim_get_f(a.k, c.p + i * (size_t)a.es)));
+				  f(sim_get_f(a.k, a.p + i * (size_t)a.es),
+				    sim_get_f(a.k, b.p + i * (size_t)a.es),
+				    sim_get_f(a.k, c.p + i * (size_t)a.es)));
 	}
 }
 
