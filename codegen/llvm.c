@@ -418,6 +418,112 @@ optimize(Cg *cg)
 	return true;
 }
 
+/*
+ * ptxas (CUDA 13.0) is wrong at the edges of integer negation and
+ * absolute value.  It computes neg.s16 and abs.s16 on the sign-extended
+ * 32-bit register and keeps the result as if it were still a
+ * sign-extended 16-bit value: -(-32768) and abs(-32768) are +32768 where
+ * a cvt.s32.s16 (which it drops) or a setp.s16 reads them (gen_gpu seeds
+ * 70658, 71653, 72253; a shr.s16 of it too).  It also takes abs.s32 and
+ * abs.s64 to be nonnegative: rem.s32 of abs(INT_MIN) loses the dividend's
+ * sign (seeds 72121, 72842) and abs(x) < 0 folds to false.  So, once
+ * LLVM's passes are done (they would fold any rewrite back), each i16
+ * `sub 0, x` and each llvm.abs of i16, i32 or i64 becomes an asm that
+ * ptxas compiles as written: the i16 ones in 32 bits, truncated by a
+ * cvt.u16.u32, the wider abs as x itself where x is the minimum.  i8 is computed in 16-bit registers and
+ * re-extended from 8 bits, which ptxas keeps.  (Probed on an H100 with
+ * ptxas 13.0.88: add.s16, sub.s16 from a nonzero constant, mul.lo.s16,
+ * shl.b16, i8 neg and abs, neg.s32 and div.s32 of abs.s32 were right;
+ * testsuite/codegen/int-edges.tlx.)
+ */
+static LLVMValueRef
+edge_asm(LLVMBuilderRef B, LLVMValueRef x, bool neg)
+{
+	static const char *const text[4] = {
+		"{\n\t.reg .b32 t;\n\tcvt.s32.s16 t, $1;\n\tneg.s32 t, t;"
+		"\n\tcvt.u16.u32 $0, t;\n\t}",
+		"{\n\t.reg .b32 t;\n\tcvt.s32.s16 t, $1;\n\tabs.s32 t, t;"
+		"\n\tcvt.u16.u32 $0, t;\n\t}",
+		"{\n\t.reg .pred p;\n\t.reg .b32 t;\n\tsetp.eq.s32 p, $1, "
+		"-2147483648;\n\tabs.s32 t, $1;\n\tselp.b32 $0, $1, t, p;\n\t}",
+		"{\n\t.reg .pred p;\n\t.reg .b64 t;\n\tsetp.eq.s64 p, $1, "
+		"-9223372036854775808;\n\tabs.s64 t, $1;\n\tselp.b64 $0, $1, t, "
+		"p;\n\t}",
+	};
+	static const char *const cons[4] = { "=h,h", "=h,h", "=r,r", "=l,l" };
+	LLVMTypeRef t = LLVMTypeOf(x), fty = LLVMFunctionType(t, &t, 1, 0);
+	unsigned w = LLVMGetIntTypeWidth(t);
+	int k = w == 16 ? (neg ? 0 : 1) : w == 32 ? 2 : 3;
+
+	return LLVMBuildCall2(B, fty, LLVMGetInlineAsm(fty, text[k],
+			      strlen(text[k]), cons[k], strlen(cons[k]), 0, 0,
+			      LLVMInlineAsmDialectATT, 0), &x, 1, "");
+}
+
+/* Which edge I is: 1 an i16 negation, 2 an abs of i16, i32 or i64 (a
+ * vector of them too), else 0. */
+static int
+edge_kind(LLVMValueRef I)
+{
+	LLVMTypeRef t = LLVMTypeOf(I), et = t;
+	LLVMValueRef f;
+	const char *name;
+	size_t len;
+	unsigned w;
+
+	if (LLVMGetTypeKind(t) == LLVMVectorTypeKind)
+		et = LLVMGetElementType(t);
+	if (LLVMGetTypeKind(et) != LLVMIntegerTypeKind)
+		return 0;
+	w = LLVMGetIntTypeWidth(et);
+	if (LLVMGetInstructionOpcode(I) == LLVMSub && w == 16 &&
+	    LLVMIsNull(LLVMGetOperand(I, 0)))
+		return 1;
+	if (LLVMGetInstructionOpcode(I) != LLVMCall ||
+	    (w != 16 && w != 32 && w != 64) ||
+	    !(f = LLVMGetCalledValue(I)) || !LLVMIsAFunction(f))
+		return 0;
+	name = LLVMGetValueName2(f, &len);
+	return len > 9 && !strncmp(name, "llvm.abs.", 9) ? 2 : 0;
+}
+
+static void
+int_edges(Cg *cg)
+{
+	LLVMBuilderRef B = LLVMCreateBuilderInContext(cg->C);
+	LLVMValueRef F, I, next, x, r;
+	LLVMBasicBlockRef bb;
+	unsigned i, n;
+	int k;
+
+	for (F = LLVMGetFirstFunction(cg->M); F; F = LLVMGetNextFunction(F))
+		for (bb = LLVMGetFirstBasicBlock(F); bb;
+		     bb = LLVMGetNextBasicBlock(bb))
+			for (I = LLVMGetFirstInstruction(bb); I; I = next) {
+				next = LLVMGetNextInstruction(I);
+				if (!(k = edge_kind(I)))
+					continue;
+				x = LLVMGetOperand(I, k == 1 ? 1 : 0);
+				LLVMPositionBuilderBefore(B, I);
+				if (LLVMGetTypeKind(LLVMTypeOf(I)) != LLVMVectorTypeKind) {
+					r = edge_asm(B, x, k == 1);
+				} else {
+					r = LLVMGetUndef(LLVMTypeOf(I));
+					n = LLVMGetVectorSize(LLVMTypeOf(I));
+					for (i = 0; i < n; i++) {
+						LLVMValueRef j = LLVMConstInt(cg->t_i32, i, 0);
+
+						r = LLVMBuildInsertElement(B, r, edge_asm(B,
+							LLVMBuildExtractElement(B, x, j, ""),
+							k == 1), j, "");
+					}
+				}
+				LLVMReplaceAllUsesWith(I, r);
+				LLVMInstructionEraseFromParent(I);
+			}
+	LLVMDisposeBuilder(B);
+}
+
 bool
 cg_llvm_emit(Cg *cg, char **text, size_t *len)
 {
@@ -434,6 +540,7 @@ cg_llvm_emit(Cg *cg, char **text, size_t *len)
 	phase(cg, "lower");
 	if (!optimize(cg))
 		return false;
+	int_edges(cg);
 	phase(cg, "optimize");
 	if (cg->o->emit == CG_EMIT_LLVM) {
 		cg->llvm_str = LLVMPrintModuleToString(cg->M);
