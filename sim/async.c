@@ -642,7 +642,7 @@ dot_async(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 	r = res->data;
 	memcpy(r, act->vals[op->opnds[2]].data, (size_t)ty_numel(tr) * 4);
 	sim_matmul(L, ta->elem->kind, a, b, r, ta->shape[0], tb->shape[1],
-		   ta->shape[1]);
+		   ta->shape[1], true);
 	res->group = ++co->dot_issued;
 	if (!as)
 		return;

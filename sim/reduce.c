@@ -5,8 +5,9 @@
  * accumulate in f32 and round once; f32 in f32, f64 in f64; ints wrap.
  * TLXRT_SIM_REDUCE_ORDER (L->o.reduce_order) changes float sums and
  * products, and dots of f16, bf16 and fp8: 1 runs them in reverse index
- * order, 2 accumulates in f64 (rounded once); f32 dots stay fmas in k
- * order, as codegen's.
+ * order, 2 accumulates in f64 (rounded once), 3 runs the dots that
+ * codegen puts on tensor cores as their adder does (tc_block); f32 dots
+ * stay fmas in k order, as codegen's.
  * max/min are IEEE maxNum/minNum (a NaN is ignored unless all are NaN);
  * argmax/argmin give the first index of the extreme.
  *
@@ -15,6 +16,8 @@
  * exact product and rounds the sum once), i8 products summed in i32 with
  * wrapping.
  */
+#include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -246,9 +249,75 @@ mm_f32(const float *x, const float *yt, float *c, int64_t m, int64_t n,
 	mm_portable(x, yt, c, m, n, k);
 }
 
+/*
+ * One mma instruction's sum on the tensor cores (H100, f16 and bf16; it
+ * reproduces the GPU's results of gen_gpu seeds 71112, 71420, 72529,
+ * 72904, 73054, 74354, 74805, 75624 and 75781 bit for bit; fp8 and wgmma
+ * are assumed to add alike): the products of a k step (16 for 16-bit
+ * operands, 32 for 8-bit ones) are exact; they and the accumulator
+ * are aligned to the largest exponent, a product's being the sum of its
+ * operands' (its significand in [1, 4)), cut to multiples of 2^(e - 25)
+ * (truncated toward zero), summed exactly and rounded toward zero to f32.
+ * So no product overflows, a small term beside a large one vanishes, and
+ * MAX - MAX + x is 0.  Infinities and NaNs add as IEEE sums.
+ * x[0 .. n) and y[0, ys, ..]: the operands, c the accumulator.
+ */
+static float
+tc_block(const float *x, const float *y, int64_t ys, int n, float c)
+{
+	double p[32], q, s = c;
+	int i, e = INT_MIN;
+	bool fin = isfinite(c);
+
+	for (i = 0; i < n; i++) {
+		p[i] = (double)x[i] * y[i * ys];  /* exact */
+		s += p[i];
+		fin = fin && isfinite(p[i]);
+		if (p[i] != 0 && isfinite(p[i]))
+			e = MAX(e, ilogbf(x[i]) + ilogbf(y[i * ys]));
+	}
+	if (!fin)
+		return (float)s;
+	if (c != 0)
+		e = MAX(e, ilogbf(c));
+	if (e == INT_MIN)
+		return c;
+	q = ldexp(1.0, e - 25);
+	/* at most 17 terms below 2^27 units each: the sum is exact */
+	s = trunc((double)c / q);
+	for (i = 0; i < n; i++)
+		s += trunc(p[i] / q);
+	s *= q;
+	if (fabs(s) > FLT_MAX)
+		return s > 0 ? INFINITY : -INFINITY;
+	{
+		float f = (float)s;
+
+		if (fabs((double)f) > fabs(s))  /* toward zero */
+			f = nextafterf(f, 0.0f);
+		return f;
+	}
+}
+
+/* c += x @ y (x m x k, y k x n) in tensor-core k steps of ks. */
+static void
+mm_tc(const float *x, const float *y, float *c, int64_t m, int64_t n,
+      int64_t k, int ks)
+{
+	int64_t i, j, k0;
+
+	for (i = 0; i < m; i++)
+		for (j = 0; j < n; j++)
+			for (k0 = 0; k0 < k; k0 += ks)
+				c[i * n + j] = tc_block(
+					x + i * k + k0, y + k0 * n + j, n,
+					(int)(k - k0 < ks ? k - k0 : ks),
+					c[i * n + j]);
+}
+
 void
 sim_matmul(SimLaunch *L, TypeKind ek, const uint8_t *a, const uint8_t *b,
-	   void *acc, int64_t m, int64_t n, int64_t k)
+	   void *acc, int64_t m, int64_t n, int64_t k, bool tc)
 {
 	int64_t i, j, kk;
 
@@ -277,6 +346,14 @@ sim_matmul(SimLaunch *L, TypeKind ek, const uint8_t *a, const uint8_t *b,
 
 		sim_to_f32(ek, a, x, (size_t)(m * k));
 		sim_to_f32(ek, b, y, (size_t)(k * n));
+		if (order == 3) {
+			if (tc) {
+				mm_tc(x, y, c, m, n, k,
+				      ek == TY_F16 || ek == TY_BF16 ? 16 : 32);
+				return;
+			}
+			order = 0;
+		}
 		if (order == 2) {  /* exact products, summed in f64 */
 			for (i = 0; i < m; i++)
 				for (j = 0; j < n; j++) {
@@ -335,9 +412,11 @@ sim_op_dot(SimLaunch *L, SimAct *act, Op *op)
 			  "acc[MxN] of matching types");
 	r = sim_data(sim_def(L, act, op->res[0]), tr);
 	memcpy(r, act->vals[op->opnds[2]].data, (size_t)ty_numel(tr) * 4);
+	/* an mma layout: codegen's tensor cores (ly_dot_is_mma) */
 	sim_matmul(L, ta->elem->kind, act->vals[op->opnds[0]].data,
 		   act->vals[op->opnds[1]].data, r, ta->shape[0],
-		   tb->shape[1], ta->shape[1]);
+		   tb->shape[1], ta->shape[1],
+		   tr->layout && tr->layout->kind == LY_MMA);
 }
 
 void

@@ -264,7 +264,8 @@ typedef struct SimOpts {
 	int sm;
 	int64_t smem_limit;
 	bool check_fences;
-	int reduce_order;    /* TLXRT_SIM_REDUCE_ORDER: 0, 1 reverse, 2 wide */
+	int reduce_order;    /* TLXRT_SIM_REDUCE_ORDER: 0, 1 reverse, 2 wide,
+			      3 tensor cores */
 } SimOpts;
 
 void sim_opts_default(SimOpts *o);
@@ -620,9 +621,10 @@ void sim_op_shape(SimLaunch *L, SimAct *act, Op *op);
 void sim_op_reduce(SimLaunch *L, SimAct *act, Op *op);
 void sim_op_dot(SimLaunch *L, SimAct *act, Op *op);
 /* acc (m x n, f32 or i32) += a (m x k) @ b (k x n); a, b elements of
- * kind `ek` (row-major, dense). */
+ * kind `ek` (row-major, dense); tc: codegen runs it on tensor cores. */
 void sim_matmul(SimLaunch *L, TypeKind ek, const uint8_t *a,
-		const uint8_t *b, void *acc, int64_t m, int64_t n, int64_t k);
+		const uint8_t *b, void *acc, int64_t m, int64_t n, int64_t k,
+		bool tc);
 void sim_op_assert(SimLaunch *L, SimAct *act, Op *op);
 /* Dense row-major copy of a strided N-d array (rank <= 4). */
 void sim_gather(uint8_t *dst, const uint8_t *src, int esize, int rank,

@@ -221,8 +221,11 @@ enum {
 	 * dots of f16, bf16 and fp8 add their products: 0 (default) in
 	 * index order, rounding each step to f32; 1 in reverse index order
 	 * (another order the language allows); 2 in index order in f64,
-	 * rounded once (no partial result overflows f32).  1 and 2 are
-	 * second opinions on whether a value depends on the order.
+	 * rounded once (no partial result overflows f32); 3 as 0, except
+	 * that the dots code generation puts on tensor cores add as those
+	 * do (each mma's products and accumulator aligned to the largest,
+	 * cut to 26 bits of it, summed, rounded toward zero).  1, 2 and 3
+	 * are second opinions on whether a value depends on the order.
 	 * Env: TLXRT_SIM_REDUCE_ORDER. */
 	TLXRT_SIM_REDUCE_ORDER = 8,
 };
