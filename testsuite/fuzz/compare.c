@@ -15,14 +15,17 @@
  * loops: each value is BITS, CLOSE or LOOSE.  The sources of CLOSE are
  * the ops whose results docs/language.md lets the GPU compute within some
  * ulps of the simulator's (exp exp2 log log2 rsqrt sin cos tanh erf
- * sigmoid: codegen/math.c's bounds).  REORDERED is CLOSE whose sums may
- * run in another order: float sum and prod reductions (the GPU adds in
- * its layout's order: registers, lanes, warps; the simulator in index
- * order), dots of f16, bf16 and fp8 (tensor cores, whose adder is not
- * IEEE and whose products do not overflow f32) and float atomic_adds to
- * one address: within the tolerance too, and gen_gpu asks the simulator
- * for second opinions where they differ (fz_forgive_reordered).  Everything else is exact on both: + - * / and fma
- * correctly rounded (f16 and bf16 through f32, exact for these), sqrt,
+ * sigmoid: codegen/math.c's bounds); sin and cos of a value that is not
+ * BITS are LOOSE, as their error grows with the argument.  REORDERED is
+ * CLOSE whose sums may run in another order: float sum and prod
+ * reductions (the GPU adds in its layout's order: registers, lanes,
+ * warps; the simulator in index order), dots of f16, bf16 and fp8
+ * (tensor cores, whose adder is not IEEE and whose products do not
+ * overflow f32) and float atomic_adds to one address: within the
+ * tolerance too, and gen_gpu asks the simulator for second opinions
+ * where they differ (fz_forgive_reordered).  Everything else is exact on
+ * both: + - * / correctly rounded (f16 and bf16 through f32, exact for
+ * these), fma rounded once (f16 and bf16 by their own fma), sqrt,
  * conversions, min/max, integer ops, f32 and i8 dots (codegen/mma.c: f32
  * by fmas in k order, as the simulator adds; no tf32), atomics on
  * distinct addresses.  A continuous op keeps CLOSE; a discontinuous one
@@ -261,7 +264,8 @@ finite_elem(int t, const unsigned char *p)
 
 int
 fz_forgive_reordered(const FzMeta *m, const FzData *a, const FzData *a2,
-		     const FzData *aw, FzData *b, const FzNum *cls)
+		     const FzData *aw, const FzData *at, FzData *b,
+		     const FzNum *cls)
 {
 	int i, n = 0;
 
@@ -272,23 +276,30 @@ fz_forgive_reordered(const FzMeta *m, const FzData *a, const FzData *a2,
 
 		if ((x->role != FZ_OUT && x->role != FZ_INOUT) ||
 		    cls[i] != FZ_NUM_REORD || !is_float_type(x->type) ||
-		    !a->buf[i] || !a2->buf[i] || !aw->buf[i] || !b->buf[i])
+		    !a->buf[i] || !a2->buf[i] || !aw->buf[i] || !at->buf[i] ||
+		    !b->buf[i])
 			continue;
 		for (j = 0; j < x->n; j++) {
 			const unsigned char *pa = a->buf[i] + j * (size_t)es;
 			const unsigned char *pa2 = a2->buf[i] + j * (size_t)es;
 			const unsigned char *paw = aw->buf[i] + j * (size_t)es;
+			const unsigned char *pat = at->buf[i] + j * (size_t)es;
 			unsigned char *pb = b->buf[i] + j * (size_t)es;
 			bool fa = finite_elem(x->type, pa);
 
 			if (agree_close(x->type, pa, pb))
 				continue;
-			/* the device took an order like the reverse one; the
+			/* the device took an order like the reverse one, the
+			 * exact sum (75961's bf16 sum, 2^30-size terms that
+			 * cancel) or the tensor cores' adder (26 bits of the
+			 * largest product: MAX - MAX + x is 0, 72904); the
 			 * value depends on the order beyond the tolerance
 			 * (MAX + x - MAX); or a partial result overflowed in
 			 * one order only (a sum without overflow, in f64,
 			 * ends finite: not an input's NaN or infinity) */
 			if (agree_close(x->type, pb, pa2) ||
+			    agree_close(x->type, pb, paw) ||
+			    agree_close(x->type, pb, pat) ||
 			    !agree_close(x->type, pa, pa2) ||
 			    (fa != finite_elem(x->type, pb) &&
 			     finite_elem(x->type, paw))) {
@@ -447,6 +458,21 @@ elem_float(Flow *fl, Value v)
 	return ty_is_float(ir_type(fl->f, v));
 }
 
+/* A float of 16 bits or fewer.  Such a value that is not BITS may be a
+ * whole ulp of its type (2^-11 of it, f16) off: a CLOSE f32 rounded to
+ * it either way of a midpoint (74127: sigmoid to f16, 0.50146484375 and
+ * 0.501953125).  Summed (a sum, a dot), that is 2^-11 of each term,
+ * which CLOSE's 2^-11 of the result does not bound where the terms
+ * cancel: such sums are LOOSE. */
+static bool
+narrow(Flow *fl, Value v)
+{
+	TypeKind e = ty_elem(ir_type(fl->f, v))->kind;
+
+	return e == TY_F16 || e == TY_BF16 || e == TY_F8E4M3 ||
+	       e == TY_F8E5M2;
+}
+
 static void flow_block(Flow *fl, Block *b, int ctx);
 
 /* Block arguments: each takes the class of what flows into it. */
@@ -563,8 +589,15 @@ flow_op(Flow *fl, Op *op, int ctx)
 		c = in;
 		break;
 	case OP_EXP: case OP_EXP2: case OP_LOG: case OP_LOG2: case OP_RSQRT:
-	case OP_SIN: case OP_COS: case OP_TANH: case OP_ERF: case OP_SIGMOID:
+	case OP_TANH: case OP_ERF: case OP_SIGMOID:
 		c = max2(in, CLOSE);
+		break;
+	case OP_SIN: case OP_COS:
+		/* an ulp of x moves sin(x) by up to |x| ulps of x: past
+		 * 2^24 or so by more than 1; of an x that is not the
+		 * same bits on both, nothing is known (70117: cos of
+		 * -9.65e37, one ulp apart, 0.0696 and 0.769) */
+		c = in == BITS ? CLOSE : LOOSE;
 		break;
 	case OP_REM: case OP_FLOOR: case OP_CEIL: case OP_BITCAST:
 		c = cut(in);
@@ -589,19 +622,23 @@ flow_op(Flow *fl, Op *op, int ctx)
 		k = attr_str(&op->attrs, "kind");
 		if (k && (!strcmp(k, "argmax") || !strcmp(k, "argmin")))
 			c = cut(in);
+		else if (k && !strcmp(k, "sum") && narrow(fl, op->opnds[0]))
+			c = in == BITS ? REORD : LOOSE;
 		else if (k && (!strcmp(k, "sum") || !strcmp(k, "prod")) &&
 			 elem_float(fl, op->opnds[0]))
 			c = max2(in, REORD);
 		else
 			c = in;
 		break;
-	case OP_DOT: {
-		TypeKind e = ty_elem(ir_type(fl->f, op->opnds[0]))->kind;
-
-		c = e == TY_F16 || e == TY_BF16 || e == TY_F8E4M3 ||
-		    e == TY_F8E5M2 ? max2(in, REORD) : in;
+	case OP_DOT:
+		/* a narrow operand that is not BITS: see narrow() */
+		if (narrow(fl, op->opnds[0]))
+			c = max2(max2(cls_of(fl, op->opnds[0]),
+				      cls_of(fl, op->opnds[1])), ctx) == BITS
+			    ? max2(in, REORD) : LOOSE;
+		else
+			c = in;
 		break;
-	}
 	case OP_LOAD:
 		p = op->opnds[0];
 		addr = cut(max2(cls_of(fl, p), cls_of(fl, ir_access_mask(op))));
@@ -667,15 +704,17 @@ flow_op(Flow *fl, Op *op, int ctx)
 		Type *at = ir_type(fl->f, op->opnds[0]);
 		TypeKind e = (at->kind == TY_SMEM ? at->elem : ty_elem(at))->kind;
 
-		c = max2(cls_of(fl, op->opnds[2]), ctx);
+		addr = ctx;
 		for (i = 0; i < 2; i++)
-			c = max2(c, ir_type(fl->f, op->opnds[i])->kind == TY_SMEM
+			addr = max2(addr, ir_type(fl->f, op->opnds[i])->kind == TY_SMEM
 				    ? max2(mem_get(fl, root_of(fl, op->opnds[i])),
 					   cut(cls_of(fl, op->opnds[i])))
 				    : cls_of(fl, op->opnds[i]));
+		c = max2(cls_of(fl, op->opnds[2]), addr);
+		/* a narrow operand that is not BITS: see narrow() */
 		if (e == TY_F16 || e == TY_BF16 || e == TY_F8E4M3 ||
 		    e == TY_F8E5M2)
-			c = max2(c, REORD);
+			c = addr == BITS ? max2(c, REORD) : LOOSE;
 		break;
 	}
 	case OP_DOT_WAIT:
