@@ -385,6 +385,20 @@ cvt_int(Axis *r, const Axis *a, Type *to, Type *from, int rank)
 		}
 }
 
+/* Runs along two dims (x = r + c of a row and a column range): a start
+ * along one is inside a run along the other, one more than its
+ * neighbour, so the starts share no divisor. */
+static void
+runs_one_dim(Axis *r, Type *t, int rank)
+{
+	int d, n = 0;
+
+	for (d = 0; d < rank && t->kind == TY_TILE; d++)
+		n += MIN(r->contig[d], t->shape[d]) > 1;
+	if (n > 1)
+		r->div = 1;
+}
+
 static void axis_block(AxCtx *c, Block *b);
 
 static void
@@ -484,6 +498,7 @@ axis_op(AxCtx *c, Op *op)
 		break;
 	}
 	r->deps |= deps;
+	runs_one_dim(r, rt, rank);
 }
 
 static void
