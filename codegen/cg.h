@@ -216,6 +216,7 @@ struct CgFn {
 	Vec(CgHoist) hoists;    /* schedule.c's moves */
 	bool sync_pending;      /* a sync_threads sunk into the next op */
 	int pred_depth;         /* open cg_pred_begin regions (some threads) */
+	bool arrived;           /* the last op lowered: an elected arrive */
 	uint32_t smem_epoch;    /* steps past every op that may touch shared
 				   memory or wait, and at region bounds: a
 				   convert_layout made later than at its

@@ -547,6 +547,23 @@ cg_conv_fence(CgFn *fn, Value v)
 	return true;
 }
 
+/* Computes op only scalars (or addresses of barriers), touching no
+ * memory: an arrive after such ops needs no new task barrier. */
+static bool
+scalar_only(CgFn *fn, Op *op)
+{
+	if (op->nregions || op->nres != 1 || cg_is_tile(fn, op->res[0]))
+		return false;
+	switch (op->kind) {
+	case OP_MBAR_AT: case OP_CONST: case OP_CMP: case OP_SELECT:
+	case OP_PROGRAM_ID: case OP_NUM_PROGRAMS: case OP_TASK_REPLICA:
+	case OP_CLUSTER_RANK:
+		return true;
+	default:
+		return op_has(op, F_ELEM);
+	}
+}
+
 static void
 lower_one(CgFn *fn, Op *op)
 {
@@ -557,8 +574,12 @@ lower_one(CgFn *fn, Op *op)
 		fn->sync_pending = true;
 		return;
 	}
+	if (op->kind != OP_MBAR_ARRIVE && !scalar_only(fn, op))
+		fn->arrived = false;
 	if (!lower_op(fn, op))
 		fn->failed = true;
+	if (op->nregions)
+		fn->arrived = false;
 	if (!quiet(op))
 		fn->smem_epoch++;
 }

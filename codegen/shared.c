@@ -475,7 +475,11 @@ mbar_arrive(CgFn *fn, Op *op)
 	LLVMBasicBlockRef done = cg_new_block(fn, "arrived");
 	LLVMValueRef p, args[2];
 
-	cg_barrier(fn);
+	/* every warp of the task done with what the arrive releases; an
+	 * arrive right after another (scalar ops between) has that still */
+	if (!fn->arrived)
+		cg_barrier(fn);
+	fn->arrived = true;
 	LLVMBuildCondBr(cg->B, cg_thread0(fn), in, done);
 	LLVMPositionBuilderAtEnd(cg->B, in);
 	p = bar_ptr(fn, op->opnds[0]);
