@@ -12,10 +12,15 @@
 #       $OUT/gen_gpu-SEED.log, findings $OUT/gen_gpu-findings/seed-S.tlx
 #   ./gen_gpu.sh seeds FILE
 #       the programs of the seeds listed in FILE (one a line; run2-seeds.txt
-#       is the findings of session 17's second run), each in a gen_gpu of
+#       is the findings of session 17's second run,
+#       run3-seeds.txt those of session 22), each in a gen_gpu of
 #       its own, as many at once as there are cores; the log is
 #       $OUT/gen_gpu-seeds.log (one line a finding), findings in
 #       $OUT/gen_gpu-findings/
+#   ./gen_gpu.sh files [FILE...]
+#       the given finding files, or the reduced programs of earlier GPU
+#       findings (testsuite/gpu/gen, carried as gen/); the log is
+#       $OUT/gen_gpu-files.log
 #   ./gen_gpu.sh sanitize TOOL [COUNT [SEED]]
 #       compute-sanitizer's TOOL (memcheck, racecheck, synccheck,
 #       initcheck) on COUNT programs (default 200 for memcheck, else 50),
@@ -59,6 +64,17 @@ seeds)
 	head -20 "$log"
 	[ -s "$log" ] && exit 1
 	exit 0
+	;;
+files)	# the reduced programs of earlier findings (testsuite/gpu/gen), or FILE...
+	shift
+	[ $# -eq 0 ] && set -- gen/*.tlx
+	log="$out/gen_gpu-files.log"
+	# shellcheck disable=SC2086
+	./gen_gpu -j "$jobs" --timeout 120 --keep "$out/gen_gpu-findings" \
+		$GEN_GPU_FLAGS "$@" > "$log"
+	rc=$?
+	cat "$log"
+	exit $rc
 	;;
 one)	# one program under the tool (xargs runs these)
 	tool=$2
