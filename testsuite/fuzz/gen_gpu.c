@@ -475,8 +475,9 @@ report(const Opts *o, long i, const Rec *r, const char *src, size_t len)
 	if (!o->quiet && (o->verbose || finding(r->outcome))) {
 		n = snprintf(line, sizeof line, "%s: %s: %s (outputs: %d bits, "
 			     "%d close, %d loose%s%s)\n", name,
-			     outcome_names[r->outcome], r->msg, r->ncls[0],
-			     r->ncls[1] + r->ncls[2], r->ncls[3],
+			     outcome_names[r->outcome], r->msg, r->ncls[FZ_NUM_BITS],
+			     r->ncls[FZ_NUM_CLOSE] + r->ncls[FZ_NUM_REORD],
+			     r->ncls[FZ_NUM_LOOSE],
 			     r->outs[0] ? ";" : "",
 			     r->outs);
 		if (n > 0 && write(1, line, (size_t)n < sizeof line ? (size_t)n
