@@ -122,27 +122,14 @@ struct Mat {
 	Mat *next;
 };
 
-/* Shared-memory swizzle, a function of the byte address (smem.c):
- *   phys = addr ^ (((addr >> shift) & mask) << 4)
- * it permutes the 16-byte chunks of each row; mask 0: none. */
-typedef struct Swizzle {
-	int shift, mask;
-} Swizzle;
 
+/* A view of shared memory: its start (a run-time i32 byte offset in the
+ * kernel's shared memory), the alignment known of it, and where its
+ * elements lie from there (ir/smemview.c). */
 typedef struct SmemView {
-	LLVMValueRef off;  /* i32 byte offset of element 0 in dynamic smem */
-	int rank;
-	int64_t shape[TY_MAX_RANK];
-	int64_t stride[TY_MAX_RANK];  /* elements */
-	int ebytes;
+	LLVMValueRef off;
 	int64_t align;     /* bytes the offset is known to be a multiple of */
-	Swizzle swz;       /* of the buffer the view is in */
-	/* A tiled swizzle (ly_swizzle_tiled): the buffer's rows are strips
-	 * of tw bytes, each strip its trows rows tw bytes apart; tr and tc
-	 * are the view's dims along the buffer's rows and columns (-1: not
-	 * in the view).  tw 0: row-major. */
-	int tw, tr, tc;
-	int64_t trows;
+	SmemGeom g;
 } SmemView;
 
 typedef struct CgVal {
@@ -374,13 +361,11 @@ void cg_barrier(CgFn *fn);
  * its register and shuffle work, which touches no shared memory). */
 void cg_sync_flush(CgFn *fn);
 bool cg_conv_fence(CgFn *fn, Value v);
-/* Byte offset of coordinate c (a constant, or NULL for the run-time
- * value x) along dim d of view w, the tiled strips included. */
-int64_t cg_view_dim_bytes(const SmemView *w, int d, int64_t c);
+/* Byte offset of the run-time coordinate x along dim d of view w, the
+ * tiled strips included (sv_dim_bytes for a constant). */
 LLVMValueRef cg_view_dim_off(CgFn *fn, const SmemView *w, int d,
 			     LLVMValueRef x);
-/* The swizzle of a buffer's encoding (LY_SWIZZLE; none for NULL). */
-Swizzle cg_swizzle_of(const Layout *enc);
+/* sv_swizzle of a run-time address. */
 LLVMValueRef cg_swizzle(CgFn *fn, LLVMValueRef addr, Swizzle s);
 /* The swizzled byte offset of base + x + k: x the thread's part, k a
  * constant, base known to be a multiple of `align` bytes. */

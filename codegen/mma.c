@@ -317,17 +317,17 @@ operand(Dot *d, int i, Src *src, int64_t *scratch)
 	int64_t rows = i == 0 ? d->M : d->trans_b ? d->N : d->K;
 	int64_t cols = i == 0 ? d->K : d->trans_b ? d->K : d->N;
 
-	if (w && w->stride[1] == 1 && !w->tw) {
+	if (w && w->g.stride[1] == 1 && !w->g.tw) {
 		src->base = w->off;
 		src->align = w->align;
-		src->rowbytes = w->stride[0] * w->ebytes;
-		src->swz = w->swz;
+		src->rowbytes = w->g.stride[0] * w->g.ebytes;
+		src->swz = w->g.swz;
 		return false;
 	}
 	src->base = cg_i32(fn->cg, *scratch);
 	src->align = *scratch ? *scratch & -*scratch : (int64_t)1 << 30;
 	src->rowbytes = cols * d->eb;
-	src->swz = d->mma ? cg_swizzle_of(ly_swizzle_for(&fn->cg->layouts,
+	src->swz = d->mma ? sv_swizzle_of(ly_swizzle_for(&fn->cg->layouts,
 							 src->rowbytes))
 			  : (Swizzle){ 0, 0 };
 	*scratch += (rows * cols * d->eb + 127) / 128 * 128;

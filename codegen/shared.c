@@ -69,41 +69,12 @@ alloc_op(CgFn *fn, Op *op)
 {
 	Type *t = ir_type(fn->f, op->res[0]);
 	SmemView *w = new_view(fn, op->res[0], NULL);
-	int d;
 
 	w->off = cg_i32(fn->cg, cg_smem_offset(fn, op));
-	w->rank = t->rank;
-	w->ebytes = MAX(1, ty_bits(t->elem) / 8);
 	/* the plan places buffers at multiples of 128 bytes */
 	w->align = MAX(128, lowbit(cg_smem_offset(fn, op)));
-	for (d = t->rank - 1; d >= 0; d--) {
-		w->shape[d] = t->shape[d];
-		w->stride[d] = d == t->rank - 1 ? 1 : w->stride[d + 1] * w->shape[d + 1];
-	}
-	/* the encoding plan-smem gave it: 16-byte chunks permuted by address
-	 * (free for vector accesses, conflict-free for ldmatrix) */
-	w->swz = cg_swizzle_of(t->layout);
-	w->tr = w->tc = -1;
-	if (t->layout && t->layout->kind == LY_SWIZZLE && t->layout->swz_tiled &&
-	    t->rank >= 2) {
-		w->tw = t->layout->swz_bytes;
-		w->tc = t->rank - 1;
-		w->tr = t->rank - 2;
-		w->trows = t->shape[t->rank - 2];
-	}
+	sv_buffer(&w->g, t);
 	return true;
-}
-
-int64_t
-cg_view_dim_bytes(const SmemView *w, int d, int64_t c)
-{
-	int64_t b = c * w->ebytes;
-
-	if (w->tw && d == w->tc)
-		return b % w->tw + b / w->tw * w->trows * w->tw;
-	if (w->tw && d == w->tr)
-		return c * w->tw;
-	return c * w->stride[d] * w->ebytes;
 }
 
 LLVMValueRef
@@ -113,37 +84,30 @@ cg_view_dim_off(CgFn *fn, const SmemView *w, int d, LLVMValueRef x)
 	Cg *cg = fn->cg;
 	LLVMValueRef b;
 
-	if (w->tw && d == w->tc) {
-		/* tw and ebytes are powers of two */
-		b = LLVMBuildMul(B, x, cg_i32(cg, w->ebytes), "");
-		return LLVMBuildAdd(B, LLVMBuildAnd(B, b, cg_i32(cg, w->tw - 1), ""),
+	if (w->g.tw && d == w->g.tc) {
+		/* sv_dim_bytes; tw and ebytes are powers of two */
+		b = LLVMBuildMul(B, x, cg_i32(cg, w->g.ebytes), "");
+		return LLVMBuildAdd(B, LLVMBuildAnd(B, b, cg_i32(cg, w->g.tw - 1), ""),
 				    LLVMBuildMul(B, LLVMBuildLShr(B, b,
-					cg_i32(cg, __builtin_ctz((unsigned)w->tw)), ""),
-					cg_i32(cg, w->trows * w->tw), ""), "");
+					cg_i32(cg, __builtin_ctz((unsigned)w->g.tw)), ""),
+					cg_i32(cg, w->g.trows * w->g.tw), ""), "");
 	}
-	return LLVMBuildMul(B, x, cg_i32(cg, cg_view_dim_bytes(w, d, 1)), "");
+	return LLVMBuildMul(B, x, cg_i32(cg, sv_dim_bytes(&w->g, d, 1)), "");
 }
 
-/* Bytes per unit of a slice's or an index's start along dim d: along a
- * tiled view's columns the start is a whole number of strips
- * (tiled_slice_ok), c columns then c * ebytes / tw strips of trows * tw
- * bytes each. */
-static int64_t
-start_bytes(const SmemView *w, int d)
-{
-	if (w->tw && d == w->tc)
-		return (int64_t)w->ebytes * w->trows;
-	return cg_view_dim_bytes(w, d, 1);
-}
-
-/* A slice's offset along a tiled view's column dim moves by whole strips
- * only (the strips' offsets add then). */
+/* Adds start idx along dim d of src to w, if it moves by whole strips. */
 static bool
-tiled_slice_ok(CgFn *fn, const SmemView *w, int d, Value idx)
+start(CgFn *fn, Op *op, SmemView *w, const SmemView *src, int d, Value idx)
 {
-	if (!w->tw || d != w->tc)
-		return true;
-	return (fn->ax_gen[idx].div * w->ebytes) % w->tw == 0;
+	if (!sv_start_ok(&src->g, d, fn->ax_gen[idx].div)) {
+		cg_unsupported(fn->cg, op, op->kind == OP_SMEM_INDEX
+			       ? "indexing a column of a tiled shared buffer"
+			       : "a slice of a tiled shared buffer that does "
+				 "not start at a strip");
+		return false;
+	}
+	advance(fn, w, idx, sv_start_bytes(&src->g, d));
+	return true;
 }
 
 static bool
@@ -151,7 +115,6 @@ view_op(CgFn *fn, Op *op)
 {
 	SmemView *src = view_of(fn, op->opnds[0]), *w;
 	const Attr *perm;
-	int d;
 	uint32_t i;
 
 	if (!src)
@@ -159,47 +122,20 @@ view_op(CgFn *fn, Op *op)
 	w = new_view(fn, op->res[0], src);
 	switch (op->kind) {
 	case OP_SMEM_INDEX:
-		if (!tiled_slice_ok(fn, src, 0, op->opnds[1])) {
-			cg_unsupported(fn->cg, op, "indexing a column of a tiled "
-				       "shared buffer");
+		if (!start(fn, op, w, src, 0, op->opnds[1]))
 			return false;
-		}
-		advance(fn, w, op->opnds[1], start_bytes(src, 0));
-		for (d = 0; d + 1 < src->rank; d++) {
-			w->shape[d] = src->shape[d + 1];
-			w->stride[d] = src->stride[d + 1];
-		}
-		w->rank = src->rank - 1;
-		w->tr = src->tr - 1;
-		w->tc = src->tc - 1;
+		sv_index(&w->g);
 		break;
 	case OP_SMEM_SLICE:
-		for (i = 1; i < op->nopnds && (int)i <= src->rank; i++) {
-			if (!tiled_slice_ok(fn, src, (int)i - 1, op->opnds[i])) {
-				cg_unsupported(fn->cg, op, "a slice of a tiled "
-					       "shared buffer that does not "
-					       "start at a strip");
+		for (i = 1; i < op->nopnds && (int)i <= src->g.rank; i++)
+			if (!start(fn, op, w, src, (int)i - 1, op->opnds[i]))
 				return false;
-			}
-			advance(fn, w, op->opnds[i], start_bytes(src, (int)i - 1));
-		}
-		{
-			Type *rt = ir_type(fn->f, op->res[0]);
-
-			for (d = 0; d < rt->rank; d++)
-				w->shape[d] = rt->shape[d];
-		}
+		sv_slice(&w->g, ir_type(fn->f, op->res[0])->shape);
 		break;
 	default:  /* smem_trans */
 		perm = attr_find(&op->attrs, "perm");
-		for (d = 0; perm && d < src->rank && d < (int)perm->ints.n; d++) {
-			w->shape[d] = src->shape[perm->ints.v[d]];
-			w->stride[d] = src->stride[perm->ints.v[d]];
-			if (perm->ints.v[d] == src->tr)
-				w->tr = d;
-			if (perm->ints.v[d] == src->tc)
-				w->tc = d;
-		}
+		if (perm)
+			sv_trans(&w->g, perm->ints.v, (int)perm->ints.n);
 		break;
 	}
 	return true;
@@ -222,9 +158,9 @@ elem_off(CgFn *fn, SmemView *w, const Layout *l, uint32_t r)
 
 		x = LLVMBuildAdd(cg->B, x, cg_view_dim_off(fn, w, d,
 				 cg_thread_coord(fn, l, d)), "");
-		k += cg_view_dim_bytes(w, d, c);
+		k += sv_dim_bytes(&w->g, d, c);
 	}
-	return cg_swizzle_off(fn, w->off, w->align, x, k, w->swz);
+	return cg_swizzle_off(fn, w->off, w->align, x, k, w->g.swz);
 }
 
 /* Elements per vector access of op's view: the plan's `vec`
@@ -265,7 +201,7 @@ smem_load(CgFn *fn, Op *op)
 	for (g = 0; g < n; g += (uint32_t)v)
 		if (!(g & dup))
 			cg_smem_load_vec(fn, et, r + g, v, elem_off(fn, w, l, g),
-					 v * w->ebytes);
+					 v * w->g.ebytes);
 	for (g = 0; g < n; g++) {
 		if (g & dup)
 			r[g] = r[g & ~dup];
@@ -304,7 +240,7 @@ smem_store(CgFn *fn, Op *op)
 	for (g = 0; g < n; g += (uint32_t)v)
 		if (!(g & dup))
 			cg_smem_store_vec(fn, et, x + g, v, elem_off(fn, w, l, g),
-					  v * w->ebytes);
+					  v * w->g.ebytes);
 	if (first) {
 		LLVMBuildBr(cg->B, done);
 		LLVMPositionBuilderAtEnd(cg->B, done);
@@ -334,10 +270,10 @@ mbar_alloc(CgFn *fn, Op *op)
 	LLVMValueRef args[2];
 
 	w->off = cg_i32(cg, cg_smem_offset(fn, op));
-	w->rank = t->rank;
-	w->shape[0] = n;
-	w->stride[0] = 1;
-	w->ebytes = 8;
+	w->g.rank = t->rank;
+	w->g.shape[0] = n;
+	w->g.stride[0] = 1;
+	w->g.ebytes = 8;
 	w->align = 8;
 	LLVMBuildCondBr(cg->B, cg_thread0(fn), in, done);
 	LLVMPositionBuilderAtEnd(cg->B, in);
@@ -365,7 +301,7 @@ mbar_at(CgFn *fn, Op *op)
 		return false;
 	w = new_view(fn, op->res[0], src);
 	advance(fn, w, op->opnds[1], 8);
-	w->rank = 0;
+	w->g.rank = 0;
 	return true;
 }
 
@@ -636,7 +572,7 @@ cp_elem(CgFn *fn, Op *op, SmemView *w, const Layout *l, LLVMValueRef j)
 	if (mask)
 		m = cg_elem_at(fn, mask, c);
 	x = guarded_load(fn, et, p, m);
-	cg_smem_store_vec(fn, et, &x, 1, cg_swizzle(fn, off, w->swz), eb);
+	cg_smem_store_vec(fn, et, &x, 1, cg_swizzle(fn, off, w->g.swz), eb);
 }
 
 static bool

@@ -122,18 +122,6 @@ cg_op_scratch(CgFn *fn, Op *op)
 
 /* ---- swizzles -------------------------------------------------------------- */
 
-Swizzle
-cg_swizzle_of(const Layout *enc)
-{
-	Swizzle s = { 0, 0 };
-
-	if (enc && enc->kind == LY_SWIZZLE) {
-		s.shift = enc->swz_shift;
-		s.mask = enc->swz_bytes / 16 - 1;
-	}
-	return s;
-}
-
 LLVMValueRef
 cg_swizzle(CgFn *fn, LLVMValueRef addr, Swizzle s)
 {

@@ -60,36 +60,36 @@ bar_addr(CgFn *fn, Value bar)
 static const char *
 strips(const SmemView *w, Type *desc, int *n, int64_t *step, int64_t *cstep)
 {
-	int r = w->rank, d;
+	int r = w->g.rank, d;
 	int64_t dense = 1;
 
 	if (r < 1 || r > 5)
 		return "a TMA copy of rank above 5";
 	if (w->align < 128)
 		return "a TMA copy whose shared address is not 128-byte aligned";
-	if ((desc->layout ? desc->layout->swz_bytes : 0) != w->tw ||
-	    (!w->tw && w->swz.mask))
+	if ((desc->layout ? desc->layout->swz_bytes : 0) != w->g.tw ||
+	    (!w->g.tw && w->g.swz.mask))
 		return "a TMA copy whose buffer is not in its descriptor's encoding";
-	if (!w->tw) {
+	if (!w->g.tw) {
 		for (d = r - 1; d >= 0; d--) {
-			if (w->stride[d] != dense)
+			if (w->g.stride[d] != dense)
 				return "a TMA copy of a view whose rows are not "
 				       "contiguous";
-			dense *= w->shape[d];
+			dense *= w->g.shape[d];
 		}
 		*n = 1;
 		*step = *cstep = 0;
 		return NULL;
 	}
-	if (w->tc != r - 1 || w->tr != r - 2 || w->shape[r - 2] != w->trows)
+	if (w->g.tc != r - 1 || w->g.tr != r - 2 || w->g.shape[r - 2] != w->g.trows)
 		return "a TMA copy of part of a swizzled buffer's rows";
-	*n = (int)(w->shape[r - 1] * w->ebytes / w->tw);
-	if (*n < 1 || w->shape[r - 1] * w->ebytes % w->tw)
+	*n = (int)(w->g.shape[r - 1] * w->g.ebytes / w->g.tw);
+	if (*n < 1 || w->g.shape[r - 1] * w->g.ebytes % w->g.tw)
 		return "a TMA copy of part of a swizzled strip";
 	if (r > 2 && *n > 1)
 		return "a TMA copy of rank 3 or more across swizzled strips";
-	*step = w->trows * w->tw;
-	*cstep = w->tw / w->ebytes;
+	*step = w->g.trows * w->g.tw;
+	*cstep = w->g.tw / w->g.ebytes;
 	return NULL;
 }
 
@@ -122,10 +122,10 @@ copy(CgFn *fn, Op *op, bool load)
 	done = open_one(fn, load ? "tma.load" : "tma.store");
 	if (load && attr_int(&op->attrs, "expect", 0)) {
 		/* the barrier expects the bytes it copies (a pipe's slot) */
-		int64_t bytes = w->ebytes;
+		int64_t bytes = w->g.ebytes;
 
-		for (d = 0; d < w->rank; d++)
-			bytes *= w->shape[d];
+		for (d = 0; d < w->g.rank; d++)
+			bytes *= w->g.shape[d];
 		args[0] = bar;
 		args[1] = cg_i32(cg, bytes);
 		cg_intr(cg, "llvm.nvvm.mbarrier.expect.tx.scope.cta.space.cta",

@@ -18,7 +18,7 @@
  * whose contiguous dim is K is K-major (LBO unused, SBO = 8 W), one whose
  * contiguous dim is M or N is MN-major (ta/tb = 1, LBO = the strip step,
  * rows x W, SBO = 8 W); a tile, chunk or k step starts at the view's byte
- * offset of its first element (cg_view_dim_bytes), added to the
+ * offset of its first element (sv_dim_bytes), added to the
  * descriptor's address field.  The accumulator registers are the
  * instruction's d registers in order (ly_wgmma's register bits are d's
  * index bits).  A 16-bit A in registers (the RS form, {a0..a3} in place
@@ -80,13 +80,13 @@ opnd_problem(CgFn *fn, Op *op, int i)
 	if (t->kind != TY_SMEM)
 		return i == 0 ? rs_problem(fn, op) : "a B operand in registers";
 	w = fn->vals[op->opnds[i]].view;
-	if (!w || w->rank != 2 || !w->tw || w->tr < 0 || w->tc < 0 ||
-	    !(w->tc == 0 || w->tc == 1))
+	if (!w || w->g.rank != 2 || !w->g.tw || w->g.tr < 0 || w->g.tc < 0 ||
+	    !(w->g.tc == 0 || w->g.tc == 1))
 		return "an operand not in a tiled swizzle (whose rows are not "
 		       "32 or 64 bytes or a multiple of 128)";
-	if (w->align < 8 * w->tw)
+	if (w->align < 8 * w->g.tw)
 		return "an operand view not aligned to its swizzle's 8-row atom";
-	if ((w->tc != (i == 0 ? 1 : 0)) &&
+	if ((w->g.tc != (i == 0 ? 1 : 0)) &&
 	    ty_bits(t->elem) != 16)
 		return "an 8-bit operand whose contiguous dim is M or N";
 	return NULL;
@@ -177,7 +177,7 @@ base_desc(CgFn *fn, Opnd *o)
 	Cg *cg = fn->cg;
 	LLVMBuilderRef B = cg->B;
 	SmemView *w = o->w;
-	int64_t W = w->tw, lbo = o->mn ? w->trows * W : 16, sbo = 8 * W;
+	int64_t W = w->g.tw, lbo = o->mn ? w->g.trows * W : 16, sbo = 8 * W;
 	uint64_t hi = ((uint64_t)((lbo >> 4) & 0x3fff) << 16) |
 		      ((uint64_t)((sbo >> 4) & 0x3fff) << 32) |
 		      ((uint64_t)swizzle_code((int)W) << 62);
@@ -193,7 +193,7 @@ base_desc(CgFn *fn, Opnd *o)
 static LLVMValueRef
 desc_at(CgFn *fn, Opnd *o, LLVMValueRef base, int64_t c0, int64_t c1)
 {
-	int64_t off = cg_view_dim_bytes(o->w, 0, c0) + cg_view_dim_bytes(o->w, 1, c1);
+	int64_t off = sv_dim_bytes(&o->w->g, 0, c0) + sv_dim_bytes(&o->w->g, 1, c1);
 
 	if (!off)
 		return base;
@@ -356,10 +356,10 @@ dot_async(CgFn *fn, Op *op)
 		va = cg_operand(fn, op, 0);
 	} else {
 		oa.w = fn->vals[op->opnds[0]].view;
-		oa.mn = oa.w->tc != 1;
+		oa.mn = oa.w->g.tc != 1;
 	}
 	ob.w = fn->vals[op->opnds[1]].view;
-	ob.mn = ob.w->tc != 0;
+	ob.mn = ob.w->g.tc != 0;
 	c = cg_operand(fn, op, 2);
 	n = (uint32_t)ly_nregs(L);
 	acc = cg_regs(fn, L);

@@ -663,6 +663,56 @@ bool ly_dot_is_mma(const Target *t, Func *f, Op *op, bool *trans_b);
 const Layout *ly_dot(LayoutTab *t, const Target *tg, Func *f, Op *op,
 		     int nwarps);
 
+/* ---- smemview.c: where a view's elements lie in shared memory -------------- */
+
+/* A buffer's swizzle (its encoding, LY_SWIZZLE), a function of the byte
+ * address in the kernel's shared memory:
+ *   phys = addr ^ (((addr >> shift) & mask) << 4)
+ * it permutes the 16-byte chunks of each span; mask 0: none. */
+typedef struct Swizzle {
+	int shift, mask;
+} Swizzle;
+
+/* The geometry of a view of a shared buffer (smem_alloc, then smem_index,
+ * smem_slice and smem_trans): element [i...] lies sum over d of
+ * sv_dim_bytes(g, d, i[d]) bytes past the view's start, before the
+ * buffer's swizzle (the dims' parts have distinct bits, along a tiled
+ * buffer's strips too).  Code generation and the simulator both place
+ * elements with it. */
+typedef struct SmemGeom {
+	int rank;
+	int64_t shape[TY_MAX_RANK];
+	int64_t stride[TY_MAX_RANK];  /* elements */
+	int ebytes;
+	Swizzle swz;       /* of the buffer the view is in */
+	/* A tiled swizzle (ly_swizzle_tiled): the buffer's rows are strips
+	 * of tw bytes, each strip its trows rows tw bytes apart; tr and tc
+	 * are the view's dims along the buffer's rows and columns (-1: not
+	 * in the view).  tw 0: row-major. */
+	int tw, tr, tc;
+	int64_t trows;
+} SmemGeom;
+
+Swizzle sv_swizzle_of(const Layout *enc);
+int64_t sv_swizzle(Swizzle s, int64_t addr);
+/* A whole buffer of smem type t (row-major, or in its tiled encoding). */
+void sv_buffer(SmemGeom *g, Type *t);
+/* Bytes from element 0 to c along dim d. */
+int64_t sv_dim_bytes(const SmemGeom *g, int d, int64_t c);
+/* Bytes per unit of an index's or a slice's start along dim d: along a
+ * tiled view's columns the start is a whole number of strips
+ * (sv_start_ok), c columns then c * ebytes / tw strips of trows * tw
+ * bytes each. */
+int64_t sv_start_bytes(const SmemGeom *g, int d);
+/* Does a start along dim d that is a multiple of div move by whole
+ * strips (the strips' offsets add then)? */
+bool sv_start_ok(const SmemGeom *g, int d, int64_t div);
+/* The view without its dim 0 (smem_index), with a new shape
+ * (smem_slice), its dims permuted (smem_trans). */
+void sv_index(SmemGeom *g);
+void sv_slice(SmemGeom *g, const int64_t *shape);
+void sv_trans(SmemGeom *g, const int64_t *perm, int n);
+
 /* ---- smemplan.c: scratch and the shared-memory plan ---------------------- */
 
 /* The dim of a shared-memory view that is contiguous in memory. */
