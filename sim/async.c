@@ -781,14 +781,17 @@ slot_operand(SimLaunch *L, SimAct *act, Op *op, SimPipe *p)
 }
 
 static void
-view_range(const SimView *v, int64_t *lo, int64_t *hi)
+view_range(SimLaunch *L, const SimView *v, int64_t *lo, int64_t *hi)
 {
-	int d;
+	size_t n, i;
+	int64_t *o = sim_view_offsets(L, v, &n);
 
-	*lo = *hi = v->off;
-	for (d = 0; d < v->rank; d++)
-		*hi += (v->shape[d] - 1) * v->stride[d] * v->esize;
-	*hi += v->esize;
+	*lo = n ? o[0] : v->off;
+	*hi = *lo;
+	for (i = 0; i < n; i++) {
+		*lo = MIN(*lo, o[i]);
+		*hi = MAX(*hi, o[i] + v->esize);
+	}
 }
 
 /* Releasing a slot whose buffers this task's dot_async still reads lets
@@ -801,22 +804,20 @@ check_release(SimLaunch *L, SimCo *co, SimPipe *p, uint32_t s, Op *op)
 
 	for (i = 0; i < p->nbufs; i++) {
 		SimView v = p->bufs[i];
+		SmemGeom g;
 		int64_t lo, hi, alo, ahi;
-		int d;
 
-		v.off += (int64_t)s * v.stride[0] * v.esize;
-		for (d = 1; d < v.rank; d++) {
-			v.shape[d - 1] = v.shape[d];
-			v.stride[d - 1] = v.stride[d];
-		}
-		v.rank--;
-		view_range(&v, &lo, &hi);
+		sim_view_geom(&v, &g);
+		v.off += (int64_t)s * sv_start_bytes(&g, 0);
+		sv_index(&g);
+		sim_view_set_geom(&v, &g);
+		view_range(L, &v, &lo, &hi);
 		for (a = L->inflight; a; a = a->next) {
 			if (a->co != co || a->kind != AS_DOT)
 				continue;
-			view_range(&a->view, &alo, &ahi);
+			view_range(L, &a->view, &alo, &ahi);
 			if (!(alo < hi && lo < ahi) && a->view2.esize)
-				view_range(&a->view2, &alo, &ahi);
+				view_range(L, &a->view2, &alo, &ahi);
 			if (alo < hi && lo < ahi)
 				sim_fault(L, op, "pipe_release of slot %u of pipe "
 					  "'%s' while the dot_async at %s:%d:%d "

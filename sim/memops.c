@@ -503,6 +503,69 @@ sim_op_atomic_cas(SimLaunch *L, SimAct *act, Op *op)
 
 /* ---- shared memory ----------------------------------------------------- */
 
+void
+sim_view_geom(const SimView *v, SmemGeom *g)
+{
+	memset(g, 0, sizeof *g);
+	g->rank = v->rank;
+	memcpy(g->shape, v->shape, sizeof g->shape);
+	memcpy(g->stride, v->stride, sizeof g->stride);
+	g->ebytes = v->esize;
+	g->swz = v->swz;
+	g->tw = v->tw;
+	g->tr = v->tr;
+	g->tc = v->tc;
+	g->trows = v->trows;
+}
+
+void
+sim_view_set_geom(SimView *v, const SmemGeom *g)
+{
+	v->rank = g->rank;
+	memcpy(v->shape, g->shape, sizeof v->shape);
+	memcpy(v->stride, g->stride, sizeof v->stride);
+	v->esize = g->ebytes;
+	v->swz = g->swz;
+	v->tw = g->tw;
+	v->tr = g->tr;
+	v->tc = g->tc;
+	v->trows = g->trows;
+}
+
+static bool
+placed(const SimView *v)
+{
+	return v->tw || v->swz.mask;
+}
+
+/* The element offsets of a view in a swizzled or tiled buffer, in the
+ * view's row-major order: the shared view algebra (ir/smemview.c). */
+static int64_t *
+placed_offsets(SimLaunch *L, const SimView *v, size_t *n)
+{
+	SmemGeom g;
+	int64_t total = 1, k, rem, a;
+	int d;
+
+	sim_view_geom(v, &g);
+	for (d = 0; d < v->rank; d++)
+		total *= v->shape[d];
+	if ((size_t)total > L->noffs) {
+		L->offs = sim_xrealloc(L, L->offs, (size_t)total * 8);
+		L->noffs = (size_t)total;
+	}
+	for (k = 0; k < total; k++) {
+		a = v->off;
+		for (d = v->rank - 1, rem = k; d >= 0; d--) {
+			a += sv_dim_bytes(&g, d, rem % v->shape[d]);
+			rem /= v->shape[d];
+		}
+		L->offs[k] = sv_swizzle(g.swz, a);
+	}
+	*n = (size_t)total;
+	return L->offs;
+}
+
 int64_t *
 sim_view_offsets(SimLaunch *L, const SimView *v, size_t *n)
 {
@@ -511,6 +574,8 @@ sim_view_offsets(SimLaunch *L, const SimView *v, size_t *n)
 	size_t k = 0;
 	int d, off = 4 - v->rank;
 
+	if (placed(v))
+		return placed_offsets(L, v, n);
 	for (d = 0; d < v->rank; d++) {
 		sh[off + d] = v->shape[d];
 		st[off + d] = v->stride[d] * v->esize;
@@ -539,6 +604,20 @@ sim_view_runs(SimLaunch *L, const SimView *v, size_t *n)
 	size_t k = 0;
 	int d, off = 4 - v->rank;
 
+	if (placed(v)) {
+		/* one run an element */
+		int64_t *o = placed_offsets(L, v, n);
+
+		if (*n > L->nruns) {
+			L->runs = sim_xrealloc(L, L->runs, *n * sizeof *L->runs);
+			L->nruns = *n;
+		}
+		for (k = 0; k < *n; k++) {
+			L->runs[k].off = o[k];
+			L->runs[k].len = v->esize;
+		}
+		return L->runs;
+	}
 	for (d = 0; d < v->rank; d++) {
 		sh[off + d] = v->shape[d];
 		st[off + d] = v->stride[d] * v->esize;
@@ -763,9 +842,8 @@ static SimView
 alloc_view(SimLaunch *L, Op *op, Type *t)
 {
 	SimView v = { .esize = sim_esize(t->elem), .rank = t->rank };
-	int64_t s = 1;
+	SmemGeom g;
 	uint32_t i;
-	int d;
 
 	for (i = 0; i < L->plan.n; i++)
 		if (L->plan.v[i].op == op)
@@ -773,11 +851,9 @@ alloc_view(SimLaunch *L, Op *op, Type *t)
 	if (i == L->plan.n)
 		sim_fault(L, op, "smem_alloc outside the kernel's plan");
 	v.off = L->plan.v[i].off;
-	for (d = t->rank - 1; d >= 0; d--) {
-		v.shape[d] = t->shape[d];
-		v.stride[d] = s;
-		s *= t->shape[d];
-	}
+	sv_buffer(&g, t);
+	g.ebytes = v.esize;
+	sim_view_set_geom(&v, &g);
 	return v;
 }
 
@@ -801,6 +877,7 @@ sim_op_smem(SimLaunch *L, SimCta *cta, SimAct *act, Op *op)
 {
 	Type *t0 = op->nopnds ? sim_ty(act, op->opnds[0]) : NULL;
 	SimView v;
+	SmemGeom g;
 	int d;
 
 	if (op->kind != OP_SMEM_ALLOC && (!t0 || t0->kind != TY_SMEM))
@@ -822,12 +899,13 @@ sim_op_smem(SimLaunch *L, SimCta *cta, SimAct *act, Op *op)
 			sim_fault(L, op, "smem_index: index %lld is outside "
 				  "0..%lld", (long long)i,
 				  (long long)v.shape[0] - 1);
-		v.off += i * v.stride[0] * v.esize;
-		for (d = 1; d < v.rank; d++) {
-			v.shape[d - 1] = v.shape[d];
-			v.stride[d - 1] = v.stride[d];
-		}
-		v.rank--;
+		sim_view_geom(&v, &g);
+		if (!sv_start_ok(&g, 0, i))
+			sim_fault(L, op, "smem_index: index %lld is not at a "
+				  "strip of its tiled buffer", (long long)i);
+		v.off += i * sv_start_bytes(&g, 0);
+		sv_index(&g);
+		sim_view_set_geom(&v, &g);
 		break;
 	}
 	case OP_SMEM_SLICE: {
@@ -837,6 +915,7 @@ sim_op_smem(SimLaunch *L, SimCta *cta, SimAct *act, Op *op)
 		    rt->rank != v.rank)
 			sim_fault(L, op, "malformed IR: smem_slice needs one "
 				  "offset per dimension");
+		sim_view_geom(&v, &g);
 		for (d = 0; d < v.rank; d++) {
 			int64_t o = sim_scalar_i(act, op->opnds[d + 1]);
 
@@ -846,27 +925,28 @@ sim_op_smem(SimLaunch *L, SimCta *cta, SimAct *act, Op *op)
 					  (long long)o,
 					  (long long)(o + rt->shape[d]), d,
 					  (long long)v.shape[d]);
-			v.off += o * v.stride[d] * v.esize;
-			v.shape[d] = rt->shape[d];
+			if (!sv_start_ok(&g, d, o))
+				sim_fault(L, op, "smem_slice: start %lld of "
+					  "dimension %d is not at a strip of its "
+					  "tiled buffer", (long long)o, d);
+			v.off += o * sv_start_bytes(&g, d);
 		}
+		sv_slice(&g, rt->shape);
+		sim_view_set_geom(&v, &g);
 		break;
 	}
 	case OP_SMEM_TRANS: {
 		Attr *perm = attr_find(&op->attrs, "perm");
-		SimView w = v;
 
 		if (!perm || perm->kind != ATTR_INTS ||
 		    perm->ints.n != (uint32_t)v.rank)
 			sim_fault(L, op, "malformed IR: smem_trans needs a perm");
-		for (d = 0; d < v.rank; d++) {
-			int64_t p = perm->ints.v[d];
-
-			if (p < 0 || p >= v.rank)
+		for (d = 0; d < v.rank; d++)
+			if (perm->ints.v[d] < 0 || perm->ints.v[d] >= v.rank)
 				sim_fault(L, op, "malformed IR: bad perm");
-			w.shape[d] = v.shape[p];
-			w.stride[d] = v.stride[p];
-		}
-		v = w;
+		sim_view_geom(&v, &g);
+		sv_trans(&g, perm->ints.v, v.rank);
+		sim_view_set_geom(&v, &g);
 		break;
 	}
 	case OP_SMEM_LOAD: {

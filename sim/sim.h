@@ -150,14 +150,24 @@ typedef struct SimCo SimCo;
 typedef struct SimLaunch SimLaunch;
 
 /* A view of shared memory: element [i..] is at off + sum(i[d]*stride[d])
- * elements of `esize` bytes from the start of the CTA's shared memory. */
+ * elements of `esize` bytes from the start of the CTA's shared memory;
+ * in a buffer with a swizzle or tiled strips (its encoding), where the
+ * view algebra shared with code generation puts it (ir/smemview.c):
+ * sv_swizzle(swz, off + the sum of sv_dim_bytes over the dims). */
 typedef struct SimView {
 	int64_t off;  /* bytes */
 	int32_t esize;
 	int32_t rank;
 	int64_t shape[TY_MAX_RANK];
 	int64_t stride[TY_MAX_RANK];  /* elements */
+	Swizzle swz;
+	int32_t tw, tr, tc;  /* SmemGeom's tiled strips (tw 0: none) */
+	int64_t trows;
 } SimView;
+
+/* The view's geometry, and a view given one. */
+void sim_view_geom(const SimView *v, SmemGeom *g);
+void sim_view_set_geom(SimView *v, const SmemGeom *g);
 
 typedef struct SimBar {
 	int32_t expected;  /* arrivals per phase */
