@@ -68,6 +68,35 @@ front(Job *j, Ast *file)
 	return m;
 }
 
+/* Is m laid-out IR (tlxc --emit=lir), code generation's input, which
+ * the pass pipelines do not take?  A module that mixes laid-out kernels
+ * with tile IR ones is an error. */
+static bool
+laid_out(Job *j, Module *m)
+{
+	Func *tile = NULL, *laid = NULL;
+	uint32_t i;
+
+	for (i = 0; i < m->funcs.n; i++) {
+		Func *f = m->funcs.v[i];
+
+		if (f->kind != FN_KERNEL)
+			continue;
+		if (ir_func_laid_out(f))
+			laid = laid ? laid : f;
+		else
+			tile = tile ? tile : f;
+	}
+	if (laid && tile)
+		ir_error(&j->diag, tile, NULL, "kernel '%s' is tile IR and kernel "
+			 "'%s' laid-out IR: give every kernel of the module at the "
+			 "same stage (tlxc --emit=ir or --emit=lir)", tile->name,
+			 laid->name);
+	return laid != NULL;
+}
+
+static bool laid_run(Job *j, Module *m);
+
 static bool
 run(Job *j)
 {
@@ -85,6 +114,8 @@ run(Job *j)
 		if (!m || j->diag.nerrors || !ir_verify_module(m, &j->diag))
 			return false;
 		j->parsed = true;
+		if (laid_out(j, m))
+			return j->diag.nerrors ? false : laid_run(j, m);
 	} else {
 		file = parse_file(j->arena, &j->ir.strs, &j->diag, &j->src);
 		if (!file || j->diag.nerrors)
@@ -116,12 +147,21 @@ run(Job *j)
 	 * the simulator runs of a compiled module) */
 	if (!pass_run_pipeline(m, pass_lower_pipeline(j->olevel), &po, &j->diag))
 		return false;
+	return laid_run(j, m);
+}
+
+/* From laid-out IR on: print it, or generate code. */
+static bool
+laid_run(Job *j, Module *m)
+{
+	PrintOpts pr = { .locs = true };
+
 	if (j->check_only)
 		return codegen_check(j, m);
 	ir_print_module(&j->ir_buf, m, &pr);
 	j->ir_text = arena_strdup(j->arena, j->ir_buf.s ? j->ir_buf.s : "");
 	buf_free(&j->ir_buf);
-	if (j->emit == EMIT_LIR) {
+	if (j->emit == EMIT_LIR || j->emit == EMIT_IR) {
 		buf_puts(&j->out, j->ir_text);
 		return true;
 	}

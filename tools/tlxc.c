@@ -7,8 +7,9 @@
  * prints the syntax tree (--emit=ast) or checks and lowers it to tile IR,
  * runs the pass pipeline of the -O level (or --passes) and prints the IR
  * with locations (--emit=ir), or generates code (--emit=llvm, ptx, cubin;
- * codegen/codegen.h).  A FILE ending in .tir is tile IR text: it is read,
- * verified and compiled from the pass pipeline on.  One arena holds
+ * codegen/codegen.h).  A FILE ending in .tir is IR text: it is read and
+ * verified, then tile IR is compiled from the pass pipeline on and
+ * laid-out IR (--emit=lir's output) from code generation on.  One arena holds
  * everything of a compilation
  * and is freed before exit.  `tlxc --help` lists the options and the
  * exit codes (the enum below).
@@ -115,7 +116,9 @@ static const char usage_text[] =
 "  --ptxas=PATH          assemble cubins with this ptxas\n"
 "  --fast-compile=LEVEL  how much of ptxas's optimization to trade for\n"
 "                        compile time: 0 (none, the default), min, mid, max\n"
-"  FILE.tir              tile IR text instead of a program\n"
+"  FILE.tir              IR text instead of a program: tile IR goes\n"
+"                        through the passes, laid-out IR (--emit=lir)\n"
+"                        straight to code generation\n"
 "  --werror              treat warnings as errors\n"
 "\n";
 
