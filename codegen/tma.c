@@ -54,45 +54,6 @@ bar_addr(CgFn *fn, Value bar)
 	return cg_smem_ptr(fn, w ? w->off : cg_i32(fn->cg, 0));
 }
 
-/* The strips a copy of view w moves: their count, the bytes between two
- * strips' starts and the elements between their inner coordinates.
- * NULL, or why the view is not one TMA box per strip. */
-static const char *
-strips(const SmemView *w, Type *desc, int *n, int64_t *step, int64_t *cstep)
-{
-	int r = w->g.rank, d;
-	int64_t dense = 1;
-
-	if (r < 1 || r > 5)
-		return "a TMA copy of rank above 5";
-	if (w->align < 128)
-		return "a TMA copy whose shared address is not 128-byte aligned";
-	if ((desc->layout ? desc->layout->swz_bytes : 0) != w->g.tw ||
-	    (!w->g.tw && w->g.swz.mask))
-		return "a TMA copy whose buffer is not in its descriptor's encoding";
-	if (!w->g.tw) {
-		for (d = r - 1; d >= 0; d--) {
-			if (w->g.stride[d] != dense)
-				return "a TMA copy of a view whose rows are not "
-				       "contiguous";
-			dense *= w->g.shape[d];
-		}
-		*n = 1;
-		*step = *cstep = 0;
-		return NULL;
-	}
-	if (w->g.tc != r - 1 || w->g.tr != r - 2 || w->g.shape[r - 2] != w->g.trows)
-		return "a TMA copy of part of a swizzled buffer's rows";
-	*n = (int)(w->g.shape[r - 1] * w->g.ebytes / w->g.tw);
-	if (*n < 1 || w->g.shape[r - 1] * w->g.ebytes % w->g.tw)
-		return "a TMA copy of part of a swizzled strip";
-	if (r > 2 && *n > 1)
-		return "a TMA copy of rank 3 or more across swizzled strips";
-	*step = w->g.trows * w->g.tw;
-	*cstep = w->g.tw / w->g.ebytes;
-	return NULL;
-}
-
 static bool
 copy(CgFn *fn, Op *op, bool load)
 {
@@ -101,7 +62,7 @@ copy(CgFn *fn, Op *op, bool load)
 	int r = desc->rank, n, i, d;
 	Value buf = op->opnds[1 + r];
 	SmemView *w = fn->vals[buf].view;
-	int64_t step, cstep;
+	int64_t step, cstep, box[5];
 	LLVMValueRef args[12], coord[5], tmap = cg_scalar(fn, op->opnds[0]);
 	LLVMValueRef bar = NULL, mask = NULL;
 	LLVMBasicBlockRef done;
@@ -109,7 +70,8 @@ copy(CgFn *fn, Op *op, bool load)
 	char name[64];
 	int k;
 
-	if (!w || (why = strips(w, desc, &n, &step, &cstep))) {
+	if (!w || (why = sv_tma_strips(&w->g, w->align, sv_tma_box(desc, box),
+					 &n, &step, &cstep))) {
 		cg_unsupported(cg, op, w ? why : "a TMA copy of this view");
 		return false;
 	}

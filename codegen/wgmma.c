@@ -43,15 +43,8 @@ elem_of(Type *t)
 
 typedef struct Opnd {
 	SmemView *w;
-	bool mn;         /* MN-major: its contiguous dim is M or N */
-	LLVMValueRef desc;  /* i64: the descriptor of the view's element 0 */
+	WgDesc d;
 } Opnd;
-
-static int
-swizzle_code(int w)
-{
-	return w == 128 ? 1 : w == 64 ? 2 : 3;
-}
 
 /* Why A in registers cannot be wgmma's (RS form) A (NULL: it can): it
  * must be 16-bit and in the fragment layout of the accumulator's
@@ -80,16 +73,10 @@ opnd_problem(CgFn *fn, Op *op, int i)
 	if (t->kind != TY_SMEM)
 		return i == 0 ? rs_problem(fn, op) : "a B operand in registers";
 	w = fn->vals[op->opnds[i]].view;
-	if (!w || w->g.rank != 2 || !w->g.tw || w->g.tr < 0 || w->g.tc < 0 ||
-	    !(w->g.tc == 0 || w->g.tc == 1))
+	if (!w)
 		return "an operand not in a tiled swizzle (whose rows are not "
 		       "32 or 64 bytes or a multiple of 128)";
-	if (w->align < 8 * w->g.tw)
-		return "an operand view not aligned to its swizzle's 8-row atom";
-	if ((w->g.tc != (i == 0 ? 1 : 0)) &&
-	    ty_bits(t->elem) != 16)
-		return "an 8-bit operand whose contiguous dim is M or N";
-	return NULL;
+	return sv_wgmma_problem(&w->g, w->align, i);
 }
 
 /* K of one instruction: 32 bytes of each row. */
@@ -176,17 +163,12 @@ base_desc(CgFn *fn, Opnd *o)
 {
 	Cg *cg = fn->cg;
 	LLVMBuilderRef B = cg->B;
-	SmemView *w = o->w;
-	int64_t W = w->g.tw, lbo = o->mn ? w->g.trows * W : 16, sbo = 8 * W;
-	uint64_t hi = ((uint64_t)((lbo >> 4) & 0x3fff) << 16) |
-		      ((uint64_t)((sbo >> 4) & 0x3fff) << 32) |
-		      ((uint64_t)swizzle_code((int)W) << 62);
-	LLVMValueRef a = LLVMBuildPtrToInt(B, cg_smem_ptr(fn, w->off), cg->t_i32, "");
+	LLVMValueRef a = LLVMBuildPtrToInt(B, cg_smem_ptr(fn, o->w->off), cg->t_i32, "");
 
 	a = LLVMBuildAnd(B, LLVMBuildLShr(B, a, cg_i32(cg, 4), ""),
 			 cg_i32(cg, 0x3fff), "");
 	return LLVMBuildOr(B, LLVMBuildZExt(B, a, cg->t_i64, ""),
-			   LLVMConstInt(cg->t_i64, hi, 0), "");
+			   LLVMConstInt(cg->t_i64, sv_wgmma_desc_bits(&o->d), 0), "");
 }
 
 /* desc + the byte offset of element (c0, c1) of the view (constant) */
@@ -356,10 +338,10 @@ dot_async(CgFn *fn, Op *op)
 		va = cg_operand(fn, op, 0);
 	} else {
 		oa.w = fn->vals[op->opnds[0]].view;
-		oa.mn = oa.w->g.tc != 1;
+		sv_wgmma_desc(&oa.w->g, 0, &oa.d);
 	}
 	ob.w = fn->vals[op->opnds[1]].view;
-	ob.mn = ob.w->g.tc != 0;
+	sv_wgmma_desc(&ob.w->g, 1, &ob.d);
 	c = cg_operand(fn, op, 2);
 	n = (uint32_t)ly_nregs(L);
 	acc = cg_regs(fn, L);
@@ -401,7 +383,7 @@ dot_async(CgFn *fn, Op *op)
 
 				issue(fn, ptx_type(a),
 				      ptx_type(ir_type(fn->f, op->opnds[1])), ks,
-				      (int)nc, oa.mn, ob.mn,
+				      (int)nc, oa.d.mn, ob.d.mn,
 				      LA ? NULL : desc_at(fn, &oa, da0, mt * 64, s * ks),
 				      LA ? ra + (s * L->mreps + mt) * 4 : NULL, db,
 				      acc + mt * (Nw / 2) + j * (nc / 2));

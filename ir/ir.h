@@ -713,6 +713,34 @@ void sv_index(SmemGeom *g);
 void sv_slice(SmemGeom *g, const int64_t *shape);
 void sv_trans(SmemGeom *g, const int64_t *perm, int n);
 
+/* TMA (tensor-core-layouts.md 4): the box one copy through a descriptor
+ * of tma type t moves, outermost first as the view's dims (box[0] 0: t
+ * has no box), and the swizzle span the descriptor is encoded with (0:
+ * none), which is returned.  A tiled swizzle of W bytes copies strips of
+ * W bytes: the box's inner dim is at most W / ebytes. */
+int sv_tma_box(const Type *t, int64_t *box);
+/* The copies that move view g (its start aligned to align bytes) through
+ * a descriptor of swizzle span swz: *n boxes, box i written at the
+ * view's start + i * *step bytes from the inner coordinate + i * *cstep.
+ * NULL, or why the view is not that (in words for a diagnostic). */
+const char *sv_tma_strips(const SmemGeom *g, int64_t align, int swz, int *n,
+			  int64_t *step, int64_t *cstep);
+
+/* wgmma (tensor-core-layouts.md 3.4-3.6): why view g (its start aligned
+ * to align bytes) cannot be operand opnd (0: A, M x K; 1: B, K x N) read
+ * through a matrix descriptor (NULL: it can), in words for a diagnostic;
+ * and its descriptor but for the start address: LBO and SBO in bytes,
+ * the swizzle span (32, 64 or 128 bytes), MN-major or K-major. */
+typedef struct WgDesc {
+	int64_t lbo, sbo;
+	int swz;
+	bool mn;
+} WgDesc;
+const char *sv_wgmma_problem(const SmemGeom *g, int64_t align, int opnd);
+void sv_wgmma_desc(const SmemGeom *g, int opnd, WgDesc *d);
+/* Bits 16..63 of the descriptor (LBO, SBO, the swizzle's code). */
+uint64_t sv_wgmma_desc_bits(const WgDesc *d);
+
 /* ---- smemplan.c: scratch and the shared-memory plan ---------------------- */
 
 /* The dim of a shared-memory view that is contiguous in memory. */

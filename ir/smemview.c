@@ -121,3 +121,93 @@ sv_trans(SmemGeom *g, const int64_t *perm, int n)
 			g->tc = d;
 	}
 }
+
+int
+sv_tma_box(const Type *t, int64_t *box)
+{
+	int swz = 0, eb = ty_bits(t->elem) / 8 > 1 ? ty_bits(t->elem) / 8 : 1;
+	int d;
+
+	for (d = 0; d < t->rank; d++)
+		box[d] = t->shape[0] ? t->shape[d] : 0;
+	if (t->layout && t->layout->kind == LY_SWIZZLE && t->layout->swz_tiled &&
+	    t->rank && t->shape[0]) {
+		swz = t->layout->swz_bytes;
+		if (box[t->rank - 1] > swz / eb)
+			box[t->rank - 1] = swz / eb;
+	}
+	return swz;
+}
+
+const char *
+sv_tma_strips(const SmemGeom *g, int64_t align, int swz, int *n, int64_t *step,
+	      int64_t *cstep)
+{
+	int r = g->rank, d;
+	int64_t dense = 1;
+
+	if (r < 1 || r > 5)
+		return "a TMA copy of rank above 5";
+	if (align < 128)
+		return "a TMA copy whose shared address is not 128-byte aligned";
+	if (swz != g->tw || (!g->tw && g->swz.mask))
+		return "a TMA copy whose buffer is not in its descriptor's encoding";
+	if (!g->tw) {
+		for (d = r - 1; d >= 0; d--) {
+			if (g->stride[d] != dense)
+				return "a TMA copy of a view whose rows are not "
+				       "contiguous";
+			dense *= g->shape[d];
+		}
+		*n = 1;
+		*step = *cstep = 0;
+		return NULL;
+	}
+	if (g->tc != r - 1 || g->tr != r - 2 || g->shape[r - 2] != g->trows)
+		return "a TMA copy of part of a swizzled buffer's rows";
+	*n = (int)(g->shape[r - 1] * g->ebytes / g->tw);
+	if (*n < 1 || g->shape[r - 1] * g->ebytes % g->tw)
+		return "a TMA copy of part of a swizzled strip";
+	if (r > 2 && *n > 1)
+		return "a TMA copy of rank 3 or more across swizzled strips";
+	*step = g->trows * g->tw;
+	*cstep = g->tw / g->ebytes;
+	return NULL;
+}
+
+const char *
+sv_wgmma_problem(const SmemGeom *g, int64_t align, int opnd)
+{
+	if (g->rank != 2 || !g->tw || g->tr < 0 || g->tc < 0 ||
+	    !(g->tc == 0 || g->tc == 1))
+		return "an operand not in a tiled swizzle (whose rows are not "
+		       "32 or 64 bytes or a multiple of 128)";
+	if (align < 8 * g->tw)
+		return "an operand view not aligned to its swizzle's 8-row atom";
+	if (g->tc != (opnd == 0 ? 1 : 0) && g->ebytes != 2)
+		return "an 8-bit operand whose contiguous dim is M or N";
+	return NULL;
+}
+
+/* An operand whose contiguous dim is K is K-major: atoms of 8 M/N rows
+ * of W bytes of K, 8-row groups SBO = 8 W apart (LBO unused).  One whose
+ * contiguous dim is M or N is MN-major: atoms of 8 K rows of W bytes of
+ * M/N, 8-row groups of K SBO = 8 W apart, the next W bytes of M/N LBO =
+ * a strip (rows x W) away. */
+void
+sv_wgmma_desc(const SmemGeom *g, int opnd, WgDesc *d)
+{
+	d->swz = g->tw;
+	d->mn = g->tc != (opnd == 0 ? 1 : 0);
+	d->lbo = d->mn ? g->trows * g->tw : 16;
+	d->sbo = 8 * (int64_t)g->tw;
+}
+
+uint64_t
+sv_wgmma_desc_bits(const WgDesc *d)
+{
+	uint64_t code = d->swz == 128 ? 1 : d->swz == 64 ? 2 : d->swz == 32 ? 3 : 0;
+
+	return ((uint64_t)((d->lbo >> 4) & 0x3fff) << 16) |
+	       ((uint64_t)((d->sbo >> 4) & 0x3fff) << 32) | (code << 62);
+}

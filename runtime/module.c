@@ -67,13 +67,8 @@ param_of(tlxrt_module *m, Func *f, uint32_t i, RtParam *p)
 		p->type = t->elem->kind;
 		p->rank = t->rank;
 		for (d = 0; d < t->rank && t->shape[0]; d++)
-			p->box[d] = p->hwbox[d] = t->shape[d];
-		if (t->layout && t->layout->kind == LY_SWIZZLE &&
-		    t->layout->swz_tiled && t->rank && t->shape[0]) {
-			p->swizzle = t->layout->swz_bytes;
-			p->hwbox[t->rank - 1] = MIN(t->shape[t->rank - 1],
-				p->swizzle / MAX(1, ty_bits(t->elem) / 8));
-		}
+			p->box[d] = t->shape[d];
+		p->swizzle = sv_tma_box(t, p->hwbox);
 	}
 	return TLXRT_OK;
 }

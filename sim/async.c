@@ -319,6 +319,76 @@ typedef struct Box {
 	int64_t n;     /* elements */
 } Box;
 
+/* The hardware's side of a TMA copy of a laid-out kernel: the copies
+ * codegen issues for the view (sv_tma_strips), each writing or reading
+ * a box of the descriptor (sv_tma_box) densely from its shared address
+ * with every byte address then swizzled by the descriptor's span
+ * (tensor-core-layouts.md 4.3: chunk bits 4.. ^= address bits 7..).
+ * Each element must be where the view algebra puts it, and the boxes
+ * must cover the view and nothing else. */
+static void
+tma_hw_check(SimLaunch *L, Op *op, Type *dt, const SimView *v)
+{
+	int64_t box[5], bn = 1, step, cstep, e, rem, k, vk, hw, *offs;
+	int r = v->g.rank, swz = sv_tma_box(dt, box), n, i, d, eb = v->g.ebytes;
+	int64_t align = v->off ? v->off & -v->off : 1024, idx[5];
+	const char *why = sv_tma_strips(&v->g, align, swz, &n, &step, &cstep);
+	uint8_t *seen;
+	size_t nv;
+
+	if (why)
+		sim_fault(L, op, "%s: %s (not supported for the GPU)",
+			  op_name(op->kind), why);
+	if (!box[0])
+		for (d = 0; d < r; d++)
+			box[d] = v->g.shape[d];
+	for (d = 0; d < r; d++)
+		bn *= box[d];
+	offs = sim_view_offsets(L, v, &nv);
+	seen = memset(sim_scratch(L, 3, nv + 1), 0, nv + 1);
+	for (i = 0; i < n; i++)
+		for (e = 0; e < bn; e++) {
+			for (d = r - 1, rem = e; d >= 0; d--) {
+				idx[d] = rem % box[d];
+				rem /= box[d];
+			}
+			idx[r - 1] += i * cstep;
+			for (d = 0, vk = 0; d < r; d++) {
+				if (idx[d] >= v->g.shape[d])
+					sim_fault(L, op, "compiler bug: %s's box %d "
+						  "is larger than its view (dim %d)",
+						  op_name(op->kind), i, d);
+				vk = vk * v->g.shape[d] + idx[d];
+			}
+			hw = v->off + i * step + e * eb;
+			if (swz)
+				hw ^= ((hw >> 7) & (swz / 16 - 1)) << 4;
+			if (hw != offs[vk]) {
+				char at[128];
+				int len = 0;
+
+				for (d = 0; d < r; d++)
+					len += snprintf(at + len, sizeof at - (size_t)len,
+							"%s%lld", d ? ", " : "",
+							(long long)idx[d]);
+				sim_fault(L, op, "compiler bug: %s's box %d puts "
+					  "element (%s) of the view at shared byte "
+					  "%lld, the view algebra at %lld",
+					  op_name(op->kind), i, at,
+					  (long long)hw, (long long)offs[vk]);
+			}
+			if (seen[vk]++)
+				sim_fault(L, op, "compiler bug: %s's box %d "
+					  "copies an element an earlier box did",
+					  op_name(op->kind), i);
+		}
+	for (k = 0; k < (int64_t)nv; k++)
+		if (!seen[k])
+			sim_fault(L, op, "compiler bug: %s's %d boxes leave "
+				  "element %lld of its view out",
+				  op_name(op->kind), n, (long long)k);
+}
+
 static Box
 box_of(SimLaunch *L, SimAct *act, Op *op, uint32_t extra)
 {
@@ -343,20 +413,22 @@ box_of(SimLaunch *L, SimAct *act, Op *op, uint32_t extra)
 		b.c[d] = sim_scalar_i(act, op->opnds[1 + d]);
 	b.view = sim_view_of(act, op->opnds[1 + b.rank]);
 	b.es = sim_kind_bytes(b.t->elem);
-	if (b.view.rank != b.rank || b.view.esize != b.es)
+	if (b.view.g.rank != b.rank || b.view.g.ebytes != b.es)
 		sim_fault(L, op, "%s: the shared buffer (rank %d) does not "
 			  "match the box of the rank-%d tensor",
-			  op_name(op->kind), b.view.rank, b.rank);
+			  op_name(op->kind), b.view.g.rank, b.rank);
 	for (d = 0; d < b.rank; d++)
-		if (dt->shape[0] && dt->shape[d] != b.view.shape[d])
+		if (dt->shape[0] && dt->shape[d] != b.view.g.shape[d])
 			sim_fault(L, op, "%s: the shared buffer's dimension "
 				  "%d is %lld, the descriptor's box says %lld",
 				  op_name(op->kind), d,
-				  (long long)b.view.shape[d],
+				  (long long)b.view.g.shape[d],
 				  (long long)dt->shape[d]);
 	b.n = 1;
 	for (d = 0; d < b.rank; d++)
-		b.n *= b.view.shape[d];
+		b.n *= b.view.g.shape[d];
+	if (L->laid_out)
+		tma_hw_check(L, op, dt, &b.view);
 	return b;
 }
 
@@ -367,7 +439,7 @@ static void
 box_copy(SimLaunch *L, Box *b, Op *op, uint8_t *data, bool store)
 {
 	int r = b->rank, d;
-	int64_t inner = b->view.shape[r - 1], row, nrows = b->n / inner;
+	int64_t inner = b->view.g.shape[r - 1], row, nrows = b->n / inner;
 	int64_t lo = MAX(0, -b->c[r - 1]);
 	int64_t hi = MIN(inner, b->t->shape[r - 1] - b->c[r - 1]);
 	const char *what = store ? "tma_store" : "tma_load";
@@ -379,8 +451,8 @@ box_copy(SimLaunch *L, Box *b, Op *op, uint8_t *data, bool store)
 		bool in = lo < hi;
 
 		for (d = r - 2; d >= 0; d--) {
-			g = b->c[d] + rem % b->view.shape[d];
-			rem /= b->view.shape[d];
+			g = b->c[d] + rem % b->view.g.shape[d];
+			rem /= b->view.g.shape[d];
 			if (g < 0 || g >= b->t->shape[d])
 				in = false;
 			addr += (uint64_t)(g * b->t->stride[d] * b->es);
@@ -500,12 +572,12 @@ static void
 land_tma_store(SimLaunch *L, SimAsync *a)
 {
 	Box b = { .t = &a->tensor, .rank = a->tensor.rank, .view = a->view,
-		  .es = a->view.esize, .n = 1 };
+		  .es = a->view.g.ebytes, .n = 1 };
 	int d;
 
 	memcpy(b.c, a->coord, sizeof b.c);
 	for (d = 0; d < b.rank; d++)
-		b.n *= b.view.shape[d];
+		b.n *= b.view.g.shape[d];
 	sim_smem_mark(L, a->cta->sh_pr, &a->view, -1);
 	box_copy(L, &b, a->op, a->data, true);
 }
@@ -518,9 +590,9 @@ land_tma_load(SimLaunch *L, SimAsync *a)
 	uint32_t r;
 	int d;
 
-	for (d = 0; d < a->view.rank; d++)
-		bytes *= a->view.shape[d];
-	bytes *= a->view.esize;
+	for (d = 0; d < a->view.g.rank; d++)
+		bytes *= a->view.g.shape[d];
+	bytes *= a->view.g.ebytes;
 	for (r = 0; r < cl->n; r++) {
 		SimCta *cta = &cl->ctas[r];
 		SimBar *bar;
@@ -569,7 +641,7 @@ cp_async(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 		m = sim_data(&act->vals[op->opnds[2]], mt);
 	}
 	v = sim_view_of(act, op->opnds[0]);
-	es = v.esize;
+	es = v.g.ebytes;
 	p = (uint64_t *)(void *)sim_data(&act->vals[op->opnds[1]], pt);
 	a = async_new(L, co, op, AS_CP_ASYNC, (size_t)(n * es));
 	a->view = v;
@@ -601,11 +673,102 @@ mma_operand(SimLaunch *L, SimCo *co, SimAct *act, Op *op, uint32_t i,
 	*view = sim_view_of(act, op->opnds[i]);
 	{
 		uint8_t *buf = sim_scratch(L, slot, (size_t)ty_numel(*t) *
-							(size_t)view->esize);
+							(size_t)view->g.ebytes);
 
 		sim_smem_read(L, co->cta, op, view, buf, true, "dot_async");
 		return buf;
 	}
+}
+
+/* Where the hardware reads element (i, k) of a wgmma operand, i along
+ * M or N and k along K, through descriptor d from address start: the
+ * canonical layouts of tensor-core-layouts.md 3.5, then the swizzle on
+ * absolute address bits (3.6, base_offset 0). */
+static int64_t
+wg_addr(const WgDesc *d, int64_t start, int64_t i, int64_t k, int eb)
+{
+	int64_t a, ib = i * eb, kb = k * eb;
+
+	if (d->swz && !d->mn)
+		a = start + i / 8 * d->sbo + i % 8 * d->swz + kb;
+	else if (d->swz)
+		a = start + ib / d->swz * d->lbo + ib % d->swz +
+		    k % 8 * d->swz + k / 8 * d->sbo;
+	else if (!d->mn)
+		a = start + i / 8 * d->sbo + i % 8 * 16 + kb / 16 * d->lbo +
+		    kb % 16;
+	else
+		a = start + ib / 16 * d->sbo + ib % 16 + k % 8 * 16 +
+		    k / 8 * d->lbo;
+	if (d->swz)
+		a ^= ((a >> 7) & (d->swz / 16 - 1)) << 4;
+	return a;
+}
+
+/* The hardware's side of a dot_async of a laid-out kernel for sm_90a:
+ * the wgmma instructions codegen issues (per warpgroup, 64-row tile of
+ * A or chunk of at most 256 columns of B, and K step of 32 bytes) read
+ * shared operand opnd (0: A, 1: B) through its descriptor
+ * (sv_wgmma_desc) from a start address that is the view's plus the view
+ * algebra's bytes of the instruction's first element, added to the
+ * descriptor in 16-byte units.  Each element an instruction reads must
+ * be the one the view algebra puts there. */
+static void
+wgmma_hw_check(SimLaunch *L, Op *op, const SimView *v, int opnd,
+	       const Layout *acc)
+{
+	const SmemGeom *g = &v->g;
+	int64_t align = v->off ? v->off & -v->off : 1024, ks, K, n1, nw, nc;
+	int64_t w, t, s, i, k, base, start, r, c, hw, *offs;
+	const char *why = sv_wgmma_problem(g, align, opnd);
+	int eb = g->ebytes;
+	WgDesc d;
+	size_t nv;
+
+	if (why)
+		sim_fault(L, op, "dot_async: %s (not supported for the GPU)", why);
+	sv_wgmma_desc(g, opnd, &d);
+	ks = eb == 1 ? 32 : 16;
+	K = g->shape[opnd == 0 ? 1 : 0];
+	nw = (int64_t)acc->nreps * 8;
+	nc = MIN(nw, 256);
+	offs = sim_view_offsets(L, v, &nv);
+	n1 = g->shape[1];
+	for (w = 0; w < (opnd == 0 ? acc->wm : acc->wn); w++)
+		for (t = 0; t < (opnd == 0 ? acc->mreps : nw / nc); t++)
+			for (s = 0; s < K / ks; s++) {
+				base = opnd == 0
+					? (sv_dim_bytes(g, 0, w * acc->mreps * 64) >> 4) +
+					  (sv_dim_bytes(g, 0, t * 64) >> 4) +
+					  (sv_dim_bytes(g, 1, s * ks) >> 4)
+					: (sv_dim_bytes(g, 1, w * nw) >> 4) +
+					  (sv_dim_bytes(g, 0, s * ks) >> 4) +
+					  (sv_dim_bytes(g, 1, t * nc) >> 4);
+				start = ((v->off >> 4) + base) << 4;
+				for (i = 0; i < (opnd == 0 ? 64 : nc); i++)
+					for (k = 0; k < ks; k++) {
+						r = opnd == 0 ? w * acc->mreps * 64 + t * 64 + i
+							      : s * ks + k;
+						c = opnd == 0 ? s * ks + k
+							      : w * nw + t * nc + i;
+						if (r >= g->shape[0] || c >= n1)
+							sim_fault(L, op, "compiler bug: "
+								  "dot_async's wgmma reads "
+								  "%s beyond its view",
+								  opnd ? "B" : "A");
+						hw = wg_addr(&d, start, i, k, eb);
+						if (hw != offs[r * n1 + c])
+							sim_fault(L, op, "compiler bug: "
+								  "dot_async's wgmma reads "
+								  "%s element (%lld, %lld) "
+								  "at shared byte %lld, the "
+								  "view algebra puts it at "
+								  "%lld", opnd ? "B" : "A",
+								  (long long)r, (long long)c,
+								  (long long)hw,
+								  (long long)offs[r * n1 + c]);
+					}
+			}
 }
 
 static void
@@ -628,6 +791,14 @@ dot_async(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 		if (L->race)
 			sim_race_async(L, co, act, as, NULL);
 	}
+	if (L->laid_out && L->o.sm == 90 && tr->layout &&
+	    tr->layout->kind == LY_WGMMA) {
+		if (sa)
+			wgmma_hw_check(L, op, &as->view, 0, tr->layout);
+		if (sb)
+			wgmma_hw_check(L, op, sa ? &as->view2 : &as->view, 1,
+				       tr->layout);
+	}
 	a = mma_operand(L, co, act, op, 0, 4, &va, &ta);
 	b = mma_operand(L, co, act, op, 1, 5, &vb, &tb);
 	if (tc != tr || tr->kind != TY_TILE || tr->rank != 2 ||
@@ -648,7 +819,7 @@ dot_async(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 		return;
 	as->group = res->group;
 	sim_smem_mark(L, co->cta->sh_pr, &as->view, 1);
-	if (as->view2.esize)
+	if (as->view2.g.ebytes)
 		sim_smem_mark(L, co->cta->sh_pr, &as->view2, 1);
 }
 
@@ -700,7 +871,7 @@ sim_async_land(SimLaunch *L, SimAsync *a)
 		break;
 	default:  /* AS_DOT */
 		sim_smem_mark(L, a->cta->sh_pr, &a->view, -1);
-		if (a->view2.esize)
+		if (a->view2.g.ebytes)
 			sim_smem_mark(L, a->cta->sh_pr, &a->view2, -1);
 		break;
 	}
@@ -790,7 +961,7 @@ view_range(SimLaunch *L, const SimView *v, int64_t *lo, int64_t *hi)
 	*hi = *lo;
 	for (i = 0; i < n; i++) {
 		*lo = MIN(*lo, o[i]);
-		*hi = MAX(*hi, o[i] + v->esize);
+		*hi = MAX(*hi, o[i] + v->g.ebytes);
 	}
 }
 
@@ -804,19 +975,16 @@ check_release(SimLaunch *L, SimCo *co, SimPipe *p, uint32_t s, Op *op)
 
 	for (i = 0; i < p->nbufs; i++) {
 		SimView v = p->bufs[i];
-		SmemGeom g;
 		int64_t lo, hi, alo, ahi;
 
-		sim_view_geom(&v, &g);
-		v.off += (int64_t)s * sv_start_bytes(&g, 0);
-		sv_index(&g);
-		sim_view_set_geom(&v, &g);
+		v.off += (int64_t)s * sv_start_bytes(&v.g, 0);
+		sv_index(&v.g);
 		view_range(L, &v, &lo, &hi);
 		for (a = L->inflight; a; a = a->next) {
 			if (a->co != co || a->kind != AS_DOT)
 				continue;
 			view_range(L, &a->view, &alo, &ahi);
-			if (!(alo < hi && lo < ahi) && a->view2.esize)
+			if (!(alo < hi && lo < ahi) && a->view2.g.ebytes)
 				view_range(L, &a->view2, &alo, &ahi);
 			if (alo < hi && lo < ahi)
 				sim_fault(L, op, "pipe_release of slot %u of pipe "
@@ -932,7 +1100,7 @@ resp_view(SimLaunch *L, SimAct *act, Op *op)
 {
 	SimView v = sim_view_of(act, op->opnds[0]);
 
-	if (v.rank != 1 || v.esize * v.shape[0] != 16 || v.stride[0] != 1)
+	if (v.g.rank != 1 || v.g.ebytes * v.g.shape[0] != 16 || v.g.stride[0] != 1)
 		sim_fault(L, op, "%s: the response view is not 16 contiguous "
 			  "bytes", op_name(op->kind));
 	return v;

@@ -929,6 +929,7 @@ run(SimLaunch *L)
 	if (L->kern->kind == FN_KERNEL)
 		ir_walk(L->kern, plan_pipe, &(PipePlan){ L, L->kern });
 	if (L->kern->kind == FN_KERNEL && ir_func_laid_out(L->kern)) {
+		L->laid_out = true;
 		sim_plan_check(L);
 		sim_race_init(L);
 		sim_axis_init(L);

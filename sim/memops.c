@@ -503,39 +503,10 @@ sim_op_atomic_cas(SimLaunch *L, SimAct *act, Op *op)
 
 /* ---- shared memory ----------------------------------------------------- */
 
-void
-sim_view_geom(const SimView *v, SmemGeom *g)
-{
-	memset(g, 0, sizeof *g);
-	g->rank = v->rank;
-	memcpy(g->shape, v->shape, sizeof g->shape);
-	memcpy(g->stride, v->stride, sizeof g->stride);
-	g->ebytes = v->esize;
-	g->swz = v->swz;
-	g->tw = v->tw;
-	g->tr = v->tr;
-	g->tc = v->tc;
-	g->trows = v->trows;
-}
-
-void
-sim_view_set_geom(SimView *v, const SmemGeom *g)
-{
-	v->rank = g->rank;
-	memcpy(v->shape, g->shape, sizeof v->shape);
-	memcpy(v->stride, g->stride, sizeof v->stride);
-	v->esize = g->ebytes;
-	v->swz = g->swz;
-	v->tw = g->tw;
-	v->tr = g->tr;
-	v->tc = g->tc;
-	v->trows = g->trows;
-}
-
 static bool
 placed(const SimView *v)
 {
-	return v->tw || v->swz.mask;
+	return v->g.tw || v->g.swz.mask;
 }
 
 /* The element offsets of a view in a swizzled or tiled buffer, in the
@@ -543,24 +514,23 @@ placed(const SimView *v)
 static int64_t *
 placed_offsets(SimLaunch *L, const SimView *v, size_t *n)
 {
-	SmemGeom g;
+	const SmemGeom *g = &v->g;
 	int64_t total = 1, k, rem, a;
 	int d;
 
-	sim_view_geom(v, &g);
-	for (d = 0; d < v->rank; d++)
-		total *= v->shape[d];
+	for (d = 0; d < v->g.rank; d++)
+		total *= v->g.shape[d];
 	if ((size_t)total > L->noffs) {
 		L->offs = sim_xrealloc(L, L->offs, (size_t)total * 8);
 		L->noffs = (size_t)total;
 	}
 	for (k = 0; k < total; k++) {
 		a = v->off;
-		for (d = v->rank - 1, rem = k; d >= 0; d--) {
-			a += sv_dim_bytes(&g, d, rem % v->shape[d]);
-			rem /= v->shape[d];
+		for (d = v->g.rank - 1, rem = k; d >= 0; d--) {
+			a += sv_dim_bytes(g, d, rem % v->g.shape[d]);
+			rem /= v->g.shape[d];
 		}
-		L->offs[k] = sv_swizzle(g.swz, a);
+		L->offs[k] = sv_swizzle(g->swz, a);
 	}
 	*n = (size_t)total;
 	return L->offs;
@@ -572,14 +542,14 @@ sim_view_offsets(SimLaunch *L, const SimView *v, size_t *n)
 	int64_t sh[4] = { 1, 1, 1, 1 }, st[4] = { 0, 0, 0, 0 };
 	int64_t i0, i1, i2, i3, total = 1;
 	size_t k = 0;
-	int d, off = 4 - v->rank;
+	int d, off = 4 - v->g.rank;
 
 	if (placed(v))
 		return placed_offsets(L, v, n);
-	for (d = 0; d < v->rank; d++) {
-		sh[off + d] = v->shape[d];
-		st[off + d] = v->stride[d] * v->esize;
-		total *= v->shape[d];
+	for (d = 0; d < v->g.rank; d++) {
+		sh[off + d] = v->g.shape[d];
+		st[off + d] = v->g.stride[d] * v->g.ebytes;
+		total *= v->g.shape[d];
 	}
 	if ((size_t)total > L->noffs) {
 		L->offs = sim_xrealloc(L, L->offs, (size_t)total * 8);
@@ -602,7 +572,7 @@ sim_view_runs(SimLaunch *L, const SimView *v, size_t *n)
 	int64_t sh[4] = { 1, 1, 1, 1 }, st[4] = { 0, 0, 0, 0 }, len;
 	int64_t i0, i1, i2, i3, total = 1, inner;
 	size_t k = 0;
-	int d, off = 4 - v->rank;
+	int d, off = 4 - v->g.rank;
 
 	if (placed(v)) {
 		/* one run an element */
@@ -614,18 +584,18 @@ sim_view_runs(SimLaunch *L, const SimView *v, size_t *n)
 		}
 		for (k = 0; k < *n; k++) {
 			L->runs[k].off = o[k];
-			L->runs[k].len = v->esize;
+			L->runs[k].len = v->g.ebytes;
 		}
 		return L->runs;
 	}
-	for (d = 0; d < v->rank; d++) {
-		sh[off + d] = v->shape[d];
-		st[off + d] = v->stride[d] * v->esize;
-		total *= v->shape[d];
+	for (d = 0; d < v->g.rank; d++) {
+		sh[off + d] = v->g.shape[d];
+		st[off + d] = v->g.stride[d] * v->g.ebytes;
+		total *= v->g.shape[d];
 	}
 	/* a row of unit stride is one run */
-	inner = st[3] == v->esize ? 1 : sh[3];
-	len = st[3] == v->esize ? sh[3] * v->esize : v->esize;
+	inner = st[3] == v->g.ebytes ? 1 : sh[3];
+	len = st[3] == v->g.ebytes ? sh[3] * v->g.ebytes : v->g.ebytes;
 	if ((size_t)total > L->nruns) {
 		L->runs = sim_xrealloc(L, L->runs, (size_t)total * sizeof *L->runs);
 		L->nruns = (size_t)total;
@@ -681,11 +651,11 @@ inflight_at(SimLaunch *L, SimCta *cta, int64_t off, bool writes)
 			size_t n, i;
 			int64_t *o;
 
-			if (!vs[j]->esize)
+			if (!vs[j]->g.ebytes)
 				continue;
 			o = sim_view_offsets(L, vs[j], &n);
 			for (i = 0; i < n; i++)
-				if (off >= o[i] && off < o[i] + vs[j]->esize)
+				if (off >= o[i] && off < o[i] + vs[j]->g.ebytes)
 					return a;
 		}
 	}
@@ -841,8 +811,7 @@ sim_smem_async_written(SimLaunch *L, SimCta *cta, const SimView *v)
 static SimView
 alloc_view(SimLaunch *L, Op *op, Type *t)
 {
-	SimView v = { .esize = sim_esize(t->elem), .rank = t->rank };
-	SmemGeom g;
+	SimView v = { 0 };
 	uint32_t i;
 
 	for (i = 0; i < L->plan.n; i++)
@@ -851,9 +820,8 @@ alloc_view(SimLaunch *L, Op *op, Type *t)
 	if (i == L->plan.n)
 		sim_fault(L, op, "smem_alloc outside the kernel's plan");
 	v.off = L->plan.v[i].off;
-	sv_buffer(&g, t);
-	g.ebytes = v.esize;
-	sim_view_set_geom(&v, &g);
+	sv_buffer(&v.g, t);
+	v.g.ebytes = sim_esize(t->elem);
 	return v;
 }
 
@@ -862,12 +830,12 @@ check_view_type(SimLaunch *L, Op *op, SimView *v, Type *t)
 {
 	int d;
 
-	if (t->kind != TY_SMEM || t->rank != v->rank ||
-	    sim_esize(t->elem) != v->esize)
+	if (t->kind != TY_SMEM || t->rank != v->g.rank ||
+	    sim_esize(t->elem) != v->g.ebytes)
 		sim_fault(L, op, "malformed IR: %s gives a view of the wrong "
 			  "type", op_name(op->kind));
-	for (d = 0; d < v->rank; d++)
-		if (t->shape[d] != v->shape[d])
+	for (d = 0; d < v->g.rank; d++)
+		if (t->shape[d] != v->g.shape[d])
 			sim_fault(L, op, "malformed IR: %s gives a view of the "
 				  "wrong shape", op_name(op->kind));
 }
@@ -877,7 +845,6 @@ sim_op_smem(SimLaunch *L, SimCta *cta, SimAct *act, Op *op)
 {
 	Type *t0 = op->nopnds ? sim_ty(act, op->opnds[0]) : NULL;
 	SimView v;
-	SmemGeom g;
 	int d;
 
 	if (op->kind != OP_SMEM_ALLOC && (!t0 || t0->kind != TY_SMEM))
@@ -892,61 +859,55 @@ sim_op_smem(SimLaunch *L, SimCta *cta, SimAct *act, Op *op)
 	case OP_SMEM_INDEX: {
 		int64_t i = sim_scalar_i(act, op->opnds[1]);
 
-		if (v.rank < 2)
+		if (v.g.rank < 2)
 			sim_fault(L, op, "malformed IR: smem_index needs rank "
 				  ">= 2");
-		if (i < 0 || i >= v.shape[0])
+		if (i < 0 || i >= v.g.shape[0])
 			sim_fault(L, op, "smem_index: index %lld is outside "
 				  "0..%lld", (long long)i,
-				  (long long)v.shape[0] - 1);
-		sim_view_geom(&v, &g);
-		if (!sv_start_ok(&g, 0, i))
+				  (long long)v.g.shape[0] - 1);
+		if (!sv_start_ok(&v.g, 0, i))
 			sim_fault(L, op, "smem_index: index %lld is not at a "
 				  "strip of its tiled buffer", (long long)i);
-		v.off += i * sv_start_bytes(&g, 0);
-		sv_index(&g);
-		sim_view_set_geom(&v, &g);
+		v.off += i * sv_start_bytes(&v.g, 0);
+		sv_index(&v.g);
 		break;
 	}
 	case OP_SMEM_SLICE: {
 		Type *rt = sim_ty(act, op->res[0]);
 
-		if (op->nopnds != (uint32_t)v.rank + 1 || rt->kind != TY_SMEM ||
-		    rt->rank != v.rank)
+		if (op->nopnds != (uint32_t)v.g.rank + 1 || rt->kind != TY_SMEM ||
+		    rt->rank != v.g.rank)
 			sim_fault(L, op, "malformed IR: smem_slice needs one "
 				  "offset per dimension");
-		sim_view_geom(&v, &g);
-		for (d = 0; d < v.rank; d++) {
+		for (d = 0; d < v.g.rank; d++) {
 			int64_t o = sim_scalar_i(act, op->opnds[d + 1]);
 
-			if (o < 0 || o + rt->shape[d] > v.shape[d])
+			if (o < 0 || o + rt->shape[d] > v.g.shape[d])
 				sim_fault(L, op, "smem_slice: [%lld, %lld) is "
 					  "outside dimension %d of size %lld",
 					  (long long)o,
 					  (long long)(o + rt->shape[d]), d,
-					  (long long)v.shape[d]);
-			if (!sv_start_ok(&g, d, o))
+					  (long long)v.g.shape[d]);
+			if (!sv_start_ok(&v.g, d, o))
 				sim_fault(L, op, "smem_slice: start %lld of "
 					  "dimension %d is not at a strip of its "
 					  "tiled buffer", (long long)o, d);
-			v.off += o * sv_start_bytes(&g, d);
+			v.off += o * sv_start_bytes(&v.g, d);
 		}
-		sv_slice(&g, rt->shape);
-		sim_view_set_geom(&v, &g);
+		sv_slice(&v.g, rt->shape);
 		break;
 	}
 	case OP_SMEM_TRANS: {
 		Attr *perm = attr_find(&op->attrs, "perm");
 
 		if (!perm || perm->kind != ATTR_INTS ||
-		    perm->ints.n != (uint32_t)v.rank)
+		    perm->ints.n != (uint32_t)v.g.rank)
 			sim_fault(L, op, "malformed IR: smem_trans needs a perm");
-		for (d = 0; d < v.rank; d++)
-			if (perm->ints.v[d] < 0 || perm->ints.v[d] >= v.rank)
+		for (d = 0; d < v.g.rank; d++)
+			if (perm->ints.v[d] < 0 || perm->ints.v[d] >= v.g.rank)
 				sim_fault(L, op, "malformed IR: bad perm");
-		sim_view_geom(&v, &g);
-		sv_trans(&g, perm->ints.v, v.rank);
-		sim_view_set_geom(&v, &g);
+		sv_trans(&v.g, perm->ints.v, v.g.rank);
 		break;
 	}
 	case OP_SMEM_LOAD: {

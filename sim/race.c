@@ -754,11 +754,11 @@ view_str(Buf *b, const SimView *v)
 	int d;
 
 	buf_printf(b, "the view at offset %lld, shape [", (long long)v->off);
-	for (d = 0; d < v->rank; d++)
-		buf_printf(b, "%s%lld", d ? ", " : "", (long long)v->shape[d]);
+	for (d = 0; d < v->g.rank; d++)
+		buf_printf(b, "%s%lld", d ? ", " : "", (long long)v->g.shape[d]);
 	buf_puts(b, "], strides [");
-	for (d = 0; d < v->rank; d++)
-		buf_printf(b, "%s%lld", d ? ", " : "", (long long)v->stride[d]);
+	for (d = 0; d < v->g.rank; d++)
+		buf_printf(b, "%s%lld", d ? ", " : "", (long long)v->g.stride[d]);
 	buf_puts(b, "] elements");
 }
 
@@ -771,13 +771,13 @@ vec_fault(SimLaunch *L, Op *op, const SimView *v, Type *t, int64_t vec,
 
 	buf_printf(&b, "%s with vec = %lld: the %lld-byte vector of registers "
 		   "%u..%u of lane %u of warp %u (element ", op_name(op->kind),
-		   (long long)vec, (long long)(vec * v->esize), r,
+		   (long long)vec, (long long)(vec * v->g.ebytes), r,
 		   r + (uint32_t)vec - 1, lane, w);
 	sim_index_str(&b, t, ly_flat(t->layout, r, lane, w));
 	if (contig)
 		buf_printf(&b, ") starts at offset %lld of buffer '%s', not a "
 			   "multiple of %lld (", (long long)at,
-			   sim_smem_name(L, at), (long long)(vec * v->esize));
+			   sim_smem_name(L, at), (long long)(vec * v->g.ebytes));
 	else
 		buf_printf(&b, ") is not contiguous in buffer '%s' (",
 			   sim_smem_name(L, at));
@@ -801,7 +801,7 @@ vec_groups(SimLaunch *L, Op *op, const SimView *v, Type *t, int64_t vec,
 	uint32_t nr = 1u << l->nreg, nw = 1u << l->nwarp, r, lane, w, k;
 	uint32_t dr = ly_dup_mask(l), dl = ly_lane_dup(l), dw = ly_warp_dup(l);
 	uint32_t skip = dr & ~(uint32_t)(vec - 1);
-	int64_t bytes = vec * v->esize, rel = -1, at, res;
+	int64_t bytes = vec * v->g.ebytes, rel = -1, at, res;
 	size_t n;
 	int64_t *o = sim_view_offsets(L, v, &n);
 	bool ok;
@@ -819,7 +819,7 @@ vec_groups(SimLaunch *L, Op *op, const SimView *v, Type *t, int64_t vec,
 				res = at % bytes;
 				for (k = 1, ok = true; k < vec && ok; k++)
 					ok = o[ly_flat(l, r + k, lane, w)] ==
-					     at + (int64_t)k * v->esize;
+					     at + (int64_t)k * v->g.ebytes;
 				if (ok && (rel < 0 || rel == res) &&
 				    (!report || res == 0)) {
 					rel = res;
@@ -851,16 +851,16 @@ check_vec(SimLaunch *L, Op *op, const SimView *v, Type *t)
 		sim_fault(L, op, "malformed IR: %s has vec = %lld, not a power "
 			  "of two dividing its %d registers per thread",
 			  op_name(op->kind), (long long)vec, ly_nregs(t->layout));
-	bytes = vec * v->esize;
+	bytes = vec * v->g.ebytes;
 	e = op_ent(L, op);
 	if (!e->vec_known ||
-	    memcmp(e->stride, v->stride, (size_t)v->rank * sizeof *v->stride)) {
+	    memcmp(e->stride, v->g.stride, (size_t)v->g.rank * sizeof *v->g.stride)) {
 		SimView z = *v;
 
 		z.off = 0;
 		e->rel = vec_groups(L, op, &z, t, vec, false);
 		e->vec_known = true;
-		memcpy(e->stride, v->stride, (size_t)v->rank * sizeof *v->stride);
+		memcpy(e->stride, v->g.stride, (size_t)v->g.rank * sizeof *v->g.stride);
 	}
 	if (e->rel < 0 || ((v->off % bytes) + e->rel) % bytes)
 		vec_groups(L, op, v, t, vec, true);
@@ -908,7 +908,7 @@ view_access_as(SimLaunch *L, SimCo *co, const Who *w, const SimView *v,
 	int64_t *o = sim_view_offsets(L, v, &n);
 
 	for (i = 0; i < n; i++)
-		runs_add(L, &r, o[i], v->esize,
+		runs_add(L, &r, o[i], v->g.ebytes,
 			 write ? 1u << (co->warp0 + y->owner[i])
 			       : held(y, (uint32_t)i, co));
 	runs_flush(L, &r);
@@ -945,16 +945,17 @@ convert(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 	const Layout *l = rt->layout;
 	int eb = sim_esize(rt), d;
 	int64_t base = attr_int(&op->attrs, "scratch", 0), f, n = ty_numel(rt);
-	SimView v = { .off = base, .esize = eb, .rank = l->rank >= 2 ? 2 : 1 };
+	SimView v = { .off = base,
+		      .g = { .ebytes = eb, .rank = l->rank >= 2 ? 2 : 1 } };
 	Runs r = { who(L, co, op), 0, 0, true };
 
-	v.shape[v.rank - 1] = l->shape[l->rank - 1];
-	v.stride[v.rank - 1] = 1;
-	if (v.rank == 2) {
-		v.shape[0] = 1;
+	v.g.shape[v.g.rank - 1] = l->shape[l->rank - 1];
+	v.g.stride[v.g.rank - 1] = 1;
+	if (v.g.rank == 2) {
+		v.g.shape[0] = 1;
 		for (d = 0; d + 1 < l->rank; d++)
-			v.shape[0] *= l->shape[d];
-		v.stride[0] = ly_copy_row_bytes(l, eb) / eb;
+			v.g.shape[0] *= l->shape[d];
+		v.g.stride[0] = ly_copy_row_bytes(l, eb) / eb;
 	}
 	sim_smem_write(L, co->cta, op, &v, sim_data(&act->vals[op->opnds[0]], st),
 		       true, "convert_layout");
@@ -1248,7 +1249,7 @@ sim_race_async(SimLaunch *L, SimCo *co, SimAct *act, SimAsync *a,
 		break;
 	default:
 		view_runs(L, &w, &a->view, false);
-		if (a->view2.esize)
+		if (a->view2.g.ebytes)
 			view_runs(L, &w, &a->view2, false);
 		break;
 	}

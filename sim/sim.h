@@ -156,18 +156,9 @@ typedef struct SimLaunch SimLaunch;
  * sv_swizzle(swz, off + the sum of sv_dim_bytes over the dims). */
 typedef struct SimView {
 	int64_t off;  /* bytes */
-	int32_t esize;
-	int32_t rank;
-	int64_t shape[TY_MAX_RANK];
-	int64_t stride[TY_MAX_RANK];  /* elements */
-	Swizzle swz;
-	int32_t tw, tr, tc;  /* SmemGeom's tiled strips (tw 0: none) */
-	int64_t trows;
+	SmemGeom g;   /* the view algebra's geometry (ir/smemview.c) */
 } SimView;
 
-/* The view's geometry, and a view given one. */
-void sim_view_geom(const SimView *v, SmemGeom *g);
-void sim_view_set_geom(SimView *v, const SmemGeom *g);
 
 typedef struct SimBar {
 	int32_t expected;  /* arrivals per phase */
@@ -564,6 +555,7 @@ struct SimLaunch {
 	uint32_t nret_out;
 	SimRace *race;       /* laid-out kernels: race.c's launch state */
 	SimAxis *axis;       /* laid-out kernels: the facts axis.c checks */
+	bool laid_out;       /* the kernel is laid-out IR, as codegen takes it */
 };
 
 /* axis.c: the axis analysis's facts, checked on each result */
