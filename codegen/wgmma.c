@@ -14,7 +14,8 @@
  * write them next to each wgmma, after it); 8-bit operands (e4m3, e5m2)
  * take k32 steps and must both be K-major (a B stored N x K and read
  * through a transposed view), so their instruction has no ta, tb.  The descriptors
- * (tensor-core-layouts.md 3.4, 3.5) follow from the views: an operand
+ * (tensor-core-layouts.md 3.4, 3.5; ir/smemview.c sv_wgmma_desc, which the
+ * simulator reads operands through) follow from the views: an operand
  * whose contiguous dim is K is K-major (LBO unused, SBO = 8 W), one whose
  * contiguous dim is M or N is MN-major (ta/tb = 1, LBO = the strip step,
  * rows x W, SBO = 8 W); a tile, chunk or k step starts at the view's byte
