@@ -791,8 +791,8 @@ dot_async(SimLaunch *L, SimCo *co, SimAct *act, Op *op)
 		if (L->race)
 			sim_race_async(L, co, act, as, NULL);
 	}
-	if (L->laid_out && L->o.sm == 90 && tr->layout &&
-	    tr->layout->kind == LY_WGMMA) {
+	if (L->laid_out && target_has(target_get(L->o.sm), TF_WGMMA) &&
+	    tr->layout && tr->layout->kind == LY_WGMMA) {
 		if (sa)
 			wgmma_hw_check(L, op, &as->view, 0, tr->layout);
 		if (sb)
