@@ -14,7 +14,15 @@
  *     a layout (region arguments and yields are checked by verify.c,
  *     which compares their types whole);
  *   - a shared-memory access's `vec` is no wider than its view's planned
- *     alignment and strides allow (ir_smem_vec).
+ *     alignment and strides allow (ir_smem_vec);
+ *   - once warps are allocated (a task has `first_warp`), each task's
+ *     warps, replicas included, lie inside the kernel's and no other
+ *     task's, and a register budget (`regs`, 0: none) is one setmaxnreg
+ *     takes (24 to 256, a multiple of 8) on whole warpgroups;
+ *   - once shared memory is planned (the kernel has `smem`), every
+ *     buffer has an `offset` that keeps it inside `smem` and aligned to
+ *     its elements (the simulator also checks, at launch, that buffers
+ *     live at once do not overlap).
  */
 #include "ir.h"
 
@@ -24,6 +32,8 @@ typedef struct LVer {
 	Arena *a;
 	Axis *ax;        /* divisibility for vector widths, made on demand */
 	int nwarps;      /* of the kernel, or of the task the walk is in */
+	int kwarps;      /* of the kernel */
+	int64_t smem;    /* the kernel's planned bytes (-1: not planned) */
 	bool in_task;
 	int errors;
 } LVer;
@@ -215,6 +225,93 @@ check_op(LVer *v, Op *op)
 	}
 }
 
+/* The warps of the tasks of a `tasks` op, once allocated: no warp in
+ * two tasks (or two replicas), and a task with a register budget on
+ * whole warpgroups (setmaxnreg is per warpgroup). */
+static void
+check_task_warps(LVer *v, Op *tasks)
+{
+	uint32_t used = 0, mine;
+	Op *t;
+	int64_t k;
+
+	if (!tasks->nregions)
+		return;
+	for (t = tasks->regions[0]->first; t; t = t->next) {
+		int64_t first = attr_int(&t->attrs, "first_warp", -1);
+		int64_t n = attr_int(&t->attrs, "warps", 1);
+		int64_t reps = attr_int(&t->attrs, "replicas", 1);
+		int64_t span = attr_int(&t->attrs, "span", n);
+
+		if (t->kind != OP_TASK || first < 0 ||
+		    first + (reps - 1) * span + n > 32)
+			continue;
+		if (attr_int(&t->attrs, "regs", 0) &&
+		    (first % 4 || (reps > 1 && span % 4)))
+			lerr(v, t, "'task' with a register budget starts at warp "
+			     "%lld, not at a warpgroup (setmaxnreg sets the "
+			     "registers of whole warpgroups)", (long long)first);
+		for (k = 0; k < reps; k++) {
+			mine = (uint32_t)(((1ull << n) - 1) << (first + k * span));
+			if (used & mine)
+				lerr(v, t, "'task' shares a warp with another task "
+				     "or replica (warps %lld to %lld)",
+				     (long long)(first + k * span),
+				     (long long)(first + k * span + n - 1));
+			used |= mine;
+		}
+	}
+}
+
+/* A task's warps and budget, a buffer's place in the plan. */
+static void
+check_plan(LVer *v, Op *op)
+{
+	Type *t;
+	int64_t size, off;
+
+	if (op->kind == OP_TASK && attr_has(&op->attrs, "first_warp")) {
+		int64_t first = attr_int(&op->attrs, "first_warp", 0);
+		int64_t n = attr_int(&op->attrs, "warps", 1);
+		int64_t reps = attr_int(&op->attrs, "replicas", 1);
+		int64_t span = attr_int(&op->attrs, "span", n);
+		int64_t regs = attr_int(&op->attrs, "regs", 0);
+
+		if (first + (reps - 1) * span + n > v->kwarps)
+			lerr(v, op, "'task' runs on warps %lld to %lld, outside "
+			     "the kernel's %d", (long long)first,
+			     (long long)(first + (reps - 1) * span + n - 1),
+			     v->kwarps);
+		if (regs && (regs < 24 || regs > 256 || regs % 8))
+			lerr(v, op, "'task' register budget %lld is not one "
+			     "setmaxnreg takes (24 to 256, a multiple of 8)",
+			     (long long)regs);
+	}
+	if (op->kind == OP_TASKS)
+		check_task_warps(v, op);
+	if (v->smem < 0 ||
+	    (op->kind != OP_SMEM_ALLOC && op->kind != OP_MBAR_ALLOC))
+		return;
+	t = ir_type(v->f, op->res[0]);
+	size = op->kind == OP_MBAR_ALLOC ? 8 * MAX(1, t->rank ? t->shape[0] : 1)
+		: ty_numel(t) * MAX(1, ty_bits(t->elem) / 8);
+	if (!attr_has(&op->attrs, "offset")) {
+		lerr(v, op, "'%s' has no 'offset' in a kernel whose shared memory "
+		     "is planned ('smem')", op_name(op->kind));
+		return;
+	}
+	off = attr_int(&op->attrs, "offset", 0);
+	if (off < 0 || off + size > v->smem)
+		lerr(v, op, "'%s' at offsets [%lld, %lld) lies outside the "
+		     "kernel's shared memory (smem = %lld)", op_name(op->kind),
+		     (long long)off, (long long)(off + size), (long long)v->smem);
+	else if (off % (op->kind == OP_MBAR_ALLOC ? 8 : MAX(1, ty_bits(t->elem) / 8)))
+		lerr(v, op, "'%s' at offset %lld is not aligned to its %s",
+		     op_name(op->kind), (long long)off,
+		     op->kind == OP_MBAR_ALLOC ? "mbarriers (8 bytes)"
+					       : "elements");
+}
+
 static void
 walk(LVer *v, Block *b)
 {
@@ -226,6 +323,8 @@ walk(LVer *v, Block *b)
 		bool was = v->in_task;
 
 		check_op(v, op);
+		if (v->f->kind == FN_KERNEL)
+			check_plan(v, op);
 		if (op->kind == OP_TASK) {
 			v->nwarps = (int)attr_int(&op->attrs, "warps", outer);
 			v->in_task = true;
@@ -245,7 +344,8 @@ ir_verify_layouts(Func *f, Diag *d)
 
 	arena_init(&a, f->mod->ctx->arena->alloc, f->mod->ctx->arena->ud, NULL);
 	v.a = &a;
-	v.nwarps = (int)attr_int(&f->attrs, "warps", 4);
+	v.nwarps = v.kwarps = (int)attr_int(&f->attrs, "warps", 4);
+	v.smem = attr_has(&f->attrs, "smem") ? attr_int(&f->attrs, "smem", 0) : -1;
 	walk(&v, f->body);
 	arena_reset(&a);
 	return v.errors == 0;
