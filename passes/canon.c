@@ -21,8 +21,9 @@
  *   - replaces `if` with a constant condition by the ops of the taken
  *     region, and `for` that runs zero times by its initial values.
  * Finally every `const` moves to the start of the function body (in
- * order), so that CSE finds equal constants.  Ops left unused stay for
- * dce.
+ * order), so that CSE finds equal constants; in laid-out IR only scalar
+ * ones (a tile's layout is over the warps of its task).  Ops left unused
+ * stay for dce.
  * Requires: verified IR.  Preserves: names of the values that stay.
  * Counters: folded, simplified, swapped, consts-rounded, ifs-inlined,
  * loops-removed, consts-hoisted.
@@ -428,19 +429,23 @@ sweep(Canon *z, Block *b)
 	}
 }
 
-/* Every const to the start of the body, keeping their order. */
+/* Every const to the start of the body, keeping their order; in laid-out
+ * IR a tile const stays where it is (its layout is over the warps of the
+ * task it is in). */
 static bool
 hoist_consts(Canon *z)
 {
 	Block *body = z->f->body;
 	Op *cursor = NULL, **cs;
 	uint32_t i, n;
-	bool moved = false;
+	bool moved = false, laid = ir_func_laid_out(z->f);
 
 	cs = ir_find_ops(z->f, OP_CONST, z->pc->scratch, &n);
 	for (i = 0; i < n; i++) {
 		Op *c = cs[i];
 
+		if (laid && ir_type(z->f, c->res[0])->layout)
+			continue;
 		if (c->parent != body || c->prev != cursor) {
 			ir_remove(c);
 			if (cursor)
