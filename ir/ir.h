@@ -743,6 +743,9 @@ uint64_t sv_wgmma_desc_bits(const WgDesc *d);
 
 /* ---- smemplan.c: scratch and the shared-memory plan ---------------------- */
 
+/* Bytes of the buffer an smem_alloc or mbar_alloc op makes (type t). */
+int64_t ir_smem_bytes(const Op *op, Type *t);
+
 /* The dim of a shared-memory view that is contiguous in memory. */
 int ir_view_contig(Func *f, Value v);
 /* The smem_alloc a shared-memory view is in (NULL: none). */

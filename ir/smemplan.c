@@ -215,6 +215,14 @@ is_buffer(const Op *op)
 	return op->kind == OP_SMEM_ALLOC || op->kind == OP_MBAR_ALLOC;
 }
 
+int64_t
+ir_smem_bytes(const Op *op, Type *t)
+{
+	if (op->kind == OP_MBAR_ALLOC)
+		return 8 * MAX(1, t->rank ? t->shape[0] : 1);
+	return ty_numel(t) * ebytes_of(t);
+}
+
 static void plan_block(Planner *pl, Block *b);
 
 static void
@@ -240,10 +248,8 @@ plan_op(Planner *pl, Op *op)
 	if (is_buffer(op)) {
 		Type *t = ir_type(pl->f, op->res[0]);
 
-		r = op->kind == OP_MBAR_ALLOC
-			    ? add_entry(pl, op, 8 * MAX(1, t->rank ? t->shape[0] : 1), 8)
-			    : add_entry(pl, op, ty_numel(t) * ebytes_of(t),
-					ir_smem_align(t));
+		r = add_entry(pl, op, ir_smem_bytes(op, t),
+			      op->kind == OP_MBAR_ALLOC ? 8 : ir_smem_align(t));
 	}
 	if (op->nres == 1 && r >= 0)
 		pl->root[op->res[0]] = r;

@@ -225,32 +225,40 @@ check_op(LVer *v, Op *op)
 	}
 }
 
-/* The warps of the tasks of a `tasks` op, once allocated: no warp in
- * two tasks (or two replicas), and a task with a register budget on
- * whole warpgroups (setmaxnreg is per warpgroup). */
+/* The tasks of a `tasks` op, once their warps are allocated: each
+ * inside the kernel's warps and no warp in two tasks (or two replicas);
+ * a register budget one setmaxnreg takes, on whole warpgroups. */
 static void
-check_task_warps(LVer *v, Op *tasks)
+check_tasks(LVer *v, Op *tasks)
 {
 	uint32_t used = 0, mine;
 	Op *t;
 	int64_t k;
 
-	if (!tasks->nregions)
-		return;
-	for (t = tasks->regions[0]->first; t; t = t->next) {
+	for (t = tasks->nregions ? tasks->regions[0]->first : NULL; t; t = t->next) {
 		int64_t first = attr_int(&t->attrs, "first_warp", -1);
 		int64_t n = attr_int(&t->attrs, "warps", 1);
 		int64_t reps = attr_int(&t->attrs, "replicas", 1);
 		int64_t span = attr_int(&t->attrs, "span", n);
+		int64_t regs = attr_int(&t->attrs, "regs", 0);
+		int64_t last = first + (reps - 1) * span + n - 1;
 
-		if (t->kind != OP_TASK || first < 0 ||
-		    first + (reps - 1) * span + n > 32)
+		if (t->kind != OP_TASK || first < 0)
 			continue;
-		if (attr_int(&t->attrs, "regs", 0) &&
-		    (first % 4 || (reps > 1 && span % 4)))
+		if (regs && (regs < 24 || regs > 256 || regs % 8))
+			lerr(v, t, "'task' register budget %lld is not one "
+			     "setmaxnreg takes (24 to 256, a multiple of 8)",
+			     (long long)regs);
+		if (regs && (first % 4 || (reps > 1 && span % 4)))
 			lerr(v, t, "'task' with a register budget starts at warp "
 			     "%lld, not at a warpgroup (setmaxnreg sets the "
 			     "registers of whole warpgroups)", (long long)first);
+		if (last >= v->kwarps) {
+			lerr(v, t, "'task' runs on warps %lld to %lld, outside "
+			     "the kernel's %d", (long long)first, (long long)last,
+			     v->kwarps);
+			continue;
+		}
 		for (k = 0; k < reps; k++) {
 			mine = (uint32_t)(((1ull << n) - 1) << (first + k * span));
 			if (used & mine)
@@ -263,38 +271,14 @@ check_task_warps(LVer *v, Op *tasks)
 	}
 }
 
-/* A task's warps and budget, a buffer's place in the plan. */
+/* A buffer of a kernel whose shared memory is planned: its `offset`
+ * inside `smem`, aligned to its elements. */
 static void
-check_plan(LVer *v, Op *op)
+check_buffer(LVer *v, Op *op)
 {
-	Type *t;
-	int64_t size, off;
+	Type *t = ir_type(v->f, op->res[0]);
+	int64_t size = ir_smem_bytes(op, t), off;
 
-	if (op->kind == OP_TASK && attr_has(&op->attrs, "first_warp")) {
-		int64_t first = attr_int(&op->attrs, "first_warp", 0);
-		int64_t n = attr_int(&op->attrs, "warps", 1);
-		int64_t reps = attr_int(&op->attrs, "replicas", 1);
-		int64_t span = attr_int(&op->attrs, "span", n);
-		int64_t regs = attr_int(&op->attrs, "regs", 0);
-
-		if (first + (reps - 1) * span + n > v->kwarps)
-			lerr(v, op, "'task' runs on warps %lld to %lld, outside "
-			     "the kernel's %d", (long long)first,
-			     (long long)(first + (reps - 1) * span + n - 1),
-			     v->kwarps);
-		if (regs && (regs < 24 || regs > 256 || regs % 8))
-			lerr(v, op, "'task' register budget %lld is not one "
-			     "setmaxnreg takes (24 to 256, a multiple of 8)",
-			     (long long)regs);
-	}
-	if (op->kind == OP_TASKS)
-		check_task_warps(v, op);
-	if (v->smem < 0 ||
-	    (op->kind != OP_SMEM_ALLOC && op->kind != OP_MBAR_ALLOC))
-		return;
-	t = ir_type(v->f, op->res[0]);
-	size = op->kind == OP_MBAR_ALLOC ? 8 * MAX(1, t->rank ? t->shape[0] : 1)
-		: ty_numel(t) * MAX(1, ty_bits(t->elem) / 8);
 	if (!attr_has(&op->attrs, "offset")) {
 		lerr(v, op, "'%s' has no 'offset' in a kernel whose shared memory "
 		     "is planned ('smem')", op_name(op->kind));
@@ -323,8 +307,11 @@ walk(LVer *v, Block *b)
 		bool was = v->in_task;
 
 		check_op(v, op);
-		if (v->f->kind == FN_KERNEL)
-			check_plan(v, op);
+		if (v->f->kind == FN_KERNEL && op->kind == OP_TASKS)
+			check_tasks(v, op);
+		if (v->f->kind == FN_KERNEL && v->smem >= 0 &&
+		    (op->kind == OP_SMEM_ALLOC || op->kind == OP_MBAR_ALLOC))
+			check_buffer(v, op);
 		if (op->kind == OP_TASK) {
 			v->nwarps = (int)attr_int(&op->attrs, "warps", outer);
 			v->in_task = true;

@@ -82,25 +82,21 @@ laid_out(Job *j, Module *m)
 
 		if (f->kind != FN_KERNEL)
 			continue;
-		if (ir_func_laid_out(f))
-			laid = laid ? laid : f;
-		else
+		if (!ir_func_laid_out(f)) {
 			tile = tile ? tile : f;
+			continue;
+		}
+		laid = laid ? laid : f;
+		if (!attr_has(&f->attrs, "smem"))
+			ir_error(&j->diag, f, NULL, "kernel '%s' is laid-out IR "
+				 "without a shared-memory plan ('smem'): give "
+				 "tlxc --emit=lir's output, which has one", f->name);
 	}
 	if (laid && tile)
 		ir_error(&j->diag, tile, NULL, "kernel '%s' is tile IR and kernel "
 			 "'%s' laid-out IR: give every kernel of the module at the "
 			 "same stage (tlxc --emit=ir or --emit=lir)", tile->name,
 			 laid->name);
-	for (i = 0; laid && i < m->funcs.n; i++) {
-		Func *f = m->funcs.v[i];
-
-		if (f->kind == FN_KERNEL && ir_func_laid_out(f) &&
-		    !attr_has(&f->attrs, "smem"))
-			ir_error(&j->diag, f, NULL, "kernel '%s' is laid-out IR "
-				 "without a shared-memory plan ('smem'): give "
-				 "tlxc --emit=lir's output, which has one", f->name);
-	}
 	return laid != NULL;
 }
 

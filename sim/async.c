@@ -319,6 +319,14 @@ typedef struct Box {
 	int64_t n;     /* elements */
 } Box;
 
+/* The alignment of a view's start in shared memory (whose start is
+ * aligned to the largest swizzle atom, 1024 bytes). */
+static int64_t
+view_align(const SimView *v)
+{
+	return v->off ? v->off & -v->off : 1024;
+}
+
 /* The hardware's side of a TMA copy of a laid-out kernel: the copies
  * codegen issues for the view (sv_tma_strips), each writing or reading
  * a box of the descriptor (sv_tma_box) densely from its shared address
@@ -331,8 +339,9 @@ tma_hw_check(SimLaunch *L, Op *op, Type *dt, const SimView *v)
 {
 	int64_t box[5], bn = 1, step, cstep, e, rem, k, vk, hw, *offs;
 	int r = v->g.rank, swz = sv_tma_box(dt, box), n, i, d, eb = v->g.ebytes;
-	int64_t align = v->off ? v->off & -v->off : 1024, idx[5];
-	const char *why = sv_tma_strips(&v->g, align, swz, &n, &step, &cstep);
+	int64_t idx[5];
+	const char *why = sv_tma_strips(&v->g, view_align(v), swz, &n, &step,
+					&cstep);
 	uint8_t *seen;
 	size_t nv;
 
@@ -718,55 +727,52 @@ wgmma_hw_check(SimLaunch *L, Op *op, const SimView *v, int opnd,
 	       const Layout *acc)
 {
 	const SmemGeom *g = &v->g;
-	int64_t align = v->off ? v->off & -v->off : 1024, ks, K, n1, nw, nc;
-	int64_t w, t, s, i, k, base, start, r, c, hw, *offs;
-	const char *why = sv_wgmma_problem(g, align, opnd);
-	int eb = g->ebytes;
+	const char *why = sv_wgmma_problem(g, view_align(v), opnd);
+	/* the dims along M or N and along K; per instruction, the rows of
+	 * M or N of a warpgroup, of one instruction, and how many */
+	int dm = opnd == 0 ? 0 : 1, dk = 1 - dm, eb = g->ebytes;
+	int64_t ks = eb == 1 ? 32 : 16, nw = (int64_t)acc->nreps * 8;
+	int64_t span = opnd == 0 ? (int64_t)acc->mreps * 64 : nw;
+	int64_t tile = opnd == 0 ? 64 : MIN(nw, 256);
+	int64_t nwg = opnd == 0 ? acc->wm : acc->wn, ntile = span / tile;
+	int64_t w, t, s, i, k, start, at[2], vk, hw, *offs;
 	WgDesc d;
 	size_t nv;
 
 	if (why)
 		sim_fault(L, op, "dot_async: %s (not supported for the GPU)", why);
 	sv_wgmma_desc(g, opnd, &d);
-	ks = eb == 1 ? 32 : 16;
-	K = g->shape[opnd == 0 ? 1 : 0];
-	nw = (int64_t)acc->nreps * 8;
-	nc = MIN(nw, 256);
 	offs = sim_view_offsets(L, v, &nv);
-	n1 = g->shape[1];
-	for (w = 0; w < (opnd == 0 ? acc->wm : acc->wn); w++)
-		for (t = 0; t < (opnd == 0 ? acc->mreps : nw / nc); t++)
-			for (s = 0; s < K / ks; s++) {
-				base = opnd == 0
-					? (sv_dim_bytes(g, 0, w * acc->mreps * 64) >> 4) +
-					  (sv_dim_bytes(g, 0, t * 64) >> 4) +
-					  (sv_dim_bytes(g, 1, s * ks) >> 4)
-					: (sv_dim_bytes(g, 1, w * nw) >> 4) +
-					  (sv_dim_bytes(g, 0, s * ks) >> 4) +
-					  (sv_dim_bytes(g, 1, t * nc) >> 4);
-				start = ((v->off >> 4) + base) << 4;
-				for (i = 0; i < (opnd == 0 ? 64 : nc); i++)
+	for (w = 0; w < nwg; w++)
+		for (t = 0; t < ntile; t++)
+			for (s = 0; s < g->shape[dk] / ks; s++) {
+				start = ((v->off >> 4) +
+					 (sv_dim_bytes(g, dm, w * span) >> 4) +
+					 (sv_dim_bytes(g, dm, t * tile) >> 4) +
+					 (sv_dim_bytes(g, dk, s * ks) >> 4)) << 4;
+				for (i = 0; i < tile; i++)
 					for (k = 0; k < ks; k++) {
-						r = opnd == 0 ? w * acc->mreps * 64 + t * 64 + i
-							      : s * ks + k;
-						c = opnd == 0 ? s * ks + k
-							      : w * nw + t * nc + i;
-						if (r >= g->shape[0] || c >= n1)
+						at[dm] = w * span + t * tile + i;
+						at[dk] = s * ks + k;
+						if (at[0] >= g->shape[0] ||
+						    at[1] >= g->shape[1])
 							sim_fault(L, op, "compiler bug: "
 								  "dot_async's wgmma reads "
 								  "%s beyond its view",
 								  opnd ? "B" : "A");
 						hw = wg_addr(&d, start, i, k, eb);
-						if (hw != offs[r * n1 + c])
+						vk = at[0] * g->shape[1] + at[1];
+						if (hw != offs[vk])
 							sim_fault(L, op, "compiler bug: "
 								  "dot_async's wgmma reads "
 								  "%s element (%lld, %lld) "
 								  "at shared byte %lld, the "
 								  "view algebra puts it at "
 								  "%lld", opnd ? "B" : "A",
-								  (long long)r, (long long)c,
+								  (long long)at[0],
+								  (long long)at[1],
 								  (long long)hw,
-								  (long long)offs[r * n1 + c]);
+								  (long long)offs[vk]);
 					}
 			}
 }

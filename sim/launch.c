@@ -374,12 +374,12 @@ plan_op(Op *op, void *ud)
 		if (t->kind != TY_SMEM)
 			return;
 		b.name = an ? an : vi->name ? vi->name : "smem";
-		b.size = ty_numel(t) * sim_esize(t->elem);
+		b.size = ir_smem_bytes(op, t);
 		b.off = attr_int(&op->attrs, "offset", -1);
 	} else if (op->kind == OP_MBAR_ALLOC && vi &&
 		   attr_has(&op->attrs, "offset")) {
 		b.name = vi->name ? vi->name : "mbar";
-		b.size = 8 * (vi->ty->rank ? vi->ty->shape[0] : 1);
+		b.size = ir_smem_bytes(op, vi->ty);
 		b.off = attr_int(&op->attrs, "offset", 0);
 	} else if (fn && attr_has(&op->attrs, "scratch")) {
 		b.name = "scratch";

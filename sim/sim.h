@@ -149,16 +149,15 @@ typedef struct SimCta SimCta;
 typedef struct SimCo SimCo;
 typedef struct SimLaunch SimLaunch;
 
-/* A view of shared memory: element [i..] is at off + sum(i[d]*stride[d])
- * elements of `esize` bytes from the start of the CTA's shared memory;
- * in a buffer with a swizzle or tiled strips (its encoding), where the
- * view algebra shared with code generation puts it (ir/smemview.c):
- * sv_swizzle(swz, off + the sum of sv_dim_bytes over the dims). */
+/* A view of shared memory: element [i..] is where the view algebra
+ * shared with code generation puts it (ir/smemview.c), bytes from the
+ * start of the CTA's shared memory: sv_swizzle(g.swz, off + the sum of
+ * sv_dim_bytes(&g, d, i[d]) over the dims) -- off + sum(i[d] * stride[d])
+ * elements of g.ebytes bytes in a buffer without an encoding. */
 typedef struct SimView {
 	int64_t off;  /* bytes */
-	SmemGeom g;   /* the view algebra's geometry (ir/smemview.c) */
+	SmemGeom g;
 } SimView;
-
 
 typedef struct SimBar {
 	int32_t expected;  /* arrivals per phase */
