@@ -6,7 +6,6 @@
  * (codegen/shared.c) turns it into address arithmetic; the simulator
  * (sim/memops.c) places elements with it.
  */
-#include "config.h"
 
 #include "ir/ir.h"
 

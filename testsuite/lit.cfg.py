@@ -2,6 +2,7 @@
 #   %tlxc, %tlx-opt, %tlx-sim, %tlx-run   the tools of this build
 #   FileCheck, not                        from llvm-22-tools
 #   %examples                             the examples/ directory
+#   %cc                                   the C compiler configure chose
 #   %hostclang                            clang 22 (feature host-clang)
 import os
 import lit.formats
@@ -38,6 +39,7 @@ config.substitutions.append(("%e2e", os.path.join(config.tlx_obj_root, "testsuit
 config.substitutions.append(("%rtbin", os.path.join(config.tlx_obj_root, "testsuite", "runtime")))
 config.substitutions.append(("%examples", os.path.join(config.tlx_src_root, "examples")))
 config.substitutions.append(("%srcroot", config.tlx_src_root))
+config.substitutions.append(("%cc", config.cc))
 config.substitutions.append(("%objroot", config.tlx_obj_root))
 
 # The Python package's tests: Debian's python3 with numpy; with ASan the
