@@ -449,7 +449,7 @@ lower_op(CgFn *fn, Op *op)
 	switch (op->kind) {
 	case OP_CONST: case OP_RANGE: case OP_PROGRAM_ID: case OP_NUM_PROGRAMS:
 	case OP_SPLAT: case OP_BROADCAST: case OP_EXPAND_DIMS: case OP_RESHAPE:
-	case OP_TRANS:
+	case OP_TRANS: case OP_EXTRACT_SLICE:
 		return cg_shape_op(fn, op);
 	case OP_CVT: case OP_BITCAST:
 		return cg_convert_op(fn, op);
@@ -520,6 +520,7 @@ quiet(Op *op)
 	case OP_CONST: case OP_RANGE: case OP_PROGRAM_ID: case OP_NUM_PROGRAMS:
 	case OP_ENTRY_FAST: case OP_SPLAT: case OP_BROADCAST:
 	case OP_EXPAND_DIMS: case OP_RESHAPE: case OP_TRANS: case OP_CVT:
+	case OP_EXTRACT_SLICE:
 	case OP_BITCAST: case OP_LOAD: case OP_STORE: case OP_CMP:
 	case OP_SELECT: case OP_PTR_ADD:
 		return true;

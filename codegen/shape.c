@@ -1,13 +1,15 @@
 /*
  * shape.c: constants, indices and shape ops -- const, range, program_id,
- * num_programs, splat, broadcast, expand_dims, reshape, trans -- and the
+ * num_programs, splat, broadcast, expand_dims, reshape, trans,
+ * extract_slice -- and the
  * rematerialization of a cheap tile value in a requested layout.
  *
  * Shape ops move no data: a layout is a map from (register, lane, warp)
  * to the flat index, so expand_dims and reshape keep the registers as
  * they are (the row-major flat index does not change), trans permutes
- * the index's fields, and broadcast reads the operand in the projection
- * of the result's layout (the broadcast dims' bases become replication).
+ * the index's fields, broadcast reads the operand in the projection
+ * of the result's layout (the broadcast dims' bases become replication),
+ * and extract_slice picks the operand's registers that hold the block.
  */
 #include "config.h"
 
@@ -218,6 +220,30 @@ shape_home(CgFn *fn, Op *op)
 	return true;
 }
 
+/* An aligned block of a tile: the operand's registers that hold it. */
+static bool
+extract_home(CgFn *fn, Op *op)
+{
+	const Layout *h = fn->vals[op->res[0]].home;
+	const Layout *ol = cg_operand_layout(fn, op, 0);
+	const Attr *o = attr_find(&op->attrs, "offsets");
+	LLVMValueRef *src = cg_tile(fn, op->opnds[0], ol), *r = cg_regs(fn, h);
+	uint32_t i;
+
+	for (i = 0; i < (uint32_t)ly_nregs(h); i++) {
+		int64_t j = ly_extract_reg(ol, h, o->ints.v, i);
+
+		if (j < 0) {
+			cg_unsupported(fn->cg, op, "a block its operand's "
+				       "layout does not hold in registers");
+			return false;
+		}
+		r[i] = src[j];
+	}
+	cg_set_tile(fn, op->res[0], h, r);
+	return true;
+}
+
 bool
 cg_shape_op(CgFn *fn, Op *op)
 {
@@ -244,6 +270,8 @@ cg_shape_op(CgFn *fn, Op *op)
 		if (cg_is_tile(fn, op->opnds[0]))
 			return shape_home(fn, op);
 		break;
+	case OP_EXTRACT_SLICE:
+		return extract_home(fn, op);
 	default:
 		break;
 	}

@@ -280,6 +280,28 @@ reshape_units(const Type *a, const Type *b)
 	}
 }
 
+/* An aligned block: runs as long as the block allows; a block that
+ * starts inside a run starts at a value the run's start does not tell. */
+static void
+extract(Op *op, Axis *r, const Axis *a, Type *at, Type *rt)
+{
+	const Attr *o = attr_find(&op->attrs, "offsets");
+	int d;
+
+	if (!o || o->kind != ATTR_INTS || o->ints.n != (uint32_t)rt->rank ||
+	    at->kind != TY_TILE)
+		return;
+	r->div = a->div;
+	r->known = a->known;
+	r->has_known = a->has_known;
+	for (d = 0; d < rt->rank; d++) {
+		r->contig[d] = MIN(a->contig[d], rt->shape[d]);
+		r->cnst[d] = MIN(a->cnst[d], rt->shape[d]);
+		if (a->contig[d] > 0 && o->ints.v[d] % a->contig[d])
+			r->div = 1;
+	}
+}
+
 static void
 shape_op(AxCtx *c, Op *op, Axis *r, const Axis *a)
 {
@@ -490,6 +512,9 @@ axis_op(AxCtx *c, Op *op)
 			cvt_int(r, a, ty_elem(rt), ty_elem(ir_type(f, op->opnds[0])), rank);
 		break;
 	case OP_PTR_ADD: ptr_add(c, op, r, a, b, rank); break;
+	case OP_EXTRACT_SLICE:
+		extract(op, r, a, ir_type(f, op->opnds[0]), rt);
+		break;
 	case OP_SPLAT: case OP_BROADCAST: case OP_EXPAND_DIMS:
 	case OP_RESHAPE: case OP_TRANS:
 		shape_op(c, op, r, a);

@@ -201,6 +201,23 @@ const Layout *ly_project(LayoutTab *t, const Layout *l, int rank,
  * data (the parent of a slice when it fits). */
 const Layout *ly_broadcast(LayoutTab *t, const Layout *l, int rank,
 			   const int64_t *shape);
+/* Aligned slices (extract_slice: each offset a multiple of the slice's
+ * size in its dim).  ly_extract_fits: a tile in `res` can be a slice of
+ * one in `src` without moving data -- the same lanes and warps on the
+ * slice's bits, none on the bits above it, and every register of `res`
+ * one of `src`'s.  ly_extract: the layout of a slice of shape `shape`
+ * of a tile in `l` (`l`'s registers above the slice dropped), NULL when
+ * lanes or warps hold bits above it.  ly_extract_operand: a layout of a
+ * tile of shape `shape` each of whose aligned slices of `l`'s shape is in
+ * `l` (the bits above as more registers), NULL when they do not fit.
+ * ly_extract_reg: the register of `src` that holds register r of the
+ * slice at `offs` in `res`, -1 when none does. */
+bool ly_extract_fits(const Layout *src, const Layout *res);
+const Layout *ly_extract(LayoutTab *t, const Layout *l, const int64_t *shape);
+const Layout *ly_extract_operand(LayoutTab *t, const Layout *l, int rank,
+				 const int64_t *shape);
+int64_t ly_extract_reg(const Layout *src, const Layout *res,
+		       const int64_t *offs, uint32_t r);
 static inline int ly_nregs(const Layout *l) { return 1 << l->nreg; }
 static inline int ly_nwarps(const Layout *l) { return 1 << l->nwarp; }
 /* Registers that repeat another (zero bases): reg r equals reg

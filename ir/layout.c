@@ -908,3 +908,117 @@ ly_convert_bytes(const Layout *from, const Layout *to, int eb)
 		return 0;
 	return ly_copy_bytes(to, eb);
 }
+
+/* ---- aligned slices (extract_slice) ------------------------------------ */
+
+/* Flat bit b of a tile of shape `from` seen in one of shape `to` (same
+ * rank, each dim no smaller): the same (dim, position). */
+static uint32_t
+lift(uint32_t b, int rank, const int64_t *from, const int64_t *to)
+{
+	int dmap[TY_MAX_RANK] = { 0, 1, 2, 3 };
+
+	return remap(b, rank, from, rank, to, dmap);
+}
+
+bool
+ly_extract_fits(const Layout *src, const Layout *res)
+{
+	int i, j, d;
+
+	if (src->rank != res->rank || src->nwarp != res->nwarp)
+		return false;
+	for (d = 0; d < src->rank; d++)
+		if (res->shape[d] > src->shape[d])
+			return false;
+	for (i = 0; i < LY_LANES + LY_MAX_WARP; i++) {
+		uint32_t s = i < LY_LANES ? src->lane[i] : src->warp[i - LY_LANES];
+		uint32_t r = i < LY_LANES ? res->lane[i] : res->warp[i - LY_LANES];
+
+		/* a thread's part of the slice: lanes and warps on the
+		 * slice's own bits only, as the result has them */
+		if (lift(r, src->rank, res->shape, src->shape) != s)
+			return false;
+	}
+	for (i = 0; i < res->nreg; i++) {
+		uint32_t b = lift(res->reg[i], res->rank, res->shape, src->shape);
+
+		if (!res->reg[i])
+			continue;
+		for (j = 0; j < src->nreg && src->reg[j] != b; j++)
+			;
+		if (j == src->nreg)
+			return false;
+	}
+	return true;
+}
+
+const Layout *
+ly_extract(LayoutTab *t, const Layout *l, const int64_t *shape)
+{
+	int dmap[TY_MAX_RANK] = { 0, 1, 2, 3 }, i;
+	Layout p;
+
+	proto_init(&p, LY_LINEAR, l->rank, shape);
+	remap_all(&p, l, dmap);
+	p.nreg = 0;
+	for (i = 0; i < l->nreg; i++) {
+		uint32_t b = remap(l->reg[i], l->rank, l->shape, p.rank, shape,
+				   dmap);
+
+		if (b || !l->reg[i])  /* registers above the slice: dropped */
+			p.reg[p.nreg++] = b;
+	}
+	for (i = p.nreg; i < LY_MAX_REG; i++)
+		p.reg[i] = 0;
+	if (!ly_extract_fits(l, &p))
+		return NULL;
+	return ly_intern(t, &p);
+}
+
+const Layout *
+ly_extract_operand(LayoutTab *t, const Layout *l, int rank, const int64_t *shape)
+{
+	Layout p;
+	int i, d;
+
+	if (rank != l->rank)
+		return NULL;
+	proto_init(&p, LY_LINEAR, rank, shape);
+	for (i = 0; i < LY_LANES; i++)
+		p.lane[i] = lift(l->lane[i], rank, l->shape, shape);
+	for (i = 0; i < l->nwarp; i++)
+		p.warp[i] = lift(l->warp[i], rank, l->shape, shape);
+	p.nwarp = l->nwarp;
+	for (i = 0; i < l->nreg; i++)
+		p.reg[i] = lift(l->reg[i], rank, l->shape, shape);
+	p.nreg = l->nreg;
+	for (d = rank - 1; d >= 0; d--)
+		for (i = ly_dim_bits(l, d); i < log2i(shape[d]); i++) {
+			if (p.nreg == LY_MAX_REG)
+				return NULL;
+			p.reg[p.nreg++] = dim_bit(&p, d, i);
+		}
+	return ly_intern(t, &p);
+}
+
+int64_t
+ly_extract_reg(const Layout *src, const Layout *res, const int64_t *offs,
+	       uint32_t r)
+{
+	uint32_t want, off = 0, j = 0;
+	int d, i;
+
+	for (d = 0; d < src->rank; d++)
+		off |= (uint32_t)offs[d] << ly_dim_shift(src, d);
+	want = off;
+	for (i = 0; i < res->nreg; i++)
+		if (r & (1u << i))
+			want |= lift(res->reg[i], res->rank, res->shape, src->shape);
+	for (i = 0; i < src->nreg; i++)
+		if (src->reg[i] && (want & src->reg[i])) {
+			j |= 1u << i;
+			want &= ~src->reg[i];
+		}
+	return want ? -1 : (int64_t)j;
+}

@@ -224,6 +224,7 @@ static const AttrRule attr_rules[] = {
 	{ OP_CMP, "pred", ATTR_SYM, true, ANY, "eq ne lt le gt ge" },
 	{ OP_EXPAND_DIMS, "axis", ATTR_INT, true, 0, TY_MAX_RANK - 1, NULL },
 	{ OP_TRANS, "perm", ATTR_INTS, true, ANY, NULL },
+	{ OP_EXTRACT_SLICE, "offsets", ATTR_INTS, true, ANY, NULL },
 	{ OP_REDUCE, "kind", ATTR_SYM, true, ANY, "sum prod max min argmax argmin" },
 	{ OP_REDUCE, "axis", ATTR_INT, true, 0, TY_MAX_RANK - 1, NULL },
 	{ OP_LOAD, "cache", ATTR_SYM, false, ANY, "ca cg cs cv" },
@@ -676,6 +677,39 @@ check_trans(Verifier *v, Op *op)
 		return;
 	want_type(v, op, "result", RT(op, 0),
 		  ty_tile(v->f->mod->ctx, s->elem, s->rank, shape));
+}
+
+/* A block of the operand's shape's divisors at offsets that are
+ * multiples of its size. */
+static void
+check_extract(Verifier *v, Op *op)
+{
+	Type *s = OPT(op, 0), *r = RT(op, 0);
+	Attr *o = attr_find(&op->attrs, "offsets");
+	int d;
+
+	if (!want_tile(v, op, "operand", s) || !want_tile(v, op, "result", r))
+		return;
+	if (r->rank != s->rank || ty_elem(r) != ty_elem(s)) {
+		err(v, op, "'extract_slice' result %s must be a tile of %s's "
+		    "rank and element", tn(v, r), tn(v, s));
+		return;
+	}
+	if (o->ints.n != (uint32_t)s->rank) {
+		err(v, op, "'extract_slice' needs one offset per dimension of %s",
+		    tn(v, s));
+		return;
+	}
+	for (d = 0; d < s->rank; d++) {
+		int64_t k = o->ints.v[d], n = r->shape[d];
+
+		if (k < 0 || n > s->shape[d] || k > s->shape[d] - n || k % n) {
+			err(v, op, "'extract_slice' offset %lld of dimension %d "
+			    "must be a multiple of %lld inside %s",
+			    (long long)k, d, (long long)n, tn(v, s));
+			return;
+		}
+	}
 }
 
 static void
@@ -1215,6 +1249,7 @@ check_other(Verifier *v, Op *op)
 	case OP_EXPAND_DIMS: check_expand_dims(v, op); break;
 	case OP_RESHAPE: check_reshape(v, op); break;
 	case OP_TRANS: check_trans(v, op); break;
+	case OP_EXTRACT_SLICE: check_extract(v, op); break;
 	case OP_REDUCE: check_reduce(v, op); break;
 	case OP_DOT: case OP_DOT_ASYNC: check_dot(v, op); break;
 	case OP_LOAD: case OP_STORE: check_load_store(v, op); break;

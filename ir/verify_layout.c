@@ -199,6 +199,12 @@ check_op(LVer *v, Op *op)
 	case OP_BROADCAST: case OP_EXPAND_DIMS: case OP_RESHAPE: case OP_TRANS:
 		check_shape_op(v, op);
 		break;
+	case OP_EXTRACT_SLICE:
+		if (ly_of(v, op->opnds[0]) && ly_of(v, op->res[0]) &&
+		    !ly_extract_fits(ly_of(v, op->opnds[0]), ly_of(v, op->res[0])))
+			lerr(v, op, "'extract_slice' moves data: its result's "
+			     "registers are not its operand's");
+		break;
 	case OP_REDUCE:
 		a = ly_of(v, op->opnds[0]);
 		if (a && is_tile(v, op->res[0]) && ly_of(v, op->res[0]) &&

@@ -281,26 +281,77 @@ a_tma_load(Sema *s, CallArgs *a)
 	return voidv();
 }
 
-/* A tile stored with TMA goes through a staging buffer of its own. */
-static bool
-stage_tile(Sema *s, SVal *v, SrcRange loc)
+/* The staging of a tile stored with TMA: rows wider than one 128-byte
+ * box of the widest swizzle go in column blocks of 128 bytes through two
+ * buffers in turn, so that the shared stores of one block overlap the
+ * copy of the one before and the buffers take a fraction of the tile;
+ * *nblocks 1: one buffer of the tile's shape. */
+static Type *
+stage_type(Sema *s, Type *t, int *nblocks)
 {
-	Type *t = ty_smem(s->ir, v->ty->elem, v->ty->rank, v->ty->shape);
-	Value ops[2];
+	int64_t shape[TY_MAX_RANK + 1], w = 128 / ty_bytes(t->elem);
+	int r = t->rank;
+
+	*nblocks = 1;
+	if (r < 2 || r >= TY_MAX_RANK || w < 1 || t->shape[r - 1] <= w)
+		return ty_smem(s->ir, t->elem, r, t->shape);
+	*nblocks = (int)(t->shape[r - 1] / w);
+	shape[0] = 2;
+	memcpy(shape + 1, t->shape, (size_t)r * sizeof *shape);
+	shape[r] = w;
+	return ty_smem(s->ir, t->elem, r + 1, shape);
+}
+
+/* tma_store of tile v: staged (stage_type), each block after the
+ * previous store from its buffer has read it. */
+static bool
+store_tile(Sema *s, SVal *desc, SVal v, Value *ops, SrcRange loc)
+{
+	Type *st, *bt, *i32 = ty_of_scalar(s, TY_I32);
+	int rank = v.ty->rank, nb, j;
+	int64_t offs[TY_MAX_RANK] = { 0 }, w;
+	Value col = ops[rank], buf;
 	Op *op;
 
-	if (!sema_materialize(s, v))
+	if (!sema_materialize(s, &v))
 		return false;
-	op = ig_opn(s, OP_SMEM_ALLOC, 0, NULL, t, loc);
+	st = stage_type(s, v.ty, &nb);
+	op = ig_opn(s, OP_SMEM_ALLOC, 0, NULL, st, loc);
 	attr_set_str(s->ir, &op->attrs, "name", "tma_stage");
-	/* the previous store from this buffer must have read it */
-	attr_set_int(s->ir, &ig_opn(s, OP_TMA_STORE_WAIT, 0, NULL, NULL,
-				    loc)->attrs, "pending", 0);
-	ops[0] = op->res[0];
-	ops[1] = v->v;
-	ig_opn(s, OP_SMEM_STORE, 2, ops, NULL, loc);
-	ig_opn(s, OP_FENCE_ASYNC, 0, NULL, NULL, loc);
-	*v = (SVal){ .kind = SV_SMEM, .ty = t, .v = op->res[0], .loc = loc };
+	buf = op->res[0];
+	bt = nb > 1 ? ty_smem(s->ir, st->elem, rank, st->shape + 1) : st;
+	w = bt->shape[rank - 1];
+	for (j = 0; j < nb; j++) {
+		SVal blk = { .kind = SV_SMEM, .ty = bt, .loc = loc };
+		Value x = v.v, sv[2];
+
+		attr_set_int(s->ir, &ig_opn(s, OP_TMA_STORE_WAIT, 0, NULL, NULL,
+					    loc)->attrs, "pending", nb > 1);
+		blk.v = buf;
+		if (nb > 1) {
+			Type *xt = ty_tile(s->ir, v.ty->elem, rank, bt->shape);
+
+			blk.v = ig_op2(s, OP_SMEM_INDEX, bt, buf,
+				       ig_const(s, i32, cv_int(TY_I32, j % 2)), loc);
+			offs[rank - 1] = j * w;
+			op = ig_opn(s, OP_EXTRACT_SLICE, 1, &x, xt, loc);
+			attr_set_ints(s->ir, &op->attrs, "offsets", offs,
+				      (uint32_t)rank);
+			x = op->res[0];
+			ops[rank] = j ? ig_op2(s, OP_ADD, i32, col,
+					       ig_const(s, i32, cv_int(TY_I32, j * w)),
+					       loc)
+				      : col;
+		}
+		sv[0] = blk.v;
+		sv[1] = x;
+		ig_opn(s, OP_SMEM_STORE, 2, sv, NULL, loc);
+		ig_opn(s, OP_FENCE_ASYNC, 0, NULL, NULL, loc);
+		if (!tma_box(s, desc, &blk, loc))
+			return false;
+		ops[rank + 1] = blk.v;
+		ig_opn(s, OP_TMA_STORE, (uint32_t)rank + 2, ops, NULL, loc);
+	}
 	return true;
 }
 
@@ -319,17 +370,27 @@ a_tma_store(Sema *s, CallArgs *a)
 	src = sema_expr(s, a->pos[2]);
 	if (src.kind == SV_ERROR)
 		return src;
+	ops[0] = desc.v;
 	if (src.kind == SV_VALUE && src.ty->kind == TY_TILE) {
-		if (!stage_tile(s, &src, a->call->loc))
+		if (src.ty->rank != rank || src.ty->elem != desc.ty->elem) {
+			SVal whole = { .kind = SV_SMEM, .loc = src.loc,
+				       .ty = ty_smem(s->ir, src.ty->elem,
+						     src.ty->rank, src.ty->shape) };
+
+			tma_box(s, &desc, &whole, a->call->loc);  /* refuses it */
 			return sv_error();
-	} else if (src.kind != SV_SMEM) {
+		}
+		if (!store_tile(s, &desc, src, ops, a->call->loc))
+			return sv_error();
+		return voidv();
+	}
+	if (src.kind != SV_SMEM) {
 		diag_error(s->diag, a->pos[2]->loc, "'tma_store' writes a tile or "
 			   "a shared buffer, got %s", sv_describe(s, &src));
 		return sv_error();
 	}
 	if (!tma_box(s, &desc, &src, a->call->loc))
 		return sv_error();
-	ops[0] = desc.v;
 	ops[rank + 1] = src.v;
 	ig_opn(s, OP_TMA_STORE, (uint32_t)rank + 2, ops, NULL, a->call->loc);
 	return voidv();

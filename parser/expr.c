@@ -784,11 +784,45 @@ name(Sema *s, Ast *e)
 
 /* ---- indexing ------------------------------------------------------------------ */
 
+/* The bounds of slice `it` of a tile dimension of size n: constants
+ * lo .. hi, hi - lo a power of two and lo a multiple of it (the block
+ * lies in whole registers of each thread). */
+static bool
+tile_slice_bounds(Sema *s, Ast *it, int64_t n, int64_t *lo, int64_t *len)
+{
+	int64_t hi;
+
+	if (!sema_const_int(s, it->a, "a tile slice bound", lo) ||
+	    !sema_const_int(s, it->b, "a tile slice bound", &hi))
+		return false;
+	if (*lo < 0 || hi > n || *lo >= hi) {
+		diag_error(s->diag, it->loc, "slice %lld .. %lld is out of "
+			   "bounds for a dimension of size %lld", (long long)*lo,
+			   (long long)hi, (long long)n);
+		return false;
+	}
+	*len = hi - *lo;
+	if ((*len & (*len - 1)) || *lo % *len) {
+		diag_error(s->diag, it->loc, "a tile slice takes an aligned "
+			   "block: its length must be a power of two and its "
+			   "start a multiple of it (%lld .. %lld is not)",
+			   (long long)*lo, (long long)hi);
+		if (*len & (*len - 1))
+			return false;
+		diag_note(s->diag, it->loc, "for instance %lld .. %lld",
+			  (long long)(*lo / *len * *len),
+			  (long long)(*lo / *len * *len + *len));
+		return false;
+	}
+	return true;
+}
+
 static SVal
 index_tile(Sema *s, SVal x, Ast *e)
 {
-	int64_t shape[TY_MAX_RANK];
-	int in = 0, out = 0, rank = x.ty->kind == TY_TILE ? x.ty->rank : 0;
+	int64_t shape[TY_MAX_RANK], offs[TY_MAX_RANK] = { 0 }, block[TY_MAX_RANK];
+	int in = 0, out = 0, rank = x.ty->kind == TY_TILE ? x.ty->rank : 0, d;
+	bool sliced = false;
 	uint32_t i;
 
 	for (i = 0; i < e->list.n; i++) {
@@ -798,15 +832,25 @@ index_tile(Sema *s, SVal x, Ast *e)
 			if (out == TY_MAX_RANK)
 				break;
 			shape[out++] = 1;
-		} else if (it->kind == AST_FULLSLICE && in < rank) {
+		} else if ((it->kind == AST_FULLSLICE || it->kind == AST_SLICE) &&
+			   in < rank) {
 			if (out == TY_MAX_RANK)
 				break;
-			shape[out++] = x.ty->shape[in++];
+			block[in] = x.ty->shape[in];
+			if (it->kind == AST_SLICE) {
+				if (!tile_slice_bounds(s, it, x.ty->shape[in],
+						       &offs[in], &block[in]))
+					return sv_error();
+				sliced |= block[in] != x.ty->shape[in];
+			}
+			shape[out++] = block[in++];
 		} else {
 			diag_error(s->diag, it->loc, "tiles are indexed only "
-				   "with ':' (keep a dimension) and None (add "
-				   "one)%s", it->kind == AST_FULLSLICE
-				   ? ": too many ':' for this tile" : "");
+				   "with ':' (keep a dimension), 'a .. b' (an "
+				   "aligned block of it) and None (add one)%s",
+				   it->kind == AST_FULLSLICE ||
+				   it->kind == AST_SLICE
+				   ? ": too many slices for this tile" : "");
 			return sv_error();
 		}
 	}
@@ -815,6 +859,8 @@ index_tile(Sema *s, SVal x, Ast *e)
 			   TY_MAX_RANK);
 		return sv_error();
 	}
+	for (d = in; d < rank; d++)
+		block[d] = x.ty->shape[d];
 	while (in < rank && out < TY_MAX_RANK)
 		shape[out++] = x.ty->shape[in++];
 	if (in < rank) {
@@ -824,6 +870,13 @@ index_tile(Sema *s, SVal x, Ast *e)
 	}
 	if (!ig_need_builder(s, e->loc) || !sema_materialize(s, &x))
 		return sv_error();
+	if (sliced) {
+		Type *bt = ty_tile(s->ir, ty_elem(x.ty), rank, block);
+		Op *op = ig_opn(s, OP_EXTRACT_SLICE, 1, &x.v, bt, e->loc);
+
+		attr_set_ints(s->ir, &op->attrs, "offsets", offs, rank);
+		x = sv_value(bt, op->res[0], e->loc);
+	}
 	if (out == rank)
 		return x;
 	/* Only size-1 dimensions were added: a reshape keeps the order. */

@@ -522,6 +522,12 @@ home_of(Asg *s, Op *op)
 			return ly_trans(s->lt, l, p->ints.v);
 		break;
 	}
+	case OP_EXTRACT_SLICE:
+		/* the operand's registers when the block lies in them */
+		if ((l = lay(s, op->opnds[0])) &&
+		    (l = ly_extract(s->lt, l, rt->shape)))
+			return l;
+		break;
 	default:
 		if ((l = first_home(s, op)))
 			return l;
@@ -631,6 +637,18 @@ wanted(Asg *s, Op *op, uint32_t i)
 		if (lay(s, v))
 			return lay(s, v);
 		return ly_shape_operand(s->lt, s->f, op, h);
+	case OP_EXTRACT_SLICE: {
+		/* else one with the bits above the block in registers (a
+		 * conversion of the operand, once) */
+		Type *at = ir_type(s->f, v);
+		const Layout *ol = lay(s, v);
+
+		if (ol && ly_extract_fits(ol, h))
+			return ol;
+		if ((ol = ly_extract_operand(s->lt, h, at->rank, at->shape)))
+			return ol;
+		return home_or_default(s, v);
+	}
 	default:
 		return h;
 	}

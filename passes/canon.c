@@ -144,7 +144,7 @@ fold_value(Canon *z, Op *op, Num *r)
 	case OP_BITCAST:
 		return fold_bitcast(rk, kind_of(z, op->opnds[0]), n[0], r);
 	case OP_SPLAT: case OP_BROADCAST: case OP_EXPAND_DIMS: case OP_RESHAPE:
-	case OP_TRANS:
+	case OP_TRANS: case OP_EXTRACT_SLICE:
 		*r = n[0];
 		return true;
 	case OP_REDUCE:
@@ -268,6 +268,52 @@ simplify_binary(Canon *z, Op *op)
 	}
 }
 
+/* A block of a block is one block; a block of a conversion is the
+ * conversion of the block (each block's conversion then sits with its
+ * use: a staged TMA store converts one block at a time).  Tile IR only:
+ * the new ops have no layouts. */
+static Value
+simplify_extract(Canon *z, Op *op)
+{
+	Type *rt = ir_type(z->f, op->res[0]);
+	Op *d = pass_def(z->f, op->opnds[0]), *e;
+	Attr *o = attr_find(&op->attrs, "offsets"), *io;
+	int64_t offs[TY_MAX_RANK];
+	Value x;
+	Type *xt;
+	int i;
+
+	if (ir_type(z->f, op->opnds[0]) == rt)
+		return op->opnds[0];  /* the whole tile */
+	if (!d || rt->layout || !o || o->ints.n != rt->rank)
+		return 0;
+	if (d->kind == OP_EXTRACT_SLICE &&
+	    (io = attr_find(&d->attrs, "offsets")) && io->ints.n == rt->rank) {
+		for (i = 0; i < rt->rank; i++)
+			offs[i] = o->ints.v[i] + io->ints.v[i];
+		x = d->opnds[0];
+		e = ir_op_new(z->f, OP_EXTRACT_SLICE, 1, &x, 1, &rt, 0);
+		attr_set_ints(z->f->mod->ctx, &e->attrs, "offsets", offs, rt->rank);
+		e->loc = op->loc;
+		ir_insert_before(op, e);
+		return e->res[0];
+	}
+	if (d->kind != OP_CVT || ir_type(z->f, d->opnds[0])->kind != TY_TILE)
+		return 0;
+	x = d->opnds[0];
+	xt = ty_tile(z->f->mod->ctx, ty_elem(ir_type(z->f, x)), rt->rank, rt->shape);
+	e = ir_op_new(z->f, OP_EXTRACT_SLICE, 1, &x, 1, &xt, 0);
+	e->attrs = op->attrs;
+	e->loc = op->loc;
+	ir_insert_before(op, e);
+	x = e->res[0];
+	e = ir_op_new(z->f, OP_CVT, 1, &x, 1, &rt, 0);
+	e->attrs = d->attrs;
+	e->loc = d->loc;
+	ir_insert_before(op, e);
+	return e->res[0];
+}
+
 /* An existing or new value equal to op's result, or 0. */
 static Value
 simplify(Canon *z, Op *op)
@@ -284,6 +330,8 @@ simplify(Canon *z, Op *op)
 		return simplify_select(z, op);
 	case OP_CVT: case OP_BITCAST: case OP_BROADCAST: case OP_RESHAPE:
 		return ir_type(z->f, op->opnds[0]) == rt ? op->opnds[0] : 0;
+	case OP_EXTRACT_SLICE:
+		return simplify_extract(z, op);
 	case OP_TRANS:
 		return identity_perm(op) ? op->opnds[0] : 0;
 	default:

@@ -596,6 +596,7 @@ exec(SimLaunch *L, SimCo *co, SimFrame *f, Op *op)
 	case OP_PTR_ADD: sim_op_ptr_add(L, act, op); break;
 	case OP_SPLAT: case OP_BROADCAST: case OP_EXPAND_DIMS:
 	case OP_RESHAPE: case OP_TRANS: case OP_CONVERT_LAYOUT:
+	case OP_EXTRACT_SLICE:
 		sim_op_shape(L, act, op);
 		break;
 	case OP_REDUCE: sim_op_reduce(L, act, op); break;

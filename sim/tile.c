@@ -718,6 +718,25 @@ sim_op_shape(SimLaunch *L, SimAct *act, Op *op)
 		}
 		sim_gather(r.p, a.p, r.es, r.t->rank, r.t->shape, st);
 		return;
+	case OP_EXTRACT_SLICE: {
+		Attr *o = attr_find(&op->attrs, "offsets");
+		int64_t at = 0;
+
+		if (a.t->kind != TY_TILE || a.t->rank != r.t->rank || !o ||
+		    o->kind != ATTR_INTS || o->ints.n != a.t->rank)
+			malformed(L, op, "needs offsets for a tile of its rank");
+		row_major(a.t, st);
+		for (d = 0; d < r.t->rank; d++) {
+			int64_t k = o->ints.v[d];
+
+			if (k < 0 || k > a.t->shape[d] - r.t->shape[d])
+				malformed(L, op, "reaches outside its operand");
+			at += k * st[d];
+		}
+		sim_gather(r.p, a.p + at * a.es, r.es, r.t->rank,
+			   r.t->shape, st);
+		return;
+	}
 	default: {  /* OP_TRANS */
 		Attr *perm = attr_find(&op->attrs, "perm");
 

@@ -120,30 +120,29 @@ done
 # examples/gemm_ws.tlx (warp-specialized: a TMA producer task, two wgmma
 # consumer warpgroups, a pipe) in bench/gemm.py's configurations
 # (BM BN BK STAGES)
-for c in "128 256 64 3" "128 256 32 6" "128 128 64 4" "128 128 64 5"; do
+for c in "128 256 64 3" "128 256 64 4" "128 256 32 6" "128 128 64 4" "128 128 64 5"; do
 	set -- $c
 	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 \
 		"$top/examples/gemm_ws.tlx" -o "$out/cubin/ws-$1x$2x$3-s$4.cubin"
 done
 # examples/gemm_cluster.tlx (gemm_ws in clusters of two along M, B
 # multicast) in gemm_ws's configurations, for bench/gemm.py's side by
-# side (128x256x64 takes 3 stages: a fourth and the epilogue's staging
-# are over the shared memory)
-for c in "128 256 64 3" "128 256 32 6" "128 128 64 4" "128 128 64 5"; do
+# side
+for c in "128 256 64 3" "128 256 64 4" "128 256 32 6" "128 128 64 4" "128 128 64 5"; do
 	set -- $c
 	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 \
 		"$top/examples/gemm_cluster.tlx" -o "$out/cubin/cluster-$1x$2x$3-s$4.cubin"
 done
 # examples/gemm_static.tlx (gemm_ws over a persistent grid) in gemm_ws's
 # configurations
-for c in "128 256 64 3" "128 256 32 6" "128 128 64 4"; do
+for c in "128 256 64 3" "128 256 64 4" "128 256 32 6" "128 128 64 4"; do
 	set -- $c
 	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 \
 		"$top/examples/gemm_static.tlx" -o "$out/cubin/static-$1x$2x$3-s$4.cubin"
 done
 # examples/gemm_persistent.tlx (gemm_ws over a clc schedule: on sm_90a a
 # dynamic one, tiles claimed from a counter) in the same configurations
-for c in "128 256 64 3" "128 256 32 6" "128 128 64 4"; do
+for c in "128 256 64 3" "128 256 64 4" "128 256 32 6" "128 128 64 4"; do
 	set -- $c
 	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 \
 		"$top/examples/gemm_persistent.tlx" -o "$out/cubin/dyn-$1x$2x$3-s$4.cubin"
@@ -170,7 +169,7 @@ for c in "128 256 64 3" "128 128 64 4"; do
 done
 # examples/gemm_epilogue.tlx (gemm_ws + bias + GELU) in gemm_ws's
 # configurations, for bench/gemm_epilogue.py's side-by-side comparison
-for c in "128 256 64 3" "128 128 64 4"; do
+for c in "128 256 64 3" "128 256 64 4" "128 128 64 4"; do
 	set -- $c
 	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 \
 		"$top/examples/gemm_epilogue.tlx" -o "$out/cubin/ep-$1x$2x$3-s$4.cubin"

@@ -226,6 +226,17 @@ tr() {
 	if [ $ok = 1 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 }
 for n in 1000 1024 33; do tr transpose_smem $n; tr transpose_pad $n; tr transpose_tasks $n; done
+# aligned blocks of tiles (t[a .. b, c .. d]): on the GPU, each block
+# stored from a slice equals the elements loaded directly, and the four
+# column blocks of a wgmma accumulator equal the accumulator
+ok=1
+./rtrun -d cuda -w 2:/tmp/xs.y -w 3:/tmp/xs.z cubin/extract_slice.cubin blocks \
+	buf:f32:8192:rand buf:f32:4096:poison buf:f32:4096:poison >/dev/null &&
+	cmp -s /tmp/xs.y /tmp/xs.z || ok=0
+./rtrun -d cuda -w 3:/tmp/xs.acc -w 4:/tmp/xs.cols cubin/extract_slice.cubin cols \
+	tensor:bf16:64x64:rand tensor:bf16:64x256:rand buf:f32:16384:poison \
+	buf:f32:16384:poison >/dev/null && cmp -s /tmp/xs.acc /tmp/xs.cols || ok=0
+if [ $ok = 1 ]; then pass=$((pass + 1)); else echo "FAIL: extract_slice"; fail=$((fail + 1)); fi
 # sin and cos of tiles (the small reduction inline, the large one in a
 # loop of its own): the GPU's values within 2 ulp of the simulator's
 for sc in 1 10000 1000000 1e30 3e4; do

@@ -46,6 +46,7 @@ for tool in memcheck racecheck synccheck; do
 	s $tool ./examples_test gemm cubin/tma-128x256x64-s3-w8.cubin gemm_tma 200 296 104
 	s $tool ./examples_test gemm cubin/tma-128x128x32-s4-w4.cubin gemm_tma 136 264 200
 	s $tool ./examples_test gemm cubin/ws-128x256x64-s3.cubin gemm_ws 200 296 264
+	s $tool ./examples_test gemm cubin/ws-128x256x64-s4.cubin gemm_ws 136 520 392
 	s $tool ./examples_test gemm cubin/ws-128x128x64-s5.cubin gemm_ws 136 264 392
 	s $tool ./examples_test gemm cubin/cluster-128x256x64-s3.cubin gemm_cluster 200 296 264
 	s $tool ./examples_test gemm cubin/cluster-128x128x64-s5.cubin gemm_cluster 136 264 392
