@@ -611,7 +611,6 @@ land_tma_load(SimLaunch *L, SimAsync *a)
 		sim_smem_mark(L, cta->sh_pw, &a->view, -1);
 		sim_smem_write(L, cta, a->op, &a->view, a->data, false,
 			       "tma_load");
-		sim_smem_async_written(L, cta, &a->view);
 		if (cta->shadow && !a->mpeer[r])
 			sim_race_landed(cta, &a->view);
 		bar = a->bar ? a->bar

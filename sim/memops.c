@@ -790,22 +790,14 @@ sim_smem_write(SimLaunch *L, SimCta *cta, Op *op, const SimView *v,
 			cta->dirty_lo[ag] = MIN(cta->dirty_lo[ag], r[i].off);
 			cta->dirty_hi[ag] = MAX(cta->dirty_hi[ag],
 						r[i].off + r[i].len);
+		} else if (L->o.check_fences) {
+			/* an async copy's bytes (TMA, cp.async) replace an
+			 * unfenced generic write's: nothing is left to fence */
+			memset(cta->sh_dirty + r[i].off, 0, (size_t)r[i].len);
 		}
 		memcpy(cta->smem + r[i].off, src + d, (size_t)r[i].len);
 		d += r[i].len;
 	}
-}
-
-void
-sim_smem_async_written(SimLaunch *L, SimCta *cta, const SimView *v)
-{
-	size_t n, i;
-	SimRun *r = sim_view_runs(L, v, &n);
-
-	if (!L->o.check_fences)
-		return;
-	for (i = 0; i < n; i++)
-		memset(cta->sh_dirty + r[i].off, 0, (size_t)r[i].len);
 }
 
 static SimView

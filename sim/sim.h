@@ -651,7 +651,9 @@ uint8_t *sim_grange(SimLaunch *L, Op *op, uint64_t addr, uint64_t n,
 		    int64_t elem);
 uint8_t *sim_gptr(SimLaunch *L, Op *op, uint64_t addr, uint64_t n,
 		  bool write, const char *what, Type *t, int64_t elem);
-/* Shared memory through a view: checks and copies (dense row-major). */
+/* Shared memory through a view: checks and copies (dense row-major).  A
+ * write that is not generic (a TMA load or cp.async landing) leaves
+ * nothing for a fence_async_shared to order, whatever wrote before. */
 void sim_smem_read(SimLaunch *L, SimCta *cta, Op *op, const SimView *v,
 		   uint8_t *dst, bool async_proxy, const char *what);
 void sim_smem_check_async_write(SimLaunch *L, SimCta *cta, Op *op,
@@ -667,9 +669,6 @@ typedef struct SimRun {
 	int64_t off, len;
 } SimRun;
 SimRun *sim_view_runs(SimLaunch *L, const SimView *v, size_t *n);
-/* Bytes that the async proxy wrote (a TMA load landing): what it reads
- * of them next needs no fence_async_shared, whatever wrote them before. */
-void sim_smem_async_written(SimLaunch *L, SimCta *cta, const SimView *v);
 /* Adds d (+1/-1) to a pending map over the view's bytes. */
 void sim_smem_mark(SimLaunch *L, uint8_t *map, const SimView *v, int d);
 SimView sim_view_of(SimAct *act, Value v);
