@@ -691,8 +691,8 @@ check_extract(Verifier *v, Op *op)
 	if (!want_tile(v, op, "operand", s) || !want_tile(v, op, "result", r))
 		return;
 	if (r->rank != s->rank || ty_elem(r) != ty_elem(s)) {
-		err(v, op, "'extract_slice' result %s must be a tile of %s's "
-		    "rank and element", tn(v, r), tn(v, s));
+		err(v, op, "'extract_slice' result %s must have the rank and "
+		    "element of %s", tn(v, r), tn(v, s));
 		return;
 	}
 	if (o->ints.n != (uint32_t)s->rank) {

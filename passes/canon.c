@@ -39,6 +39,9 @@ typedef struct Canon {
 	Func *f;
 	ValueMap map;
 	bool changed;
+	/* per value: only extract_slice ops use it (find_block_uses) */
+	uint8_t *uses, *next;
+	uint32_t nvals;
 } Canon;
 
 static TypeKind
@@ -268,20 +271,62 @@ simplify_binary(Canon *z, Op *op)
 	}
 }
 
-/* A block of a block is one block; a block of a conversion is the
- * conversion of the block (each block's conversion then sits with its
- * use: a staged TMA store converts one block at a time).  Tile IR only:
- * the new ops have no layouts. */
+/* An extract_slice of x at offsets o in a block of shape `shape`, placed
+ * before `at` (x itself when the block is all of it). */
+static Value
+new_extract(Canon *z, Op *at, Value x, const int64_t *o, const int64_t *shape)
+{
+	Type *xt = ir_type(z->f, x);
+	Type *bt = ty_tile(z->f->mod->ctx, ty_elem(xt), xt->rank, shape);
+	Op *e;
+
+	if (bt == xt)
+		return x;
+	e = ir_op_new(z->f, OP_EXTRACT_SLICE, 1, &x, 1, &bt, 0);
+	attr_set_ints(z->f->mod->ctx, &e->attrs, "offsets", o, (uint32_t)xt->rank);
+	e->loc = at->loc;
+	ir_insert_before(at, e);
+	return e->res[0];
+}
+
+/* Ops a block moves above: the block of their result is their op on the
+ * blocks of their operands. */
+static bool
+sinks(Canon *z, Op *d)
+{
+	uint32_t i;
+
+	if (!op_has(d, F_ELEM) && d->kind != OP_CVT && d->kind != OP_BITCAST &&
+	    d->kind != OP_CMP && d->kind != OP_SELECT)
+		return false;
+	/* not above a broadcast operand: assign-layouts lays out `acc +
+	 * bias[None, :]`'s bias in the accumulator's columns (acc_slice),
+	 * which a block of the broadcast would hide */
+	for (i = 0; i < d->nopnds; i++) {
+		Op *b = pass_def(z->f, d->opnds[i]);
+
+		if (b && b->kind == OP_BROADCAST)
+			return false;
+	}
+	return true;
+}
+
+/* A block of a block is one block.  A block of an elementwise op or a
+ * conversion whose result only blocks use is that op on its operands'
+ * blocks: each block is computed where it is used (a
+ * staged TMA store converts and stores one block at a time, with a
+ * block's registers live, not the tile's).  Tile IR only: the new ops
+ * have no layouts. */
 static Value
 simplify_extract(Canon *z, Op *op)
 {
-	Type *rt = ir_type(z->f, op->res[0]);
+	Type *rt = ir_type(z->f, op->res[0]), *xt;
 	Op *d = pass_def(z->f, op->opnds[0]), *e;
 	Attr *o = attr_find(&op->attrs, "offsets"), *io;
 	int64_t offs[TY_MAX_RANK];
-	Value x;
-	Type *xt;
-	int i;
+	Value ops[3];
+	uint32_t i;
+	int k;
 
 	if (ir_type(z->f, op->opnds[0]) == rt)
 		return op->opnds[0];  /* the whole tile */
@@ -289,29 +334,78 @@ simplify_extract(Canon *z, Op *op)
 		return 0;
 	if (d->kind == OP_EXTRACT_SLICE &&
 	    (io = attr_find(&d->attrs, "offsets")) && io->ints.n == rt->rank) {
-		for (i = 0; i < rt->rank; i++)
-			offs[i] = o->ints.v[i] + io->ints.v[i];
-		x = d->opnds[0];
-		e = ir_op_new(z->f, OP_EXTRACT_SLICE, 1, &x, 1, &rt, 0);
-		attr_set_ints(z->f->mod->ctx, &e->attrs, "offsets", offs, rt->rank);
-		e->loc = op->loc;
-		ir_insert_before(op, e);
-		return e->res[0];
+		for (k = 0; k < rt->rank; k++)
+			offs[k] = o->ints.v[k] + io->ints.v[k];
+		return new_extract(z, op, d->opnds[0], offs, rt->shape);
 	}
-	if (d->kind != OP_CVT || ir_type(z->f, d->opnds[0])->kind != TY_TILE)
+	if (!sinks(z, d) || d->nres != 1 || d->nopnds > 3 ||
+	    op->opnds[0] >= z->nvals || !z->uses[op->opnds[0]])
 		return 0;
-	x = d->opnds[0];
-	xt = ty_tile(z->f->mod->ctx, ty_elem(ir_type(z->f, x)), rt->rank, rt->shape);
-	e = ir_op_new(z->f, OP_EXTRACT_SLICE, 1, &x, 1, &xt, 0);
-	e->attrs = op->attrs;
-	e->loc = op->loc;
-	ir_insert_before(op, e);
-	x = e->res[0];
-	e = ir_op_new(z->f, OP_CVT, 1, &x, 1, &rt, 0);
+	for (i = 0; i < d->nopnds; i++) {
+		xt = ir_type(z->f, d->opnds[i]);
+		ops[i] = d->opnds[i];
+		if (xt->kind != TY_TILE)
+			continue;
+		if (xt->rank != rt->rank)
+			return 0;
+		ops[i] = new_extract(z, op, d->opnds[i], o->ints.v, rt->shape);
+	}
+	e = ir_op_new(z->f, d->kind, d->nopnds, ops, 1, &rt, 0);
 	e->attrs = d->attrs;
 	e->loc = d->loc;
 	ir_insert_before(op, e);
 	return e->res[0];
+}
+
+/* Which values only extract_slice ops use (for simplify_extract), not
+ * counting the uses by pure ops whose results nothing else uses (ops a
+ * block was moved above, waiting for dce).  uses[v]: bit 0 a block uses
+ * v, bit 1 another live op does. */
+static bool
+dead_op(Canon *z, Op *op)
+{
+	uint32_t i;
+
+	if (!pass_is_pure(op) || op->nres == 0 || op->nregions)
+		return false;
+	for (i = 0; i < op->nres; i++)
+		if (op->res[i] >= z->nvals || z->uses[op->res[i]])
+			return false;
+	return true;
+}
+
+static void
+count_live(Op *op, void *ud)
+{
+	Canon *z = ud;
+	uint32_t i;
+
+	if (dead_op(z, op))
+		return;
+	for (i = 0; i < op->nopnds; i++)
+		if (op->opnds[i] < z->nvals)
+			z->next[op->opnds[i]] |= op->kind == OP_EXTRACT_SLICE ? 1 : 2;
+}
+
+static void
+find_block_uses(Canon *z)
+{
+	uint32_t v;
+	int round;
+
+	z->nvals = (uint32_t)z->f->vals.n;
+	z->uses = arena_alloc(z->pc->scratch, z->nvals);
+	z->next = arena_alloc(z->pc->scratch, z->nvals);
+	memset(z->uses, 3, z->nvals);  /* first: every op live */
+	for (round = 0; round < 16; round++) {
+		memset(z->next, 0, z->nvals);
+		ir_walk(z->f, count_live, z);
+		if (!memcmp(z->next, z->uses, z->nvals))
+			break;
+		memcpy(z->uses, z->next, z->nvals);
+	}
+	for (v = 0; v < z->nvals; v++)
+		z->uses[v] = z->uses[v] == 1;  /* blocks only */
 }
 
 /* An existing or new value equal to op's result, or 0. */
@@ -520,6 +614,7 @@ pass_canon(PassCtx *pc, Func *f)
 	vmap_init(&z.map, pc->scratch, f->vals.n);
 	do {
 		z.changed = false;
+		find_block_uses(&z);
 		sweep(&z, f->body);
 		any |= z.changed;
 	} while (z.changed && ++n < MAX_SWEEPS);
