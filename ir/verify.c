@@ -1023,8 +1023,13 @@ check_task(Verifier *v, Op *op)
 {
 	Op *owner = op->parent ? op->parent->parent : NULL;
 
+	int64_t regs = attr_int(&op->attrs, "regs", 0);
+
 	if (!owner || owner->kind != OP_TASKS)
 		err(v, op, "'task' must be directly inside 'tasks'");
+	if (regs && (regs < 24 || regs > 256 || regs % 8))
+		err(v, op, "'task' register budget %lld is not one setmaxnreg "
+		    "takes (24 to 256, a multiple of 8)", (long long)regs);
 	check_plain_region(v, op, op->regions[0]);
 }
 

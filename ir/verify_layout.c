@@ -233,7 +233,7 @@ check_op(LVer *v, Op *op)
 
 /* The tasks of a `tasks` op, once their warps are allocated: each
  * inside the kernel's warps and no warp in two tasks (or two replicas);
- * a register budget one setmaxnreg takes, on whole warpgroups. */
+ * a register budget (verify.c checks its value) on whole warpgroups. */
 static void
 check_tasks(LVer *v, Op *tasks)
 {
@@ -251,10 +251,6 @@ check_tasks(LVer *v, Op *tasks)
 
 		if (t->kind != OP_TASK || first < 0)
 			continue;
-		if (regs && (regs < 24 || regs > 256 || regs % 8))
-			lerr(v, t, "'task' register budget %lld is not one "
-			     "setmaxnreg takes (24 to 256, a multiple of 8)",
-			     (long long)regs);
 		if (regs && (first % 4 || (reps > 1 && span % 4)))
 			lerr(v, t, "'task' with a register budget starts at warp "
 			     "%lld, not at a warpgroup (setmaxnreg sets the "
