@@ -1125,6 +1125,34 @@ check_smem_load_store(Verifier *v, Op *op)
 			  ty_tile(v->f->mod->ctx, b->elem, b->rank, b->shape));
 }
 
+/* A buffer of a kernel whose shared memory is planned (`smem`, in either
+ * stage): its `offset` inside the plan, aligned to its elements. */
+static void
+check_planned(Verifier *v, Op *op)
+{
+	Attr *a = attr_find(&v->f->attrs, "smem");
+	Type *t = RT(op, 0);
+	int64_t size, off;
+
+	if (v->f->kind != FN_KERNEL || !a || a->kind != ATTR_INT)
+		return;
+	if (!attr_has(&op->attrs, "offset")) {
+		err(v, op, "'%s' has no 'offset' in a kernel whose shared memory "
+		    "is planned ('smem')", on(op));
+		return;
+	}
+	size = ir_smem_bytes(op, t);
+	off = attr_int(&op->attrs, "offset", 0);
+	if (off < 0 || off > a->i - size)
+		err(v, op, "'%s' at offsets [%lld, %lld) lies outside the "
+		    "kernel's shared memory (smem = %lld)", on(op),
+		    (long long)off, (long long)(off + size), (long long)a->i);
+	else if (off % (op->kind == OP_MBAR_ALLOC ? 8 : MAX(1, ty_bits(t->elem) / 8)))
+		err(v, op, "'%s' at offset %lld is not aligned to its %s", on(op),
+		    (long long)off, op->kind == OP_MBAR_ALLOC
+		    ? "mbarriers (8 bytes)" : "elements");
+}
+
 static void
 check_mbar(Verifier *v, Op *op)
 {
@@ -1132,7 +1160,8 @@ check_mbar(Verifier *v, Op *op)
 
 	switch (op->kind) {
 	case OP_MBAR_ALLOC:
-		want_kind(v, op, "result", RT(op, 0), TY_MBAR, "'mbar' or 'mbar<N>'");
+		if (want_kind(v, op, "result", RT(op, 0), TY_MBAR, "'mbar' or 'mbar<N>'"))
+			check_planned(v, op);
 		break;
 	case OP_MBAR_AT:
 		if (OPT(op, 0)->kind != TY_MBAR || OPT(op, 0)->rank != 1)
@@ -1276,7 +1305,10 @@ check_other(Verifier *v, Op *op)
 		want_type(v, op, "result", ir_type(v->f, op->res[0]),
 			  ty_scalar(v->f->mod->ctx, TY_I1));
 		break;
-	case OP_SMEM_ALLOC: want_smem(v, op, "result", RT(op, 0)); break;
+	case OP_SMEM_ALLOC:
+		if (want_smem(v, op, "result", RT(op, 0)))
+			check_planned(v, op);
+		break;
 	case OP_SMEM_INDEX: case OP_SMEM_SLICE: case OP_SMEM_TRANS:
 		check_smem_view(v, op);
 		break;
@@ -1544,6 +1576,10 @@ check_func_attrs(Verifier *v)
 	    (a->kind != ATTR_INT || a->i < 24 || a->i > 248 || a->i % 8))
 		err(v, NULL, "'maxnreg' of '@%s' must be a multiple of 8 from 24 "
 		    "to 248", f->name);
+	if ((a = attr_find(&f->attrs, "smem")) &&
+	    (a->kind != ATTR_INT || a->i < 0 || a->i > (1 << 24)))
+		err(v, NULL, "'smem' of '@%s' must be a byte count from 0 to 2^24",
+		    f->name);
 	if ((a = attr_find(&f->attrs, "stages")) &&
 	    (a->kind != ATTR_INT || a->i < 1 || a->i > 8))
 		err(v, NULL, "'stages' of '@%s' must be an integer from 1 to 8", f->name);

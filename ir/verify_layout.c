@@ -17,12 +17,12 @@
  *     alignment and strides allow (ir_smem_vec);
  *   - once warps are allocated (a task has `first_warp`), each task's
  *     warps, replicas included, lie inside the kernel's and no other
- *     task's, and a register budget (`regs`, 0: none) is one setmaxnreg
- *     takes (24 to 256, a multiple of 8) on whole warpgroups;
- *   - once shared memory is planned (the kernel has `smem`), every
- *     buffer has an `offset` that keeps it inside `smem` and aligned to
- *     its elements (the simulator also checks, at launch, that buffers
- *     live at once do not overlap).
+ *     task's, and a register budget (`regs`, 0: none) is on whole
+ *     warpgroups.
+ * (verify.c checks in both stages that a budget is one setmaxnreg takes
+ * and that once shared memory is planned, the kernel has `smem`, every
+ * buffer's `offset` keeps it inside and aligned; the simulator checks at
+ * launch that buffers live at once do not overlap.)
  */
 #include "ir.h"
 
@@ -33,7 +33,6 @@ typedef struct LVer {
 	Axis *ax;        /* divisibility for vector widths, made on demand */
 	int nwarps;      /* of the kernel, or of the task the walk is in */
 	int kwarps;      /* of the kernel */
-	int64_t smem;    /* the kernel's planned bytes (-1: not planned) */
 	bool in_task;
 	int errors;
 } LVer;
@@ -273,30 +272,6 @@ check_tasks(LVer *v, Op *tasks)
 	}
 }
 
-/* A buffer of a kernel whose shared memory is planned: its `offset`
- * inside `smem`, aligned to its elements. */
-static void
-check_buffer(LVer *v, Op *op)
-{
-	Type *t = ir_type(v->f, op->res[0]);
-	int64_t size = ir_smem_bytes(op, t), off;
-
-	if (!attr_has(&op->attrs, "offset")) {
-		lerr(v, op, "'%s' has no 'offset' in a kernel whose shared memory "
-		     "is planned ('smem')", op_name(op->kind));
-		return;
-	}
-	off = attr_int(&op->attrs, "offset", 0);
-	if (off < 0 || off + size > v->smem)
-		lerr(v, op, "'%s' at offsets [%lld, %lld) lies outside the "
-		     "kernel's shared memory (smem = %lld)", op_name(op->kind),
-		     (long long)off, (long long)(off + size), (long long)v->smem);
-	else if (off % (op->kind == OP_MBAR_ALLOC ? 8 : MAX(1, ty_bits(t->elem) / 8)))
-		lerr(v, op, "'%s' at offset %lld is not aligned to its %s",
-		     op_name(op->kind), (long long)off,
-		     op->kind == OP_MBAR_ALLOC ? "mbarriers (8 bytes)"
-					       : "elements");
-}
 
 static void
 walk(LVer *v, Block *b)
@@ -311,9 +286,6 @@ walk(LVer *v, Block *b)
 		check_op(v, op);
 		if (v->f->kind == FN_KERNEL && op->kind == OP_TASKS)
 			check_tasks(v, op);
-		if (v->f->kind == FN_KERNEL && v->smem >= 0 &&
-		    (op->kind == OP_SMEM_ALLOC || op->kind == OP_MBAR_ALLOC))
-			check_buffer(v, op);
 		if (op->kind == OP_TASK) {
 			v->nwarps = (int)attr_int(&op->attrs, "warps", outer);
 			v->in_task = true;
@@ -334,7 +306,6 @@ ir_verify_layouts(Func *f, Diag *d)
 	arena_init(&a, f->mod->ctx->arena->alloc, f->mod->ctx->arena->ud, NULL);
 	v.a = &a;
 	v.nwarps = v.kwarps = (int)attr_int(&f->attrs, "warps", 4);
-	v.smem = attr_has(&f->attrs, "smem") ? attr_int(&f->attrs, "smem", 0) : -1;
 	walk(&v, f->body);
 	arena_reset(&a);
 	return v.errors == 0;
