@@ -586,6 +586,19 @@ check_splat(Verifier *v, Op *op)
 		err(v, op, "'splat' result must be a tile of %s, got %s", tn(v, s), tn(v, r));
 }
 
+/* Either stage: a conversion keeps the tile's shape and element. */
+static void
+check_convert(Verifier *v, Op *op)
+{
+	Type *s = OPT(op, 0), *r = RT(op, 0);
+
+	if (!want_tile(v, op, "operand", s) || !want_tile(v, op, "result", r))
+		return;
+	if (s != r)
+		err(v, op, "'convert_layout' changes only the layout of a tile, "
+		    "not its shape or element: %s to %s", tn(v, s), tn(v, r));
+}
+
 static void
 check_broadcast(Verifier *v, Op *op)
 {
@@ -1279,6 +1292,7 @@ check_other(Verifier *v, Op *op)
 {
 	switch (op->kind) {
 	case OP_SPLAT: check_splat(v, op); break;
+	case OP_CONVERT_LAYOUT: check_convert(v, op); break;
 	case OP_BROADCAST: check_broadcast(v, op); break;
 	case OP_EXPAND_DIMS: check_expand_dims(v, op); break;
 	case OP_RESHAPE: check_reshape(v, op); break;

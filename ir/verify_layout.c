@@ -171,7 +171,6 @@ static void
 check_op(LVer *v, Op *op)
 {
 	LayoutTab *lt = &v->f->mod->ctx->layouts;
-	IrCtx *c = v->f->mod->ctx;
 	const Layout *a;
 	uint32_t i;
 
@@ -218,12 +217,6 @@ check_op(LVer *v, Op *op)
 		break;
 	case OP_SMEM_LOAD: case OP_SMEM_STORE:
 		check_vec(v, op);
-		break;
-	case OP_CONVERT_LAYOUT:
-		if (ty_strip(c, ir_type(v->f, op->opnds[0])) !=
-		    ty_strip(c, ir_type(v->f, op->res[0])))
-			lerr(v, op, "'convert_layout' changes only the layout of a "
-			     "tile, not its shape or element");
 		break;
 	default:
 		break;
