@@ -2,11 +2,18 @@
 # Runs on the GPU machine (from the carried folder): every example against
 # its double-precision reference at several sizes, ragged ones included,
 # on the cuda backend.  Prints one line per run and "N passed, N failed".
+# GPU_TEST_JOBS=N runs the examples_test runs N at a time, after the rest.
 cd "$(dirname "$0")"
 export TLXRT_DEVICE=${TLXRT_DEVICE:-cuda}
 pass=0
 fail=0
+list=
+[ "${GPU_TEST_JOBS:-1}" -gt 1 ] && list=$(mktemp)
 t() {
+	if [ -n "$list" ]; then
+		echo "$*" >> "$list"
+		return
+	fi
 	if ./examples_test "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 }
 for n in 1 1000 4096 1000003 16777216 100000007; do t vadd cubin/vadd.cubin $n; done
@@ -267,6 +274,14 @@ if [ $? -ne 124 ] && printf '%s\n' "$out" | grep -q "tlx: .*no_release.tlx:10:25
 else
 	echo "FAIL: --debug-barriers: $out"
 	fail=$((fail + 1))
+fi
+if [ -n "$list" ]; then
+	res=$(xargs -P "$GPU_TEST_JOBS" -L 1 sh -c 'if out=$(./examples_test "$@" 2>&1); then
+		echo "$out" | tail -1; echo PASS; else echo "$out"; echo "FAIL: $*"; fi' _ < "$list")
+	printf '%s\n' "$res" | grep -v '^PASS$'
+	pass=$((pass + $(printf '%s\n' "$res" | grep -c '^PASS$')))
+	fail=$((fail + $(printf '%s\n' "$res" | grep -c '^FAIL: ')))
+	rm -f "$list"
 fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
