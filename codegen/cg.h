@@ -404,7 +404,9 @@ LLVMValueRef cg_cmp_val(CgFn *fn, const char *pred, Type *ety,
 			LLVMValueRef a, LLVMValueRef b);
 bool cg_convert_op(CgFn *fn, Op *op);    /* convert.c: cvt, bitcast */
 LLVMValueRef cg_cvt(CgFn *fn, Type *to, Type *from, LLVMValueRef v);
-LLVMValueRef cg_math(CgFn *fn, OpKind k, Type *ety, LLVMValueRef x);
+/* A math op's hardware approximation: --fast-math, or its `approx`. */
+bool cg_approx(CgFn *fn, Op *op);
+LLVMValueRef cg_math(CgFn *fn, OpKind k, Type *ety, bool approx, LLVMValueRef x);
 /* sin or cos of a thread's n registers x at once into out (dup: the
  * replicated ones); false where the per-element path applies. */
 bool cg_trig_tile(CgFn *fn, OpKind k, Type *ety, LLVMValueRef *x, uint32_t n,

@@ -207,7 +207,7 @@ unop(CgFn *fn, OpKind k, Type *ety, LLVMValueRef x)
 			return cg_intr(cg, "llvm.abs", &t, 1, a, 2);
 		}
 	default:
-		return cg_math(fn, k, e, x);
+		tlx_bug("'%s' is not a unary op", op_name(k));
 	}
 }
 
@@ -285,6 +285,8 @@ elem(CgFn *fn, Op *op, LLVMValueRef *x)
 	case OP_PTR_ADD:
 		return cg_ptr_add(fn, t0, ir_type(f, op->opnds[1]), x[0], x[1]);
 	default:
+		if (op_has(op, F_MATH))
+			return cg_math(fn, op->kind, ty_elem(t0), cg_approx(fn, op), x[0]);
 		if (op->nopnds == 1)
 			return unop(fn, op->kind, t0, x[0]);
 		return cg_binop(fn, op->kind, t0, x[0], x[1]);
@@ -479,7 +481,7 @@ cg_elem_compute(CgFn *fn, Op *op, const Layout *ly)
 	for (j = 0; j < n; j++)
 		in[j] = cg_tile(fn, op->opnds[j], ly);
 	if (div_uniform(fn, op, in, ly, r) ||
-	    (n == 1 && cg_trig_tile(fn, op->kind, ty_elem(ir_type(fn->f, op->opnds[0])),
+	    (n == 1 && !cg_approx(fn, op) && cg_trig_tile(fn, op->kind, ty_elem(ir_type(fn->f, op->opnds[0])),
 				    in[0], (uint32_t)ly_nregs(ly), dup, r)))
 		return r;
 	for (i = 0; i < (uint32_t)ly_nregs(ly); i++) {

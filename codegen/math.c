@@ -74,10 +74,12 @@ poly(CgFn *fn, LLVMValueRef x, const double *c, int n)
 	return p;
 }
 
+/* One MUFU.EX2: results below 2^-126 flush to zero (the non-ftz form
+ * costs three more instructions for them). */
 static LLVMValueRef
 ex2(CgFn *fn, LLVMValueRef x)
 {
-	return call1(fn, "llvm.nvvm.ex2.approx", true, x);
+	return call1(fn, "llvm.nvvm.ex2.approx.ftz", true, x);
 }
 
 /* 2^(j + f) with j = rint(t) clamped to [-126, 127], t = x * log2(e) (or
@@ -416,7 +418,7 @@ cg_trig_tile(CgFn *fn, OpKind k, Type *e, LLVMValueRef *x, uint32_t n,
 	CgLoop loop;
 	uint32_t i;
 
-	if ((k != OP_SIN && k != OP_COS) || cg->o->fast_math || cg->o->olevel == 0 ||
+	if ((k != OP_SIN && k != OP_COS) || cg->o->olevel == 0 ||
 	    n < 2 || (e->kind != TY_F32 && e->kind != TY_F16 && e->kind != TY_BF16))
 		return false;
 	xs = arena_alloc(fn->a, 5 * n * sizeof *xs);
@@ -622,8 +624,15 @@ cg_math_supported(CgFn *fn, Op *op)
 	       op->kind == OP_FLOOR || op->kind == OP_CEIL;
 }
 
+bool
+cg_approx(CgFn *fn, Op *op)
+{
+	return op_has(op, F_MATH) &&
+	       (fn->cg->o->fast_math || attr_int(&op->attrs, "approx", 0));
+}
+
 LLVMValueRef
-cg_math(CgFn *fn, OpKind k, Type *e, LLVMValueRef x)
+cg_math(CgFn *fn, OpKind k, Type *e, bool approx, LLVMValueRef x)
 {
 	Cg *cg = fn->cg;
 	LLVMValueRef r = NULL;
@@ -633,13 +642,13 @@ cg_math(CgFn *fn, OpKind k, Type *e, LLVMValueRef x)
 	t = LLVMTypeOf(x);
 	switch (k) {
 	case OP_SQRT:
-		if (cg->o->fast_math && e->kind != TY_F64)
+		if (approx && e->kind != TY_F64)
 			r = fast(fn, k, x);
 		else
 			r = cg_intr(cg, "llvm.sqrt", &t, 1, &x, 1);
 		break;
 	case OP_RSQRT:
-		if (cg->o->fast_math && e->kind != TY_F64)
+		if (approx && e->kind != TY_F64)
 			r = fast(fn, k, x);
 		else
 			r = LLVMBuildFDiv(cg->B, LLVMConstReal(t, 1),
@@ -652,7 +661,7 @@ cg_math(CgFn *fn, OpKind k, Type *e, LLVMValueRef x)
 		r = cg_intr(cg, "llvm.ceil", &t, 1, &x, 1);
 		break;
 	default:
-		if (cg->o->fast_math)
+		if (approx)
 			r = fast(fn, k, x);
 		if (!r)
 			r = acc32(fn, k, x);

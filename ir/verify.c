@@ -240,6 +240,15 @@ static const AttrRule attr_rules[] = {
 	{ OP_TMA_STORE_WAIT, "pending", ATTR_INT, false, 0, INT32_MAX, NULL },
 	{ OP_CP_ASYNC_WAIT, "pending", ATTR_INT, false, 0, INT32_MAX, NULL },
 	{ OP_DOT_WAIT, "pending", ATTR_INT, false, 0, INT32_MAX, NULL },
+	{ OP_EXP, "approx", ATTR_INT, false, 0, 1, NULL },
+	{ OP_EXP2, "approx", ATTR_INT, false, 0, 1, NULL },
+	{ OP_LOG, "approx", ATTR_INT, false, 0, 1, NULL },
+	{ OP_LOG2, "approx", ATTR_INT, false, 0, 1, NULL },
+	{ OP_SQRT, "approx", ATTR_INT, false, 0, 1, NULL },
+	{ OP_RSQRT, "approx", ATTR_INT, false, 0, 1, NULL },
+	{ OP_SIN, "approx", ATTR_INT, false, 0, 1, NULL },
+	{ OP_COS, "approx", ATTR_INT, false, 0, 1, NULL },
+	{ OP_TANH, "approx", ATTR_INT, false, 0, 1, NULL },
 	{ OP_TASK, "name", ATTR_STR, false, ANY, NULL },
 	{ OP_TASK, "warps", ATTR_INT, true, 1, 32, NULL },
 	{ OP_TASK, "regs", ATTR_INT, false, 0, 512, NULL },
@@ -422,6 +431,9 @@ check_elementwise(Verifier *v, Op *op)
 	if (!want_class(v, op, t, elem_classes(op->kind)))
 		return;
 	want_type(v, op, "result", RT(op, 0), t);
+	if (attr_int(&op->attrs, "approx", 0) && ty_elem(t)->kind == TY_F64)
+		err(v, op, "'%s' attribute 'approx' needs f32, f16 or bf16, got %s",
+		    on(op), tn(v, t));
 }
 
 static void

@@ -629,18 +629,20 @@ bi_where(Sema *s, Ast *call, const char *name)
 				      call->loc), call->loc);
 }
 
+/* approx: the function has a hardware approximation (`approx: true`). */
 static const struct {
 	const char *name;
 	OpKind op;
 	double (*fold)(double);
+	bool approx;
 } math_fns[] = {
-	{ "exp", OP_EXP, exp }, { "exp2", OP_EXP2, exp2 },
-	{ "log", OP_LOG, log }, { "log2", OP_LOG2, log2 },
-	{ "sqrt", OP_SQRT, sqrt }, { "rsqrt", OP_RSQRT, NULL },
-	{ "sin", OP_SIN, sin }, { "cos", OP_COS, cos },
-	{ "tanh", OP_TANH, tanh }, { "erf", OP_ERF, erf },
-	{ "sigmoid", OP_SIGMOID, NULL }, { "floor", OP_FLOOR, floor },
-	{ "ceil", OP_CEIL, ceil }, { "abs", OP_ABS, fabs },
+	{ "exp", OP_EXP, exp, true }, { "exp2", OP_EXP2, exp2, true },
+	{ "log", OP_LOG, log, true }, { "log2", OP_LOG2, log2, true },
+	{ "sqrt", OP_SQRT, sqrt, true }, { "rsqrt", OP_RSQRT, NULL, true },
+	{ "sin", OP_SIN, sin, true }, { "cos", OP_COS, cos, true },
+	{ "tanh", OP_TANH, tanh, true }, { "erf", OP_ERF, erf, false },
+	{ "sigmoid", OP_SIGMOID, NULL, false }, { "floor", OP_FLOOR, floor, false },
+	{ "ceil", OP_CEIL, ceil, false }, { "abs", OP_ABS, fabs, false },
 };
 
 static SVal
@@ -651,15 +653,30 @@ bi_math(Sema *s, Ast *call, const char *name)
 	size_t i;
 	TypeKind k;
 
+	static const char *const approx_names[] = { "approx", NULL };
+	Ast *ap;
+	bool approx = false;
+	Op *op;
+
 	for (i = 0; i < countof(math_fns); i++)
 		if (strcmp(math_fns[i].name, name) == 0)
 			break;
-	if (!sema_args(s, call, name, 1, 1, NULL, &a))
+	if (!sema_args(s, call, name, 1, 1, math_fns[i].approx ? approx_names : NULL,
+		       &a))
+		return sv_error();
+	if ((ap = sema_named(&a, "approx")) &&
+	    !sema_const_bool(s, ap, "'approx'", &approx))
 		return sv_error();
 	x = value_arg(s, a.pos[0], name, "the argument");
 	if (x.kind == SV_ERROR)
 		return x;
 	k = ty_elem(x.ty)->kind;
+	if (approx && k == TY_F64) {
+		diag_error(s->diag, ap->loc, "'%s' has no approximation for f64 "
+			   "(the hardware's are single precision); drop "
+			   "'approx' or convert with .to(f32)", name);
+		return sv_error();
+	}
 	if (k == TY_PTR || k == TY_F8E4M3 || k == TY_F8E5M2 ||
 	    (k == TY_I1 && math_fns[i].op == OP_ABS)) {
 		diag_error(s->diag, a.pos[0]->loc, "'%s' needs a number%s, got "
@@ -679,8 +696,10 @@ bi_math(Sema *s, Ast *call, const char *name)
 	}
 	if (!need_ir(s, call) || !mat(s, &x))
 		return sv_error();
-	return sv_value(x.ty, ig_op1(s, math_fns[i].op, x.ty, x.v, call->loc),
-			call->loc);
+	op = ig_opn(s, math_fns[i].op, 1, &x.v, x.ty, call->loc);
+	if (approx)
+		attr_set_int(s->ir, &op->attrs, "approx", 1);
+	return sv_value(x.ty, op->res[0], call->loc);
 }
 
 static SVal

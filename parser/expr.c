@@ -204,8 +204,9 @@ sema_smem_type(Sema *s, Ast *t)
 	return ty_smem(s->ir, ty_of_scalar(s, t->scalar), r, shape);
 }
 
-bool
-sema_const_int(Sema *s, Ast *e, const char *what, int64_t *out)
+/* e evaluated with no IR to emit into: a constant, or a diagnostic. */
+static SVal
+const_eval(Sema *s, Ast *e, const char *what)
 {
 	Builder *saved = s->b;
 	const char *saved_what = s->const_what;
@@ -216,6 +217,14 @@ sema_const_int(Sema *s, Ast *e, const char *what, int64_t *out)
 	v = sema_expr(s, e);
 	s->b = saved;
 	s->const_what = saved_what;
+	return v;
+}
+
+bool
+sema_const_int(Sema *s, Ast *e, const char *what, int64_t *out)
+{
+	SVal v = const_eval(s, e, what);
+
 	if (v.kind == SV_ERROR)
 		return false;
 	if (!v.is_const || !ty_is_int(v.ty)) {
@@ -224,6 +233,22 @@ sema_const_int(Sema *s, Ast *e, const char *what, int64_t *out)
 		return false;
 	}
 	*out = v.cval.i;
+	return true;
+}
+
+bool
+sema_const_bool(Sema *s, Ast *e, const char *what, bool *out)
+{
+	SVal v = const_eval(s, e, what);
+
+	if (v.kind == SV_ERROR)
+		return false;
+	if (!v.is_const || ty_elem(v.ty)->kind != TY_I1 || v.ty->kind == TY_TILE) {
+		diag_error(s->diag, e->loc, "%s must be true or false, a "
+			   "compile-time constant; got %s", what, sv_describe(s, &v));
+		return false;
+	}
+	*out = v.cval.i != 0;
 	return true;
 }
 

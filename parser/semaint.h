@@ -178,6 +178,8 @@ bool sema_const_int(Sema *s, Ast *e, const char *what, int64_t *out);
 /* The same, and within [lo, hi]. */
 bool sema_const_int_in(Sema *s, Ast *e, const char *what, int64_t lo,
 		       int64_t hi, int64_t *out);
+/* Evaluates e and requires a compile-time bool constant. */
+bool sema_const_bool(Sema *s, Ast *e, const char *what, bool *out);
 /* The binary operator on two values (broadcasting, promotion). */
 SVal sema_binary(Sema *s, AstOp op, SVal a, SVal b, SrcRange loc);
 /* Converts v to element type `elem` (weak literals adapt; typed values

@@ -7,6 +7,7 @@
  * f16, bf16 and fp8 decoded to f32, computed, and rounded back once; ints
  * in their own C type with wrapping done in unsigned arithmetic.
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -403,6 +404,28 @@ math_fn(OpKind k)
 	}
 }
 
+/* exp and exp2 with `approx` are ex2.approx.ftz on the GPU: a result
+ * below the smallest normal f32 is zero. */
+static double
+exp_ftz(double x)
+{
+	double r = exp(x);
+
+	return r < FLT_MIN ? 0 : r;
+}
+
+static double
+exp2_ftz(double x)
+{
+	double r = exp2(x);
+
+	return r < FLT_MIN ? 0 : r;
+}
+
+/*
+ * The other approximations (`approx`, about 2^-22 relative on the GPU)
+ * are computed exactly here; comparisons with the GPU allow for them.
+ */
 void
 sim_op_math(SimLaunch *L, SimAct *act, Op *op)
 {
@@ -410,6 +433,13 @@ sim_op_math(SimLaunch *L, SimAct *act, Op *op)
 	Arr r = res(L, act, op->res[0]);
 	Fn1 fn = math_fn(op->kind);
 	size_t i;
+
+	if (attr_int(&op->attrs, "approx", 0) && a.k != TY_F64) {
+		if (op->kind == OP_EXP)
+			fn = exp_ftz;
+		else if (op->kind == OP_EXP2)
+			fn = exp2_ftz;
+	}
 
 	if (a.t != r.t || !ty_is_float_kind(a.k) || a.k == TY_F8E4M3 ||
 	    a.k == TY_F8E5M2)
