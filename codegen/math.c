@@ -15,8 +15,8 @@
  *                 [-pi/4, pi/4]: <= 2 ulp for every x
  *   tanh          Taylor series to x^17 for |x| < 0.55, else
  *                 1 - 2 / (exp(2|x|) + 1): <= 3 ulp
- *   erf           Taylor series for |x| < 1, else Abramowitz-Stegun
- *                 7.1.26: absolute error <= 2e-7
+ *   erf           x + x C(x^2) below 1, 1 - 2^Q(|x|) from 1, C and Q
+ *                 fitted (tools/fit/erf.py): <= 2 ulp
  *   sigmoid       1 / (1 + exp(-x)): <= 3 ulp
  *   floor, ceil   cvt.rmi / cvt.rpi (exact)
  * --fast-math uses the hardware approximations: ex2.approx (exp, exp2),
@@ -534,34 +534,30 @@ tanh_acc(CgFn *fn, LLVMValueRef x)
 			       small, big, "");
 }
 
+/* erf: below 1, x + x C(x^2); from 1, 1 - 2^Q(a) with a = |x| clamped
+ * to 4 (where erf is 1 in f32; a NaN stays NaN) and the sign of x.  C
+ * and Q are fits (tools/fit/erf.py): <= 2 ulp in f32 arithmetic with
+ * ex2.approx.ftz's error.  Both pieces, about 25 instructions. */
 static LLVMValueRef
 erf_acc(CgFn *fn, LLVMValueRef x)
 {
 	Cg *cg = fn->cg;
 	LLVMBuilderRef B = cg->B;
-	double c[12];
-	static const double as[] = { 0.0, 0.254829592, -0.284496736,
-				     1.421413741, -1.453152027, 1.061405429 };
+	static const double ca[] = { 0.128379166, -0.37612626, 0.112836003,
+		-0.0268544443, 0.00518953521, -0.000802083872, 7.88910911e-05 };
+	static const double cb[] = { 0.000419874006, -1.63041818, -0.91180259,
+		-0.158566281, 0.037982624, -0.00682062423, 0.000851485704,
+		-6.53516108e-05, 2.30806427e-06 };
 	LLVMTypeRef t = cg->t_f32;
-	LLVMValueRef a = cg_intr(cg, "llvm.fabs", &t, 1, &x, 1), small, tt, big;
-	double f = 1;
-	int n;
+	LLVMValueRef a = cg_intr(cg, "llvm.fabs", &t, 1, &x, 1), small, big, args[2];
 
-	for (n = 0; n < 12; n++) {
-		if (n)
-			f *= n;
-		c[n] = (n & 1 ? -1.0 : 1.0) / (f * (2 * n + 1)) * 1.1283791670955126;
-	}
-	small = mul(fn, x, poly(fn, mul(fn, x, x), c, 12));
-	tt = LLVMBuildFDiv(B, fc(cg, 1), fma3(fn, a, fc(cg, 0.3275911), fc(cg, 1)), "");
-	big = mul(fn, poly(fn, tt, as, 6), exp_core(fn, LLVMBuildFNeg(B,
-		  mul(fn, a, a), ""), false));
-	big = LLVMBuildFSub(B, fc(cg, 1), big, "");
-	{
-		LLVMValueRef args[2] = { big, x };
-
-		big = cg_intr(cg, "llvm.copysign", &t, 1, args, 2);
-	}
+	small = fma3(fn, x, poly(fn, mul(fn, x, x), ca, 7), x);
+	big = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOGT, a, fc(cg, 4), ""),
+			      fc(cg, 4), a, "");
+	big = call1(fn, "llvm.nvvm.ex2.approx.ftz", true, poly(fn, big, cb, 9));
+	args[0] = LLVMBuildFSub(B, fc(cg, 1), big, "");
+	args[1] = x;
+	big = cg_intr(cg, "llvm.copysign", &t, 1, args, 2);
 	return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, a, fc(cg, 1), ""),
 			       small, big, "");
 }

@@ -255,6 +255,18 @@ for sc in 1 10000 1000000 1e30 3e4; do
 	python3 check_ulp.py /tmp/trig.cuda /tmp/trig.sim 2 || ok=0
 	if [ $ok = 1 ]; then pass=$((pass + 1)); else echo "FAIL: trig at scale $sc"; fail=$((fail + 1)); fi
 done
+# erf (two fitted pieces) within 2 ulp of the simulator's values, exp2
+# with approx (ex2.approx.ftz) within 3
+for ks in "erf1 2 2" "erf1 8 2" "erf1 40 2" "exp2a 60 3"; do
+	set -- $ks
+	ok=1
+	for d in cuda sim; do
+		./rtrun -d $d -w 2:/tmp/math.$d cubin/math.cubin $1 buf:f32:100003:rand \
+			buf:f32:100003:poison i32:100003 f32:$2 >/dev/null || ok=0
+	done
+	python3 check_ulp.py /tmp/math.cuda /tmp/math.sim $3 || ok=0
+	if [ $ok = 1 ]; then pass=$((pass + 1)); else echo "FAIL: $1 at scale $2"; fail=$((fail + 1)); fi
+done
 # clusters of 2 (rank 0 multicasts a box to both CTAs, rank 1 arrives on
 # rank 0's barrier): the GPU's output is the simulator's, byte for byte
 ok=1
