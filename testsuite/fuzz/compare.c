@@ -16,7 +16,9 @@
  * the ops whose results docs/language.md lets the GPU compute within some
  * ulps of the simulator's (exp exp2 log log2 rsqrt sin cos tanh erf
  * sigmoid: codegen/math.c's bounds); sin and cos of a value that is not
- * BITS are LOOSE, as their error grows with the argument.  REORDERED is
+ * BITS are LOOSE, as their error grows with the argument.  With `approx`
+ * (the hardware's approximations) exp, exp2, sqrt and rsqrt are CLOSE,
+ * log, log2, tanh, sin and cos LOOSE (absolute errors, tanh's 2^-11).  REORDERED is
  * CLOSE whose sums may run in another order: float sum and prod
  * reductions (the GPU adds in its layout's order: registers, lanes,
  * warps; the simulator in index order), dots of f16, bf16 and fp8
@@ -581,18 +583,30 @@ flow_op(Flow *fl, Op *op, int ctx)
 		break;
 	/* continuous on floats; integers are never CLOSE */
 	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MIN:
-	case OP_MAX: case OP_NEG: case OP_ABS: case OP_FMA: case OP_SQRT:
+	case OP_MAX: case OP_NEG: case OP_ABS: case OP_FMA:
 	case OP_AND: case OP_OR: case OP_XOR: case OP_SHL: case OP_SHR:
 	case OP_NOT: case OP_SPLAT: case OP_BROADCAST: case OP_EXPAND_DIMS:
 	case OP_RESHAPE: case OP_TRANS: case OP_CONVERT_LAYOUT:
 	case OP_PTR_ADD:
 		c = in;
 		break;
-	case OP_EXP: case OP_EXP2: case OP_LOG: case OP_LOG2: case OP_RSQRT:
-	case OP_TANH: case OP_ERF: case OP_SIGMOID:
+	case OP_SQRT:
+		/* sqrt.rn is exact; sqrt.approx within a few ulps */
+		c = attr_int(&op->attrs, "approx", 0) ? max2(in, CLOSE) : in;
+		break;
+	case OP_LOG: case OP_LOG2: case OP_TANH:
+		/* lg2.approx has an absolute error (near 1, as large as the
+		 * result), tanh.approx 2^-11 */
+		c = attr_int(&op->attrs, "approx", 0) ? LOOSE : max2(in, CLOSE);
+		break;
+	case OP_EXP: case OP_EXP2: case OP_RSQRT: case OP_ERF: case OP_SIGMOID:
 		c = max2(in, CLOSE);
 		break;
 	case OP_SIN: case OP_COS:
+		if (attr_int(&op->attrs, "approx", 0)) {  /* absolute errors */
+			c = LOOSE;
+			break;
+		}
 		/* an ulp of x moves sin(x) by up to |x| ulps of x: past
 		 * 2^24 or so by more than 1; of an x that is not the
 		 * same bits on both, nothing is known (70117: cos of

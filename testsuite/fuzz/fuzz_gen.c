@@ -49,7 +49,7 @@ oracle(const char *src)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const FzGenOpts opts = { .async_pct = 25 };
+	static const FzGenOpts opts = { .async_pct = 25, .approx_pct = 10 };
 	static int use_oracle = -1;
 	char *src;
 

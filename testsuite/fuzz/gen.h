@@ -78,6 +78,10 @@ typedef struct FzGenOpts {
 	 * Whether a seed's program has one is drawn apart from its other
 	 * choices: the others are the programs they were without it. */
 	int async_pct;
+	/* the percentage of calls of exp exp2 log log2 sqrt rsqrt sin cos
+	 * tanh (not on f64) given `approx: true`, drawn from a stream of
+	 * their own: 0 leaves every program as it was */
+	int approx_pct;
 } FzGenOpts;
 
 typedef struct FzGenStats {
@@ -409,6 +413,7 @@ typedef struct Gen {
 	int nprog, warps, nname;
 	int stmts;        /* statements left to generate */
 	bool async;       /* this program has an asynchronous part */
+	uint64_t arng;    /* the stream of `approx` choices */
 	bool no_pid;      /* values must not depend on the program (dynamic
 			   * schedules) */
 	int async_smem;   /* bytes of the asynchronous part's buffers */

@@ -33,7 +33,8 @@
  *                           compared element of every program's device
  *                           results; each must be a mismatch
  *     --stmts N, --depth N, --no-shared, --no-atomics, --no-dot,
- *     --async PCT (programs with tasks, pipes, TMA, ...: gen_test's)
+ *     --async PCT (programs with tasks, pipes, TMA, ...: gen_test's),
+ *     --approx PCT (math calls with `approx: true`: gen_test's)
  *     -v                    a line for every program; -q: only the
  *                           summary
  *   gen_gpu --self-test     checks of the comparison on made-up values
@@ -963,6 +964,7 @@ usage(void)
 		"[--emit cubin|ptx] [--target T] [--flags \"...\"] [--keep DIR] "
 		"[--timeout S] [--strict-nan] [--bits] [--inject-flip] "
 		"[--stmts N] [--depth N] [--no-shared] [--no-atomics] [--no-dot] [--async PCT] "
+		"[--approx PCT] "
 		"[-v|-q] [FILE.tlx...]\n");
 	exit(2);
 }
@@ -1050,6 +1052,8 @@ main(int argc, char **argv)
 			o.gen.no_dot = true;
 		else if (!strcmp(a, "--async") && more)
 			o.gen.async_pct = atoi(argv[++i]);
+		else if (!strcmp(a, "--approx") && more)
+			o.gen.approx_pct = atoi(argv[++i]);
 		else if (!strcmp(a, "-v"))
 			o.verbose = true;
 		else if (!strcmp(a, "-q"))

@@ -25,6 +25,8 @@
  *     --no-shared, --no-atomics, --no-dot
  *     --async PCT           PCT percent of the programs with an
  *                           asynchronous part (async.c; default 0)
+ *     --approx PCT          PCT percent of the math calls that have an
+ *                           approximation with `approx: true` (default 0)
  *     --stats               what the programs were made of
  *     -v                    each program's seed and result
  *   gen_test --print [SEED [COUNT]]    print the programs
@@ -357,7 +359,7 @@ usage(void)
 		"[--time S] [--oracle NAME] [--no-codegen] [--strict-nan] [--keep DIR] "
 		"[--keep-all] [--ignore TEXT] [--no-reduce] [--reduce-all] [--no-fork] "
 		"[--timeout S] [--stmts N] [--depth N] [--no-shared] "
-		"[--no-atomics] [--no-dot] [--async PCT] [--stats] [-v]\n"
+		"[--no-atomics] [--no-dot] [--async PCT] [--approx PCT] [--stats] [-v]\n"
 		"       gen_test --print [SEED [COUNT]]\n"
 		"       gen_test --digest [SEED [COUNT]]\n"
 		"       gen_test --check FILE...\n"
@@ -427,6 +429,8 @@ main(int argc, char **argv)
 			o.gen.no_dot = true;
 		else if (!strcmp(a, "--async") && more)
 			o.gen.async_pct = atoi(argv[++i]);
+		else if (!strcmp(a, "--approx") && more)
+			o.gen.approx_pct = atoi(argv[++i]);
 		else if (!strcmp(a, "--ignore") && more) {
 			if (o.nignore < 16)
 				o.ignore[o.nignore++] = argv[++i];

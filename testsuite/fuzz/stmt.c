@@ -769,6 +769,7 @@ generate(uint64_t seed, const uint8_t *src, size_t nsrc,
 	/* drawn apart from the program's other choices */
 	g->prog_warps = g->warps;
 	g->async = o.async_pct > 0 && (int)(mix(seed ^ 0xa5c0) % 100) < o.async_pct;
+	g->arng = mix(seed ^ 0xa9970);
 	if (g->async) {
 		gen_count(g, FZ_C_async);
 		block(g, g->stmts / 2);
