@@ -31,6 +31,7 @@ for n in $sizes; do
 			tag=$n-$s-$(echo "$d" | tr , _)
 			# shellcheck disable=SC2086
 			"$tune" "$here/../examples/matmul.tlx" -k matmul --backend "$backend" \
+				--arg sak=1 --arg sbn=1 --arg scn=1 \
 				--no-cache --search "$s" $space --size "$n" \
 				--elems $((n * n)) $lim --devices "$d" ${EXTRA:-} \
 				--json "$out/$tag.json" > "$out/$tag.out" 2> "$out/$tag.err" ||
