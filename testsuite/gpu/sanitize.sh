@@ -3,12 +3,19 @@
 # the GPU tests under compute-sanitizer's memcheck, racecheck and
 # synccheck.  Prints one line per run and "N passed, N failed"; a run
 # passes when the test passes and the tool reports no error.
+# SANITIZE_JOBS=N runs N at a time.
 cd "$(dirname "$0")"
 export TLXRT_DEVICE=cuda
 cs=${COMPUTE_SANITIZER:-compute-sanitizer}
 pass=0
 fail=0
+list=
+[ "${SANITIZE_JOBS:-1}" -gt 1 ] && [ "${1:-}" != --one ] && list=$(mktemp)
 s() {
+	if [ -n "$list" ]; then
+		echo "${TLXRT_GENERIC:-0} $*" >> "$list"
+		return
+	fi
 	tool=$1
 	shift
 	log=$("$cs" --tool "$tool" --error-exitcode 3 "$@" 2>&1)
@@ -24,6 +31,15 @@ s() {
 		printf '%s\n' "$log" | grep '=========' | head -20
 	fi
 }
+# sanitize.sh --one GENERIC TOOL ARGS...: one run (SANITIZE_JOBS=N runs
+# the runs N at a time through this)
+if [ "${1:-}" = --one ]; then
+	[ "$2" = 1 ] && export TLXRT_GENERIC=1
+	shift 2
+	s "$@"
+	[ "$fail" -eq 0 ] && echo PASS
+	exit 0
+fi
 for tool in memcheck racecheck synccheck; do
 	s $tool ./examples_test vadd cubin/vadd.cubin 1000
 	s $tool ./examples_test vadd cubin/vadd128.cubin 1000
@@ -69,5 +85,12 @@ for tool in memcheck racecheck synccheck; do
 			buf:f32:10000:poison i32:100
 	done
 done
+if [ -n "$list" ]; then
+	res=$(xargs -P "$SANITIZE_JOBS" -L 1 sh "$0" --one < "$list")
+	printf '%s\n' "$res" | grep -v '^PASS$'
+	pass=$((pass + $(printf '%s\n' "$res" | grep -c '^PASS$')))
+	fail=$((fail + $(printf '%s\n' "$res" | grep -c '^FAIL ')))
+	rm -f "$list"
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
