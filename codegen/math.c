@@ -19,9 +19,10 @@
  *                 fitted (tools/fit/erf.py): <= 2 ulp
  *   sigmoid       1 / (1 + exp(-x)): <= 3 ulp
  *   floor, ceil   cvt.rmi / cvt.rpi (exact)
- * --fast-math uses the hardware approximations: ex2.approx (exp, exp2),
- * lg2.approx (log, log2), rsqrt.approx, sin.approx, cos.approx,
- * tanh.approx (each about 2^-22 relative, tanh 2^-11), sqrt.approx.
+ * --fast-math, or `approx = 1` on one op, uses the hardware
+ * approximations: ex2.approx.ftz (exp, exp2), lg2.approx (log, log2),
+ * rsqrt.approx, sin.approx, cos.approx, tanh.approx (each about 2^-22
+ * relative, tanh 2^-11), sqrt.approx.
  */
 #include "config.h"
 
