@@ -13,7 +13,8 @@
 # Environment: BACKEND (cuda; sim or synthetic to try it without a GPU),
 # SIZES ("2048 4096"), ROWS_CASES ("softmax:4096:8192 ..."), MAXEVALS
 # (LFBO's and random search's evaluations: 15% of the space's valid
-# configurations when empty), EXTRA (more flags for every run).
+# configurations when empty), EXTRA (more flags for every run), TRITON (0:
+# not Triton's autotuner; tune_triton.py N runs it alone).
 set -u
 out=${1:?usage: tune.sh OUTDIR}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -67,8 +68,8 @@ for c in ${ROWS_CASES:-softmax:4096:8192 softmax:1024:32768 layernorm:4096:8192 
 done
 python3 "$here/tune.py" "$out"
 # Triton's autotuner over the same matmul space (TRITON_LIMIT: its first
-# configurations only), where Triton is installed
-if [ "$backend" = cuda ] && python3 -c "import triton" 2>/dev/null; then
+# configurations only), where Triton is installed and TRITON is not 0
+if [ "$backend" = cuda ] && [ "${TRITON:-1}" != 0 ] && python3 -c "import triton" 2>/dev/null; then
 	for n in ${SIZES:-2048 4096}; do
 		timeout "${TRITON_TIMEOUT:-500}" python3 "$here/tune_triton.py" "$n" ${TRITON_LIMIT:-} |
 			tee "$out/triton-$n.txt"

@@ -189,7 +189,16 @@ for c in "64 0" "64 1" "128 0" "128 1" "256 0" "256 1"; do
 	set -- $c
 	"$tlxc" $t -D D=$1 -D CAUSAL=$2 "$top/examples/attention_fwd.tlx" \
 		-o "$out/cubin/attn-d$1-c$2.cubin"
-	[ "$1" = 256 ] && continue
+	if [ "$1" = 256 ]; then
+		# D 256 with 32 keys a block, which leaves room for two and three
+		# stages (and OVERLAP's second block)
+		for v in "b32:2:0" "b32s3:3:0" "b32o1:2:1"; do
+			"$tlxc" $t -D D=256 -D CAUSAL=$2 -D BN=32 -D STAGES=$(echo $v | cut -d: -f2) \
+				-D OVERLAP=$(echo $v | cut -d: -f3) "$top/examples/attention_fwd.tlx" \
+				-o "$out/cubin/attn-d256-c$2-$(echo $v | cut -d: -f1).cubin"
+		done
+		continue
+	fi
 	"$tlxc" $t -D D=$1 -D CAUSAL=$2 -D OVERLAP=1 "$top/examples/attention_fwd.tlx" \
 		-o "$out/cubin/attn-d$1-c$2-o1.cubin"
 	"$tlxc" $t -D D=$1 -D CAUSAL=$2 -D OVERLAP=1 -D PINGPONG=1 \
