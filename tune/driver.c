@@ -115,9 +115,13 @@ child_start(tlx_tune *T, ChildFn fn, const int *cfg, Child *c)
 		return;
 	}
 	if (!c->pid) {
+		/* a group of its own, which a timeout kills whole: ptxas
+		 * too, which the compiler runs as a child */
+		setpgid(0, 0);
 		close(fds[0]);
 		_exit(fn(T, cfg, fds[1]));
 	}
+	setpgid(c->pid, c->pid);  /* either side may run first */
 	close(fds[1]);
 	c->fd = fds[0];
 	c->deadline = tune_now() + T->o.timeout;
@@ -130,7 +134,9 @@ child_reap(Child *c, int timed_out)
 
 	close(c->fd);
 	c->fd = -1;
-	if (timed_out)
+	/* a timed-out child and what it started (its group: the leader,
+	 * not yet reaped, keeps the group's id from being reused) */
+	if (timed_out && kill(-c->pid, SIGKILL))
 		kill(c->pid, SIGKILL);
 	while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR)
 		;

@@ -20,12 +20,14 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tlx/tlxrt.h"
@@ -110,9 +112,25 @@ plant(const tlx_tune *T, const int *cfg, int crash, int segv, int hang)
 		signal(SIGSEGV, SIG_DFL);
 		raise(SIGSEGV);
 	}
-	if (tune_synth_has(T, cfg, hang))
+	if (tune_synth_has(T, cfg, hang)) {
+		/* a compile hangs where a real one would, waiting on the
+		 * assembler it started (a child the timeout must end too;
+		 * this one ends itself after 60 s should that fail) */
+		if (hang == SY_CHANG) {
+			pid_t p = fork();
+
+			if (p == 0) {
+				alarm(60);
+				for (;;)
+					pause();
+			}
+			if (p > 0)
+				while (waitpid(p, NULL, 0) < 0 && errno == EINTR)
+					;
+		}
 		for (;;)
 			pause();
+	}
 }
 
 /* ---- compiling ---------------------------------------------------------- */
