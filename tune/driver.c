@@ -669,15 +669,16 @@ static void
 pick_best(tlx_tune *T)
 {
 	const Eval **ok = malloc((size_t)(T->nevals ? T->nevals : 1) * sizeof *ok);
-	const int *cfgs[MAXFIN];
-	int nok = 0, flat[MAXFIN * MAXP];
-	Child cc[MAXFIN], rt;
-	unsigned char *imgs[MAXFIN];
-	size_t lens[MAXFIN];
+	const int *cfgs[MAXFIN + 1];
+	int nok = 0, flat[MAXFIN * MAXP], nimg;
+	Child cc[MAXFIN + 1], rt;
+	unsigned char *imgs[MAXFIN + 1];
+	size_t lens[MAXFIN + 1];
 
 	T->has_best = 0;
 	T->nfin = 0;
 	T->retime_status = -1;
+	T->default_retimed = NAN;
 	for (int i = 0; ok && i < T->nevals; i++)
 		if (T->evals[i].status == TLX_TUNE_OK)
 			ok[nok++] = &T->evals[i];
@@ -701,8 +702,12 @@ pick_best(tlx_tune *T)
 		T->nfin = 0;
 		return;
 	}
-	compile_batch(T, cfgs, T->nfin, cc);
-	for (int i = 0; i < T->nfin; i++) {
+	/* the default configuration too, last, so that the winner's
+	 * speed-up over it is of times taken together */
+	nimg = T->nfin + (T->ref != NULL);
+	cfgs[T->nfin] = NULL;
+	compile_batch(T, cfgs, nimg, cc);
+	for (int i = 0; i < nimg; i++) {
 		imgs[i] = cc[i].buf;
 		lens[i] = cc[i].len;
 		if (cc[i].st != CH_OK)
@@ -710,12 +715,13 @@ pick_best(tlx_tune *T)
 	}
 	T->child_imgs = imgs;
 	T->child_lens = lens;
-	T->child_nimgs = T->nfin;
+	T->child_nimgs = nimg;
+	T->child_default = nimg > T->nfin;
 	T->child_dev = T->devs[0];
 	if (T->retime_status < 0) {
 		int st = child_run(T, tune_retime_child, flat, &rt);
 
-		T->retime_status = st == CH_OK && rt.len == (size_t)T->nfin * sizeof(double)
+		T->retime_status = st == CH_OK && rt.len == (size_t)nimg * sizeof(double)
 			? TLX_TUNE_OK
 			: st == CH_TIMEOUT ? TLX_TUNE_TIMEOUT
 			: st == CH_CRASH ? TLX_TUNE_CRASH : TLX_TUNE_FAILED;
@@ -730,10 +736,15 @@ pick_best(tlx_tune *T)
 			}
 			memcpy(T->best, T->fin[b].cfg, sizeof T->best);
 			T->best_cost = T->fin[b].cost;
+			if (T->child_default)
+				memcpy(&T->default_retimed,
+				       rt.buf + T->nfin * sizeof(double),
+				       sizeof(double));
 		}
 		free(rt.buf);
 	}
-	for (int i = 0; i < T->nfin; i++)
+	T->child_default = 0;
+	for (int i = 0; i < nimg; i++)
 		free(cc[i].buf);
 }
 
@@ -1203,6 +1214,7 @@ reset(tlx_tune *T)
 	T->nevals = T->nskipped = T->nfin = T->has_best = T->ncached = 0;
 	T->npri = 0;
 	T->retime_status = -1;
+	T->default_retimed = NAN;
 	T->repeats = T->o.repeats ? T->o.repeats : cuda ? ef->repeats : 3;
 	T->rounds = T->o.rounds ? T->o.rounds : cuda ? ef->rounds : 3;
 	T->jobs = T->o.jobs ? T->o.jobs : cores > 0 ? (int)cores : 1;

@@ -133,6 +133,7 @@ struct tlx_tune {
 	unsigned char *ref;  /* the default configuration's output */
 	size_t reflen;
 	double default_cost; /* the default configuration's (not re-timed) */
+	double default_retimed; /* re-timed with the finalists (NAN: not) */
 	char shape[TUNE_SHAPE];  /* the integer scalar arguments, from the
 				    reference's child: "M=4096 N=4096" */
 	char device[128];    /* the device's name and driver, from the
@@ -169,6 +170,7 @@ struct tlx_tune {
 	unsigned char **child_imgs;
 	size_t *child_lens;
 	int child_nimgs;
+	int child_default;   /* re-timing: the last image is the default's */
 };
 
 double tune_now(void);

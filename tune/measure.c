@@ -531,9 +531,10 @@ tune_run_child(tlx_tune *T, const int *cfg, int fd)
 	return 0;
 }
 
-/* The finalists (cfgs: child_nimgs configurations), each launched once,
- * then timed round-robin: rounds x (f1, f2, ...), an L2 flush before
- * every launch; writes each one's median (doubles). */
+/* The finalists (cfgs: child_nimgs configurations; with child_default
+ * the last image is the default configuration's, which cfgs lacks), each
+ * launched once, then timed round-robin: rounds x (f1, f2, ...), an L2
+ * flush before every launch; writes each one's median (doubles). */
 int
 tune_retime_child(tlx_tune *T, const int *cfgs, int fd)
 {
@@ -546,10 +547,12 @@ tune_retime_child(tlx_tune *T, const int *cfgs, int fd)
 		return 3;
 	for (int r = 0; r < T->rounds; r++)
 		for (int i = 0; i < n; i++) {
-			const int *cfg = cfgs + (size_t)i * T->np;
-
-			if (T->o.backend == TLX_TUNE_SYNTHETIC)
-				times[i * T->rounds + r] = synth_cost(T, cfg);
+			if (T->o.backend != TLX_TUNE_SYNTHETIC)
+				continue;
+			times[i * T->rounds + r] =
+				T->child_default && i == n - 1
+				? T->default_cost
+				: synth_cost(T, cfgs + (size_t)i * T->np);
 		}
 	if (T->o.backend != TLX_TUNE_SYNTHETIC) {
 		if (bench_open(&B))

@@ -132,6 +132,8 @@ tlx_tune_write_json(tlx_tune *T, const char *path)
 		"  \"skipped\": %d,\n  \"default_cost\": ", T->wall, T->nevals,
 		T->nskipped);
 	json_cost(f, T->ref ? T->default_cost : INFINITY);
+	fprintf(f, ",\n  \"default_retimed\": ");
+	json_cost(f, T->default_retimed);
 	json_checks(f, T);
 	fprintf(f, ",\n  \"cached\": ");
 	if (T->ncached)
