@@ -337,10 +337,11 @@ stmt_assign(Sema *s, Ast *st)
 		v = sema_binary(s, st->op, cur, v, st->loc);
 	if (v.kind == SV_ERROR || cur.kind == SV_ERROR)
 		return;
-	if (cur.kind == SV_SLOT || v.kind == SV_SLOT) {
+	if (cur.kind == SV_SLOT) {
 		/* a slot variable keeps its pipe and role: what can be
-		 * released or committed through it */
-		if (v.kind != SV_SLOT || cur.kind != SV_SLOT || v.sym != cur.sym ||
+		 * released or committed through it (a slot assigned to
+		 * any other variable is refused below, as not a value) */
+		if (v.kind != SV_SLOT || v.sym != cur.sym ||
 		    v.producer != cur.producer) {
 			diag_error(s->diag, st->loc, "cannot assign %s to '%s', "
 				   "a slot of pipe '%s' from '%s()'",
