@@ -277,6 +277,9 @@ cg_tile(CgFn *fn, Value v, const Layout *ly)
 					    : cg_cur_scratch(fn));
 			if (fence)
 				cg_barrier(fn);
+			/* its scratch traffic is made here, not at its place */
+			if (conv)
+				fn->smem_epoch++;
 		}
 	}
 	cg_set_tile(fn, v, ly, r);
@@ -537,7 +540,11 @@ quiet(Op *op)
  * barrier, read: the second write raced with the first reads).  Made
  * later than at its place with anything but quiet ops between, it is
  * fenced: a barrier before its writes (here; true) and one after its
- * reads (the caller's), so it orders as if it were at its place.
+ * reads (the caller's), so it orders as if it were at its place.  A
+ * conversion made counts as such an op: two made at one use (a store's
+ * value and mask) may come in the other order than at their places,
+ * where the barrier of the one insert-syncs saw second separated the
+ * first one's reads from a later conversion's writes.
  */
 bool
 cg_conv_fence(CgFn *fn, Value v)
