@@ -778,6 +778,8 @@ typedef struct SmemEntry {
 	Op *op;                 /* a buffer's alloc, or an op's scratch */
 	int64_t size, off, align;
 	uint32_t first, last;   /* live from op position first to last */
+	uint32_t group;         /* made inside one task (0: not): the task's */
+	uint32_t span_first, span_last;  /* ... and its `tasks` op's positions */
 } SmemEntry;
 
 typedef struct SmemPlan {

@@ -20,8 +20,12 @@
  * mbar_alloc) lives from its op to its last use through any view,
  * stretched over every loop that uses it or contains it (a buffer keeps
  * its contents across iterations); each op with scratch gets an interval
- * of one position.  Buffers and scratch used inside `tasks` live through
- * the whole of it: tasks run concurrently.  Intervals are placed first-fit by decreasing size at
+ * of one position.  Buffers and scratch used inside `tasks` but made
+ * outside any one task live through the whole of it: tasks run
+ * concurrently; what one task makes (an op's scratch, a buffer it
+ * allocates) lives as in straight-line code, within the task, and never
+ * shares memory with what another task of the same `tasks` makes (a task
+ * with replicas sharing one body, all of it).  Intervals are placed first-fit by decreasing size at
  * 128-byte alignment (mbarriers at 8); two overlap in memory only when
  * they do not overlap in time, except that small scratch (up to 1 KiB:
  * reductions) never shares memory with other small scratch, so that
@@ -197,13 +201,14 @@ typedef struct Planner {
 	Arena *a;
 	uint32_t pos;
 	int32_t *root;  /* value -> entry of its buffer, or -1 */
+	uint32_t group, ngroups;  /* the task being walked (0: none) */
 } Planner;
 
 static int32_t
 add_entry(Planner *pl, Op *op, int64_t size, int64_t align)
 {
 	SmemEntry e = { .op = op, .size = size, .align = align,
-			.first = pl->pos, .last = pl->pos };
+			.first = pl->pos, .last = pl->pos, .group = pl->group };
 
 	vec_push(pl->a, &pl->p->e, e);
 	return (int32_t)pl->p->e.n - 1;
@@ -230,7 +235,7 @@ plan_op(Planner *pl, Op *op)
 {
 	SmemPlan *p = pl->p;
 	int64_t need;
-	uint32_t i, start;
+	uint32_t i, start, g0;
 	int32_t r = -1;
 
 	pl->pos++;
@@ -259,15 +264,24 @@ plan_op(Planner *pl, Op *op)
 	if (!op->nregions)
 		return;
 	start = pl->pos;
+	g0 = pl->ngroups;
+	if (op->kind == OP_TASK && attr_int(&op->attrs, "replicas", 1) == 1)
+		pl->group = ++pl->ngroups;
 	for (i = 0; i < op->nregions; i++)
 		plan_block(pl, op->regions[i]);
+	if (op->kind == OP_TASK)
+		pl->group = 0;
 	if (op->kind == OP_TASKS) {
-		/* tasks run concurrently: what any of them uses lives
-		 * through all of them */
+		/* tasks run concurrently: what they use but no one task
+		 * made lives through all of them; what a task made is the
+		 * task's (place keeps the tasks' apart) */
 		for (i = 0; i < p->e.n; i++) {
 			SmemEntry *e = &p->e.v[i];
 
-			if (e->last >= start && e->last <= pl->pos) {
+			if (e->group > g0) {
+				e->span_first = start;
+				e->span_last = pl->pos;
+			} else if (e->last >= start && e->last <= pl->pos) {
 				e->first = MIN(e->first, start);
 				e->last = pl->pos;
 			}
@@ -304,6 +318,18 @@ small(const SmemEntry *e)
 	return e->size <= 1024 && !is_buffer(e->op);
 }
 
+/* May a and b not share memory?  Live at once, two small scratch, or
+ * made by two tasks of one `tasks` op (which run concurrently). */
+static bool
+conflict(const SmemEntry *a, const SmemEntry *b)
+{
+	if (a->group && b->group && a->group != b->group &&
+	    a->span_first == b->span_first)
+		return true;
+	return !(a->last < b->first || b->last < a->first) ||
+	       (small(a) && small(b));
+}
+
 static int
 by_size(const void *x, const void *y)
 {
@@ -338,8 +364,7 @@ place(SmemPlan *p, Arena *a)
 			for (j = 0; j < i; j++) {
 				SmemEntry *o = order[j];
 
-				if ((o->last < e->first || e->last < o->first) &&
-				    !(small(o) && small(e)))
+				if (!conflict(o, e))
 					continue;
 				if (off < o->off + o->size && o->off < off + e->size) {
 					off = o->off + o->size;

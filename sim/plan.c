@@ -21,8 +21,11 @@
  * use through any view (smem_index, smem_slice, smem_trans, mbar_at),
  * stretched over the whole of every loop (for, while) that uses it or
  * contains it; an op's scratch lives at that op only.  What the ops of a
- * `tasks` use, scratch included, lives through all of it: tasks run at
- * once.
+ * `tasks` use but no one task made lives through all of it: tasks run at
+ * once; what one task made (its ops' scratch, a buffer it allocates)
+ * lives as in straight-line code, and overlaps nothing another task of
+ * the same `tasks` made (a task with replicas sharing one body: all of
+ * it lives through the `tasks`).
  */
 #include <string.h>
 
@@ -58,6 +61,8 @@ typedef struct Range {
 	uint32_t first, last;
 	bool scratch;
 	bool point;  /* scratch live at its op only (not in tasks) */
+	uint32_t group;  /* made by one task (0: not): the task's */
+	uint32_t span;   /* ... and the position of its `tasks` */
 } Range;
 
 typedef struct Walk {
@@ -66,6 +71,7 @@ typedef struct Walk {
 	Vec(Range) r;
 	int32_t *root;  /* value -> range of its buffer, or -1 */
 	uint32_t pos;
+	uint32_t group, ngroups;  /* the task being walked (0: none) */
 } Walk;
 
 static void walk_block(Walk *w, Block *b);
@@ -85,7 +91,8 @@ static int32_t
 add_range(Walk *w, Op *op, const char *name, int64_t off, int64_t size,
 	  int64_t align, bool scratch)
 {
-	Range r = { op, name, off, size, align, w->pos, w->pos, scratch, scratch };
+	Range r = { op, name, off, size, align, w->pos, w->pos, scratch, scratch,
+		    w->group, 0 };
 
 	vec_push(&w->L->arena, &w->r, r);
 	return (int32_t)w->r.n - 1;
@@ -95,7 +102,7 @@ static void
 walk_op(Walk *w, Op *op)
 {
 	const SimSmemBuf *b;
-	uint32_t i, start;
+	uint32_t i, start, g0;
 	int32_t r = -1;
 	Type *t;
 
@@ -127,14 +134,22 @@ walk_op(Walk *w, Op *op)
 	if (!op->nregions)
 		return;
 	start = w->pos;
+	g0 = w->ngroups;
+	if (op->kind == OP_TASK && attr_int(&op->attrs, "replicas", 1) == 1)
+		w->group = ++w->ngroups;
 	for (i = 0; i < op->nregions; i++)
 		walk_block(w, op->regions[i]);
+	if (op->kind == OP_TASK)
+		w->group = 0;
 	if (op->kind == OP_TASKS) {
-		/* tasks run at once: what any uses lives through all */
+		/* tasks run at once: what they use but no one task made
+		 * lives through all of them */
 		for (i = 0; i < w->r.n; i++) {
 			Range *e = &w->r.v[i];
 
-			if (e->last >= start && e->last <= w->pos) {
+			if (e->group > g0) {
+				e->span = start;
+			} else if (e->last >= start && e->last <= w->pos) {
 				e->first = MIN(e->first, start);
 				e->last = w->pos;
 				e->point = false;
@@ -243,7 +258,17 @@ sim_plan_check(SimLaunch *L)
 			Range *a = &w.r.v[i], *s = a->point ? a : b;
 			Range *o = a->point ? b : a;
 
-			if (!overlap(a, b) || (a->point && b->point))
+			if (!overlap(a, b))
+				continue;
+			if (a->group && b->group && a->group != b->group &&
+			    a->span == b->span) {
+				describe(L, b, d1, sizeof d1);
+				describe(L, a, d2, sizeof d2);
+				sim_fault(L, b->op, "shared-memory plan: %s overlaps "
+					  "%s, made by another task, which runs "
+					  "at the same time", d1, d2);
+			}
+			if (a->point && b->point)
 				continue;
 			if (s->point && (s->first < o->first || s->first > o->last))
 				continue;
