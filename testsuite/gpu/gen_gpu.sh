@@ -29,9 +29,18 @@
 #
 # Each ends with a summary line; the exit status is 0 when nothing was
 # found.  Extra gen_gpu options go in GEN_GPU_FLAGS (--flags "...", -v).
+# Each also packs its logs and findings into $OUT/gen_gpu-MODE.tgz (the
+# device tool brings back only a few files of a call).
 cd "$(dirname "$0")" || exit 2
 out=${OUT:-.}
 jobs=$(nproc)
+# pack NAME PATH...: the paths (relative to $out) that exist, in one archive
+pack() {
+	name=$1
+	shift
+	set -- $(cd "$out" && for p in "$@"; do [ -e "$p" ] && echo "$p"; done)
+	[ $# -gt 0 ] && tar czf "$out/gen_gpu-$name.tgz" -C "$out" "$@"
+}
 cs=${COMPUTE_SANITIZER:-compute-sanitizer}
 command -v "$cs" >/dev/null 2>&1 || cs=/usr/local/cuda/bin/compute-sanitizer
 
@@ -47,6 +56,7 @@ run)
 	grep -v '^seed ' "$log"
 	echo "findings: $(grep -c '^seed ' "$log") (lines in $log)"
 	grep '^seed ' "$log" | head -20
+	pack run "gen_gpu-$seed.log" gen_gpu-findings
 	exit $rc
 	;;
 seeds)
@@ -62,6 +72,7 @@ seeds)
 	cat "$dir"/seed-*.log | grep '^seed ' | sort -t' ' -k2,2n > "$log"
 	echo "programs: $(grep -cE '^[0-9]+$' "$list"), findings: $(wc -l < "$log") (lines in $log)"
 	head -20 "$log"
+	pack seeds gen_gpu-seeds.log gen_gpu-seeds gen_gpu-findings
 	[ -s "$log" ] && exit 1
 	exit 0
 	;;
@@ -74,6 +85,7 @@ files)	# the reduced programs of earlier findings (testsuite/gpu/gen), or FILE..
 		$GEN_GPU_FLAGS "$@" > "$log"
 	rc=$?
 	cat "$log"
+	pack files gen_gpu-files.log gen_gpu-findings
 	exit $rc
 	;;
 one)	# one program under the tool (xargs runs these)
@@ -121,6 +133,7 @@ sanitize)
 	done
 	echo "$tool: $n programs in $(( $(date +%s) - start )) s: $clean clean," \
 	     "$san with sanitizer errors, $fnd gen_gpu findings, $other other"
+	pack "$tool" "gen_gpu-$tool"
 	[ "$clean" -eq "$n" ]
 	exit $?
 	;;
