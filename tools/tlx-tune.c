@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -572,12 +573,13 @@ build_space(Cli *C, tlx_tune *t)
 	return 0;
 }
 
-/* The summary of the static checks on stderr. */
+/* The summary of the static checks on stderr, and the winner against
+ * the default configuration where both were re-timed together. */
 static void
 summary(tlx_tune *t)
 {
 	int evals = 0, rej[3];
-	double s;
+	double s, best, dflt;
 
 	tlx_tune_num_evals(t, &evals);
 	tlx_tune_get_checks(t, NULL, rej, &s);
@@ -585,6 +587,11 @@ summary(tlx_tune *t)
 		"(%d by constraints, %d by the compiler's checks, %.3f s)\n",
 		evals, rej[0] + rej[1] + rej[2], rej[TLX_TUNE_BY_CONSTRAINT],
 		rej[TLX_TUNE_BY_COMPILER], s);
+	if (tlx_tune_get_best(t, NULL, &best) == TLX_OK &&
+	    tlx_tune_get_default(t, NULL, &dflt) == TLX_OK &&
+	    isfinite(dflt) && best > 0)
+		fprintf(stderr, "tlx-tune: the winner is %.2fx as fast as the "
+			"default configuration (timed together)\n", dflt / best);
 }
 
 static int

@@ -1345,6 +1345,18 @@ tlx_tune_get_param_name(tlx_tune *T, int i, const char **name)
 }
 
 int
+tlx_tune_get_default(tlx_tune *T, double *first, double *retimed)
+{
+	if (!T)
+		return TLX_MISUSE;
+	if (first)
+		*first = T->ref ? T->default_cost : INFINITY;
+	if (retimed)
+		*retimed = T->default_retimed;
+	return TLX_OK;
+}
+
+int
 tlx_tune_num_evals(tlx_tune *T, int *n)
 {
 	if (!T || !n)

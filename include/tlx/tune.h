@@ -216,6 +216,16 @@ TLX_API int tlx_tune_run(tlx_tune *t);
 TLX_API int tlx_tune_get_best(tlx_tune *t, int64_t *values /* OUT */,
 			      double *cost /* OUT */);
 
+/*
+ * The default configuration's cost (the tuned parameters at their
+ * defaults).  METHOD.  OUT *first: its timing before the search (INFINITY
+ * when it did not run); OUT *retimed: its timing in the finalists'
+ * round-robin, beside the winner's re-timed cost (NAN when there was no
+ * re-timing).  Each may be NULL.
+ */
+TLX_API int tlx_tune_get_default(tlx_tune *t, double *first /* OUT */,
+				 double *retimed /* OUT */);
+
 /* The parameters (in the order they were added).  METHOD. */
 TLX_API int tlx_tune_num_params(tlx_tune *t, int *n /* OUT */);
 TLX_API int tlx_tune_get_param_name(tlx_tune *t, int i,

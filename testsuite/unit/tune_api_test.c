@@ -88,6 +88,15 @@ test_synthetic(const char *dir)
 	ASSERT(5, best[0]);
 	ASSERT(3, best[1]);
 	CHECK(cost == 1);
+	{
+		/* the default timed before the search and again beside the
+		 * finalists (synthetic: the same cost) */
+		double first = 0, again = 0;
+
+		ASSERT(TLX_OK, tlx_tune_get_default(t, &first, &again));
+		CHECK(first > 0 && first < 1e30 && again == first);
+		ASSERT(TLX_MISUSE, tlx_tune_get_default(NULL, NULL, NULL));
+	}
 	ASSERT(TLX_OK, tlx_tune_num_params(t, &n));
 	ASSERT(2, n);
 	ASSERT(TLX_OK, tlx_tune_get_param_name(t, 1, &name));
