@@ -277,9 +277,6 @@ cg_tile(CgFn *fn, Value v, const Layout *ly)
 					    : cg_cur_scratch(fn));
 			if (fence)
 				cg_barrier(fn);
-			/* its scratch traffic is made here, not at its place */
-			if (conv)
-				fn->smem_epoch++;
 		}
 	}
 	cg_set_tile(fn, v, ly, r);
@@ -549,10 +546,12 @@ quiet(Op *op)
 bool
 cg_conv_fence(CgFn *fn, Value v)
 {
-	if (fn->vals[v].conv_epoch == fn->smem_epoch)
-		return false;
-	cg_barrier(fn);
-	return true;
+	bool late = fn->vals[v].conv_epoch != fn->smem_epoch;
+
+	fn->smem_epoch++;  /* v's conversion is made next, here */
+	if (late)
+		cg_barrier(fn);
+	return late;
 }
 
 /* Computes op only scalars (or addresses of barriers), touching no

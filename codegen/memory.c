@@ -1481,7 +1481,6 @@ stream_store(Access *a)
 	cg_loop_end(fn, &loop, nr / (uint32_t)n);
 	if (fence)
 		cg_barrier(fn);
-	fn->smem_epoch++;  /* a conversion made here (cg_conv_fence) */
 	return true;
 }
 

@@ -779,7 +779,7 @@ typedef struct SmemEntry {
 	int64_t size, off, align;
 	uint32_t first, last;   /* live from op position first to last */
 	uint32_t group;         /* made inside one task (0: not): the task's */
-	uint32_t span_first, span_last;  /* ... and its `tasks` op's positions */
+	uint32_t span;          /* ... and its `tasks` op's position */
 } SmemEntry;
 
 typedef struct SmemPlan {

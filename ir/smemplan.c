@@ -279,8 +279,7 @@ plan_op(Planner *pl, Op *op)
 			SmemEntry *e = &p->e.v[i];
 
 			if (e->group > g0) {
-				e->span_first = start;
-				e->span_last = pl->pos;
+				e->span = start;
 			} else if (e->last >= start && e->last <= pl->pos) {
 				e->first = MIN(e->first, start);
 				e->last = pl->pos;
@@ -324,7 +323,7 @@ static bool
 conflict(const SmemEntry *a, const SmemEntry *b)
 {
 	if (a->group && b->group && a->group != b->group &&
-	    a->span_first == b->span_first)
+	    a->span == b->span)
 		return true;
 	return !(a->last < b->first || b->last < a->first) ||
 	       (small(a) && small(b));

@@ -716,7 +716,6 @@ pick_best(tlx_tune *T)
 	T->child_imgs = imgs;
 	T->child_lens = lens;
 	T->child_nimgs = nimg;
-	T->child_default = nimg > T->nfin;
 	T->child_dev = T->devs[0];
 	if (T->retime_status < 0) {
 		int st = child_run(T, tune_retime_child, flat, &rt);
@@ -736,14 +735,13 @@ pick_best(tlx_tune *T)
 			}
 			memcpy(T->best, T->fin[b].cfg, sizeof T->best);
 			T->best_cost = T->fin[b].cost;
-			if (T->child_default)
+			if (nimg > T->nfin)
 				memcpy(&T->default_retimed,
 				       rt.buf + T->nfin * sizeof(double),
 				       sizeof(double));
 		}
 		free(rt.buf);
 	}
-	T->child_default = 0;
 	for (int i = 0; i < nimg; i++)
 		free(cc[i].buf);
 }

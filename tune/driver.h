@@ -169,8 +169,7 @@ struct tlx_tune {
 	int child_confirm;   /* 1: the run confirms a suspiciously fast one */
 	unsigned char **child_imgs;
 	size_t *child_lens;
-	int child_nimgs;
-	int child_default;   /* re-timing: the last image is the default's */
+	int child_nimgs;     /* re-timing: past nfin, the default's image */
 };
 
 double tune_now(void);

@@ -531,8 +531,8 @@ tune_run_child(tlx_tune *T, const int *cfg, int fd)
 	return 0;
 }
 
-/* The finalists (cfgs: child_nimgs configurations; with child_default
- * the last image is the default configuration's, which cfgs lacks), each
+/* The finalists (cfgs: nfin configurations; an image past those, when
+ * child_nimgs has one, is the default configuration's), each
  * launched once, then timed round-robin: rounds x (f1, f2, ...), an L2
  * flush before every launch; writes each one's median (doubles). */
 int
@@ -550,8 +550,7 @@ tune_retime_child(tlx_tune *T, const int *cfgs, int fd)
 			if (T->o.backend != TLX_TUNE_SYNTHETIC)
 				continue;
 			times[i * T->rounds + r] =
-				T->child_default && i == n - 1
-				? T->default_cost
+				i >= T->nfin ? T->default_cost
 				: synth_cost(T, cfgs + (size_t)i * T->np);
 		}
 	if (T->o.backend != TLX_TUNE_SYNTHETIC) {

@@ -192,12 +192,13 @@ for c in "64 0" "64 1" "128 0" "128 1" "256 0" "256 1"; do
 	if [ "$1" = 256 ]; then
 		# D 256 with 32 keys a block, which leaves room for two and three
 		# stages (and OVERLAP's second block); s2: 64 keys and two stages
-		for v in "b32:2:0" "b32s3:3:0" "b32o1:2:1" "s2:2:0"; do
-			bn=32
-			[ "${v%%:*}" = s2 ] && bn=64
-			"$tlxc" $t -D D=256 -D CAUSAL=$2 -D BN=$bn -D STAGES=$(echo $v | cut -d: -f2) \
-				-D OVERLAP=$(echo $v | cut -d: -f3) "$top/examples/attention_fwd.tlx" \
-				-o "$out/cubin/attn-d256-c$2-$(echo $v | cut -d: -f1).cubin"
+		# (NAME BN STAGES OVERLAP)
+		causal=$2
+		for v in "b32 32 2 0" "b32s3 32 3 0" "b32o1 32 2 1" "s2 64 2 0"; do
+			set -- $v
+			"$tlxc" $t -D D=256 -D CAUSAL=$causal -D BN=$2 -D STAGES=$3 -D OVERLAP=$4 \
+				"$top/examples/attention_fwd.tlx" \
+				-o "$out/cubin/attn-d256-c$causal-$1.cubin"
 		done
 		continue
 	fi
