@@ -91,7 +91,7 @@ done
 # WARPS), and beside them its mma.sync build: the same compiler's sm_80
 # code (ldmatrix, mma.sync, cp.async) assembled for sm_90a
 for c in "128 128 64 3 4" "128 128 64 4 4" "128 256 64 3 8" "128 256 64 4 8" \
-	 "256 128 64 3 8" "128 128 32 4 4" "64 256 64 4 4"; do
+	 "256 128 64 3 8" "128 128 32 4 4" "64 256 64 4 4" "128 256 32 5 8"; do
 	set -- $c
 	d="-D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 -D WARPS=$5"
 	"$tlxc" $t $d "$top/examples/matmul.tlx" -o "$out/cubin/gemm-$1x$2x$3-s$4-w$5.cubin"
@@ -190,11 +190,11 @@ for c in "64 0" "64 1" "128 0" "128 1" "256 0" "256 1"; do
 	"$tlxc" $t -D D=$1 -D CAUSAL=$2 "$top/examples/attention_fwd.tlx" \
 		-o "$out/cubin/attn-d$1-c$2.cubin"
 	if [ "$1" = 256 ]; then
-		# D 256 with 32 keys a block, which leaves room for two and three
-		# stages (and OVERLAP's second block); s2: 64 keys and two stages
+		# D 256 with 32 keys a block, which leaves room for three stages
+		# (and OVERLAP's second block); s1: 64 keys and one stage
 		# (NAME BN STAGES OVERLAP)
 		causal=$2
-		for v in "b32 32 2 0" "b32s3 32 3 0" "b32o1 32 2 1" "s2 64 2 0"; do
+		for v in "b32 32 2 0" "b32s3 32 3 0" "b32o1 32 2 1" "s1 64 1 0"; do
 			set -- $v
 			"$tlxc" $t -D D=256 -D CAUSAL=$causal -D BN=$2 -D STAGES=$3 -D OVERLAP=$4 \
 				"$top/examples/attention_fwd.tlx" \
