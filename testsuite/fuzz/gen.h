@@ -315,8 +315,10 @@ bool fz_inject_flip(const FzMeta *m, FzData *d, const FzNum *cls,
 /* ---- reduce.c ---------------------------------------------------------- */
 
 typedef struct FzReduceOpts {
-	const FzOracle *oracle;
-	FzCheckOpts check;
+	/* the check of a candidate: gen_test's oracle (fz_check), or gen_gpu's
+	 * GPU against the simulator in a process of its own */
+	void (*test)(void *ctx, const char *src, size_t len, FzResult *r);
+	void *ctx;
 	bool verbose;
 } FzReduceOpts;
 

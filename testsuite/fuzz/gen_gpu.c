@@ -32,6 +32,12 @@
  *     --inject-flip         a test of the comparison: corrupt one
  *                           compared element of every program's device
  *                           results; each must be a mismatch
+ *     --reduce              reduce each finding but timeouts (reduce.c)
+ *                           to DIR/NAME.min.tlx (needs --keep DIR and
+ *                           worker processes): every candidate runs in a
+ *                           process of its own, on the device and the
+ *                           simulator, and is kept while it fails in the
+ *                           same way
  *     --stmts N, --depth N, --no-shared, --no-atomics, --no-dot,
  *     --async PCT (programs with tasks, pipes, TMA, ...: gen_test's),
  *     --approx PCT (math calls with `approx: true`: gen_test's)
@@ -110,7 +116,7 @@ typedef struct Opts {
 	const char *device, *ref, *tlxc, *emit, *target, *keep, *flags;
 	int timeout_s;
 	double time_limit, t0;
-	bool nan_equal, bits, inject, verbose, quiet;
+	bool nan_equal, bits, inject, verbose, quiet, reduce;
 	FzGenOpts gen;
 	char tmp[256];
 } Opts;
@@ -522,13 +528,126 @@ do_one(Worker *w, long i, Rec *r)
 	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
 }
 
-/* ---- workers ---------------------------------------------------------------- */
+/* ---- reducing findings ------------------------------------------------------- */
 
 static long
 total(const Opts *o)
 {
 	return o->files ? o->nfiles : o->count;
 }
+
+static FzKind
+kind_of(int outcome)
+{
+	switch (outcome) {
+	case O_MISMATCH: return FZ_MISMATCH;
+	case O_COMPILE: return FZ_COMPILE;
+	case O_FAULT: return FZ_LAUNCH;
+	case O_CRASH: return FZ_CRASH;
+	case O_TIMEOUT: return FZ_TIMEOUT;
+	case O_SETUP: return FZ_SETUP;
+	default: return FZ_OK;
+	}
+}
+
+typedef struct RedCtx {
+	const Opts *o;
+	Rec *rec;           /* in memory shared with the child */
+} RedCtx;
+
+/* One candidate of a reduction: run as a worker would, in a child of its
+ * own (a fault loses the device's context), under the program's alarm. */
+static void
+reduce_test(void *ctx, const char *src, size_t len, FzResult *out)
+{
+	const RedCtx *c = ctx;
+	Rec *r = c->rec;
+	pid_t pid;
+	int st;
+
+	memset(r, 0, sizeof *r);
+	fflush(stdout);
+	fflush(stderr);
+	if ((pid = fork()) == 0) {
+		Worker w = { .o = c->o, .id = 255 };
+
+		alarm((unsigned)c->o->timeout_s);
+		run_program(&w, src, len, r);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		set(r, O_SETUP, "setup", "cannot run a candidate: %s", strerror(errno));
+	else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM)
+		set(r, O_TIMEOUT, "timeout", "no result after %d s", c->o->timeout_s);
+	else if (WIFSIGNALED(st) || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		set(r, O_CRASH, "crash", "the candidate's process died");
+	memset(out, 0, sizeof *out);
+	out->kind = kind_of(r->outcome);
+	snprintf(out->cls, sizeof out->cls, "%s", r->cls);
+	snprintf(out->msg, sizeof out->msg, "%s", r->msg);
+}
+
+/* --reduce: each finding (but timeouts, whose candidates each take the
+ * whole timeout) to o->keep/NAME.min.tlx. */
+static void
+reduce_findings(const Opts *o, const Rec *recs, Rec *scratch)
+{
+	RedCtx ctx = { o, scratch };
+	FzReduceOpts ro = { .test = reduce_test, .ctx = &ctx,
+			    .verbose = o->verbose };
+	long i;
+
+	for (i = 0; i < total(o); i++) {
+		const Rec *r = &recs[i];
+		FzResult want = { .kind = kind_of(r->outcome) };
+		char name[300], path[700], *src, *min, *dot;
+		const char *base;
+		double t0 = fz_now();
+		int tests = 0, before = 0, after = 0;
+		size_t len, k;
+		FILE *f;
+
+		if (!r->done || !finding(r->outcome) || r->outcome == O_TIMEOUT ||
+		    r->outcome == O_SETUP || !(src = program(o, i, &len, name, sizeof name)))
+			continue;
+		snprintf(want.cls, sizeof want.cls, "%s", r->cls);
+		min = fz_reduce(src, &want, &ro, &tests);
+		if (o->files) {
+			base = strrchr(o->files[i], '/');
+			snprintf(path, sizeof path, "%s/%s", o->keep,
+				 base ? base + 1 : o->files[i]);
+			if ((dot = strrchr(path, '.')) && dot > strrchr(path, '/'))
+				*dot = 0;
+			k = strlen(path);
+			snprintf(path + k, sizeof path - k, ".min.tlx");
+		} else {
+			snprintf(path, sizeof path, "%s/seed-%llu.min.tlx", o->keep,
+				 (unsigned long long)(o->seed + (uint64_t)i));
+		}
+		for (k = 0; k < len; k++)
+			before += src[k] == '\n';
+		if (min && (f = fopen(path, "w"))) {
+			for (k = 0; min[k]; k++)
+				after += min[k] == '\n';
+			fprintf(f, "// A finding of gen_gpu (%s, %s -O3 --target=%s, %s), "
+				"reduced: %s\n// reproduce: gen_gpu --device %s%s %s\n%s",
+				outcome_names[r->outcome], o->emit, o->target, o->device,
+				r->cls, o->device, o->inject ? " --inject-flip" :
+				o->bits ? " --bits" : "", path, min);
+			fclose(f);
+			printf("%s: reduced %d -> %d lines in %d checks (%.1f s): %s\n",
+			       name, before, after, tests, fz_now() - t0, path);
+		} else {
+			printf("%s: not reduced: %s\n", name,
+			       min ? strerror(errno) : "no smaller program fails the same way");
+		}
+		fflush(stdout);
+		free(min);
+		free(src);
+	}
+}
+
+/* ---- workers ---------------------------------------------------------------- */
 
 static void
 worker(const Opts *o, int id, Shared *sh, Rec *recs)
@@ -962,7 +1081,7 @@ usage(void)
 	fprintf(stderr, "usage: gen_gpu [--seed S] [--count N] [-j N] "
 		"[--device cuda|sim] [--ref same|O0] [--tlxc PATH] "
 		"[--emit cubin|ptx] [--target T] [--flags \"...\"] [--keep DIR] "
-		"[--timeout S] [--strict-nan] [--bits] [--inject-flip] "
+		"[--timeout S] [--strict-nan] [--bits] [--inject-flip] [--reduce] "
 		"[--stmts N] [--depth N] [--no-shared] [--no-atomics] [--no-dot] [--async PCT] "
 		"[--approx PCT] "
 		"[-v|-q] [FILE.tlx...]\n");
@@ -1040,6 +1159,8 @@ main(int argc, char **argv)
 			o.bits = true;
 		else if (!strcmp(a, "--inject-flip"))
 			o.inject = true;
+		else if (!strcmp(a, "--reduce"))
+			o.reduce = true;
 		else if (!strcmp(a, "--stmts") && more)
 			o.gen.max_stmts = atoi(argv[++i]);
 		else if (!strcmp(a, "--depth") && more)
@@ -1069,7 +1190,8 @@ main(int argc, char **argv)
 	}
 	if (o.jobs < 0 || o.jobs > 256 || total(&o) <= 0 ||
 	    (strcmp(o.ref, "same") && strcmp(o.ref, "O0")) ||
-	    (strcmp(o.emit, "cubin") && strcmp(o.emit, "ptx")))
+	    (strcmp(o.emit, "cubin") && strcmp(o.emit, "ptx")) ||
+	    (o.reduce && (!o.keep || o.jobs == 0)))
 		usage();
 	if (!o.tlxc)
 		o.tlxc = default_tlxc();
@@ -1084,7 +1206,8 @@ main(int argc, char **argv)
 		remove_tmp(o.tmp);
 		return 2;
 	}
-	bytes = sizeof *sh + (size_t)total(&o) * sizeof *recs;
+	/* the records, and one for --reduce's candidates */
+	bytes = sizeof *sh + (size_t)(total(&o) + 1) * sizeof *recs;
 	sh = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 		  -1, 0);
 	if (sh == MAP_FAILED) {
@@ -1112,6 +1235,8 @@ main(int argc, char **argv)
 		tlxrt_device_close(w.sim);
 	} else {
 		run_workers(&o, sh, recs);
+		if (o.reduce)
+			reduce_findings(&o, recs, &recs[total(&o)]);
 	}
 	rc = summary(&o, recs, fz_now() - o.t0);
 	remove_tmp(o.tmp);

@@ -122,10 +122,18 @@ print_result(const char *what, const FzResult *r)
 }
 
 static void
+check_candidate(void *ctx, const char *src, size_t len, FzResult *r)
+{
+	const Opts *o = ctx;
+
+	fz_check(o->oracle, src, len, &o->check, r);
+}
+
+static void
 reduce_one(const Opts *o, const char *src, const FzResult *r,
 	   const char *path)
 {
-	FzReduceOpts ro = { o->oracle, o->check, o->verbose };
+	FzReduceOpts ro = { check_candidate, (void *)o, o->verbose };
 	double t0 = fz_now();
 	int tests = 0, before = 0, after = 0;
 	char *min = fz_reduce(src, r, &ro, &tests);

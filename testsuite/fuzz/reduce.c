@@ -99,7 +99,7 @@ still_fails(Red *R)
 		return false;
 	}
 	R->tests++;
-	fz_check(R->o->oracle, s, strlen(s), &R->o->check, &r);
+	R->o->test(R->o->ctx, s, strlen(s), &r);
 	same = r.kind == R->want->kind && strcmp(r.cls, R->want->cls) == 0;
 	if (R->o->verbose)
 		fprintf(stderr, "reduce: test %d: %s%s\n", R->tests, r.cls,

@@ -21,6 +21,11 @@
 #       the given finding files, or the reduced programs of earlier GPU
 #       findings (testsuite/gpu/gen, carried as gen/); the log is
 #       $OUT/gen_gpu-files.log
+#   ./gen_gpu.sh reduce FILE...
+#       each finding file's program reduced on the GPU (gen_gpu --reduce:
+#       the smallest program that still fails the same way), each in a
+#       gen_gpu of its own, as many at once as there are cores; logs and
+#       NAME.min.tlx in $OUT/gen_gpu-reduced/
 #   ./gen_gpu.sh sanitize TOOL [COUNT [SEED]]
 #       compute-sanitizer's TOOL (memcheck, racecheck, synccheck,
 #       initcheck) on COUNT programs (default 200 for memcheck, else 50),
@@ -87,6 +92,19 @@ files)	# the reduced programs of earlier findings (testsuite/gpu/gen), or FILE..
 	cat "$log"
 	pack files gen_gpu-files.log gen_gpu-findings
 	exit $rc
+	;;
+reduce)
+	shift
+	[ $# -gt 0 ] || { echo "usage: gen_gpu.sh reduce FILE..." >&2; exit 2; }
+	dir="$out/gen_gpu-reduced"
+	mkdir -p "$dir"
+	# shellcheck disable=SC2016
+	printf '%s\n' "$@" | xargs -P "$jobs" -I{} sh -c \
+		'./gen_gpu -j 1 --timeout 60 --keep "$2" --reduce $GEN_GPU_FLAGS "$1" \
+		 > "$2/$(basename "$1" .tlx).log" 2>&1' sh {} "$dir"
+	cat "$dir"/*.log | grep -E 'reduced|programs in'
+	pack reduce gen_gpu-reduced
+	exit 0
 	;;
 one)	# one program under the tool (xargs runs these)
 	tool=$2
