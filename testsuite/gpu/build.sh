@@ -24,7 +24,7 @@ $cc -o "$out/launch_cost" "$top/bench/launch_cost.c" $rt
 # with the tlxc below)
 fz="$top/testsuite/fuzz"
 # shellcheck disable=SC2086
-$cc -o "$out/gen_gpu" "$fz/gen_gpu.c" "$fz/gen.c" "$fz/stmt.c" "$fz/async.c" "$fz/oracle.c" \
+$cc -o "$out/gen_gpu" "$fz/gen_gpu.c" "$fz/gen.c" "$fz/stmt.c" "$fz/async.c" "$fz/oracle.c" "$fz/reduce.c" \
 	"$fz/compare.c" $rt
 t="--target=sm_90a $TLXC_FLAGS"  # TLXC_FLAGS: extra options for every cubin
 "$tlxc" $t "$top/examples/vadd.tlx" -o "$out/cubin/vadd.cubin"
