@@ -40,6 +40,17 @@ elem_at(char *out, size_t n, Type *t, int64_t i)
 	return out;
 }
 
+/* Element i's index, "[i, j]". */
+static void
+index_of(char *out, size_t n, Type *t, int64_t i)
+{
+	Buf b = { 0 };
+
+	sim_index_str(&b, t, i);
+	snprintf(out, n, "%s", b.s ? b.s : "?");
+	buf_free(&b);
+}
+
 /* Every byte of [p, p+n) equals v. */
 static bool
 all_eq(const uint8_t *p, size_t n, uint8_t v)
@@ -332,6 +343,65 @@ sim_op_load(SimLaunch *L, SimAct *act, Op *op)
 		}
 }
 
+typedef struct Lane {
+	uint64_t p;
+	int64_t i;
+} Lane;
+
+static int
+lane_cmp(const void *a, const void *b)
+{
+	const Lane *x = a, *y = b;
+
+	if (x->p != y->p)
+		return x->p < y->p ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Two active lanes of one store at one address with different values:
+ * which one lands is not defined on the GPU, so it is a fault.  Lanes at
+ * one address with equal bytes (a broadcast value) are fine. */
+static void
+store_conflicts(SimLaunch *L, Op *op, const Access *x, const uint8_t *v)
+{
+	int64_t i, k = 0, last = -1, a = -1, b = -1;
+	bool rising = true;
+	uint64_t at = 0;
+	char ea[64], eb[64];
+	Lane *s;
+
+	for (i = 0; i < x->n; i++)
+		if (!x->mask || (x->mask[i] & 1)) {
+			rising &= last < 0 || x->ptr[i] > x->ptr[last];
+			last = i;
+			k++;
+		}
+	if (rising)
+		return;
+	s = sim_xalloc(L, (size_t)k * sizeof *s);
+	for (i = 0, k = 0; i < x->n; i++)
+		if (!x->mask || (x->mask[i] & 1))
+			s[k++] = (Lane){ x->ptr[i], i };
+	qsort(s, (size_t)k, sizeof *s, lane_cmp);
+	for (i = 1; i < k && a < 0; i++)
+		if (s[i].p == s[i - 1].p &&
+		    memcmp(v + s[i].i * x->es, v + s[i - 1].i * x->es,
+			   (size_t)x->es)) {
+			a = s[i - 1].i;
+			b = s[i].i;
+			at = s[i].p;
+		}
+	free(s);
+	if (a < 0)
+		return;
+	index_of(ea, sizeof ea, x->t, a);
+	index_of(eb, sizeof eb, x->t, b);
+	sim_fault(L, op, "store: elements %s and %s write different values to "
+		  "one address (0x%llx): which one lands is not defined; store "
+		  "each address from one element, or use an atomic",
+		  ea, eb, (unsigned long long)at);
+}
+
 void
 sim_op_store(SimLaunch *L, SimAct *act, Op *op)
 {
@@ -352,12 +422,12 @@ sim_op_store(SimLaunch *L, SimAct *act, Op *op)
 		sim_fault(L, op, "malformed IR: store's value does not match "
 			  "its pointers");
 	v = sim_data(&act->vals[op->opnds[1]], vt);
+	store_conflicts(L, op, &x, v);
 	a = one_alloc(L, &x);
 	if (a) {
 		int64_t j;
 
-		/* runs of active lanes at consecutive addresses: one copy;
-		 * lanes that hit one address store in lane order */
+		/* runs of active lanes at consecutive addresses: one copy */
 		for (i = 0; i < x.n; i = j) {
 			uint64_t off = x.ptr[i] - a->base;
 
