@@ -430,11 +430,13 @@ optimize(Cg *cg)
  * LLVM's passes are done (they would fold any rewrite back), each i16
  * `sub 0, x` and each llvm.abs of i16, i32 or i64 becomes an asm that
  * ptxas compiles as written: the i16 ones in 32 bits, truncated by a
- * cvt.u16.u32, the wider abs as x itself where x is the minimum.  i8 is computed in 16-bit registers and
- * re-extended from 8 bits, which ptxas keeps.  (Probed on an H100 with
- * ptxas 13.0.88: add.s16, sub.s16 from a nonzero constant, mul.lo.s16,
- * shl.b16, i8 neg and abs, neg.s32 and div.s32 of abs.s32 were right;
- * testsuite/codegen/int-edges.tlx.)
+ * cvt.u16.u32, the wider abs as x itself where x is the minimum.  i8
+ * goes the same way, sign-extended to i16 and truncated back: LLVM
+ * computes a negation of i8 that is sign-extended next as neg.s16 of x <<
+ * 8 shifted back by shr.s16, and ptxas gave -(-128) as +128 there (gen_gpu
+ * seed 80340, on an H100 and on the H200).  (Probed on an H100 with ptxas
+ * 13.0.88: add.s16, sub.s16 from a nonzero constant, mul.lo.s16, shl.b16,
+ * neg.s32 and div.s32 of abs.s32 were right; testsuite/codegen/int-edges.tlx.)
  */
 static LLVMValueRef
 edge_asm(LLVMBuilderRef B, LLVMValueRef x, bool neg)
@@ -460,8 +462,52 @@ edge_asm(LLVMBuilderRef B, LLVMValueRef x, bool neg)
 			      LLVMInlineAsmDialectATT, 0), &x, 1, "");
 }
 
-/* Which edge I is: 1 an i16 negation, 2 an abs of i16, i32 or i64 (a
- * vector of them too), else 0. */
+/* edge_asm for i8 too, through i16. */
+static LLVMValueRef
+edge_value(LLVMBuilderRef B, LLVMValueRef x, bool neg)
+{
+	LLVMTypeRef t = LLVMTypeOf(x);
+	LLVMValueRef w;
+
+	if (LLVMGetIntTypeWidth(t) != 8)
+		return edge_asm(B, x, neg);
+	w = LLVMBuildSExt(B, x, LLVMInt16TypeInContext(LLVMGetTypeContext(t)), "");
+	return LLVMBuildTrunc(B, edge_asm(B, w, neg), t, "");
+}
+
+/* log2(-c) where I is `mul x, c` of i8 or i16 with a constant c that is
+ * minus a power of two (NVPTX makes it shl.b16 and neg.s16), else -1;
+ * *x the other operand. */
+static int
+neg_pow2_mul(LLVMValueRef I, LLVMValueRef *x)
+{
+	LLVMTypeRef t = LLVMTypeOf(I);
+	unsigned w;
+
+	if (LLVMGetInstructionOpcode(I) != LLVMMul ||
+	    LLVMGetTypeKind(t) != LLVMIntegerTypeKind ||
+	    ((w = LLVMGetIntTypeWidth(t)) != 8 && w != 16))
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		LLVMValueRef c = LLVMGetOperand(I, (unsigned)i);
+		long long v;
+		int k;
+
+		if (!LLVMIsAConstantInt(c))
+			continue;
+		v = LLVMConstIntGetSExtValue(c);
+		for (k = 0; k < (int)w - 1 && -v != 1ll << k; k++)
+			;
+		if (v < 0 && -v == 1ll << k) {
+			*x = LLVMGetOperand(I, (unsigned)(1 - i));
+			return k;
+		}
+	}
+	return -1;
+}
+
+/* Which edge I is: 1 a negation of i8 or i16, 2 an abs of i8, i16, i32
+ * or i64 (a vector of them too), else 0. */
 static int
 edge_kind(LLVMValueRef I)
 {
@@ -476,11 +522,11 @@ edge_kind(LLVMValueRef I)
 	if (LLVMGetTypeKind(et) != LLVMIntegerTypeKind)
 		return 0;
 	w = LLVMGetIntTypeWidth(et);
-	if (LLVMGetInstructionOpcode(I) == LLVMSub && w == 16 &&
+	if (LLVMGetInstructionOpcode(I) == LLVMSub && (w == 8 || w == 16) &&
 	    LLVMIsNull(LLVMGetOperand(I, 0)))
 		return 1;
 	if (LLVMGetInstructionOpcode(I) != LLVMCall ||
-	    (w != 16 && w != 32 && w != 64) ||
+	    (w != 8 && w != 16 && w != 32 && w != 64) ||
 	    !(f = LLVMGetCalledValue(I)) || !LLVMIsAFunction(f))
 		return 0;
 	name = LLVMGetValueName2(f, &len);
@@ -500,20 +546,32 @@ int_edges(Cg *cg)
 		for (bb = LLVMGetFirstBasicBlock(F); bb;
 		     bb = LLVMGetNextBasicBlock(bb))
 			for (I = LLVMGetFirstInstruction(bb); I; I = next) {
+				int sh;
+
 				next = LLVMGetNextInstruction(I);
+				if ((sh = neg_pow2_mul(I, &x)) >= 0) {
+					/* x * -2^k: -(x << k) */
+					LLVMPositionBuilderBefore(B, I);
+					r = LLVMBuildShl(B, x, LLVMConstInt(LLVMTypeOf(x),
+							 (unsigned long long)sh, 0), "");
+					r = edge_value(B, r, true);
+					LLVMReplaceAllUsesWith(I, r);
+					LLVMInstructionEraseFromParent(I);
+					continue;
+				}
 				if (!(k = edge_kind(I)))
 					continue;
 				x = LLVMGetOperand(I, k == 1 ? 1 : 0);
 				LLVMPositionBuilderBefore(B, I);
 				if (LLVMGetTypeKind(LLVMTypeOf(I)) != LLVMVectorTypeKind) {
-					r = edge_asm(B, x, k == 1);
+					r = edge_value(B, x, k == 1);
 				} else {
 					r = LLVMGetUndef(LLVMTypeOf(I));
 					n = LLVMGetVectorSize(LLVMTypeOf(I));
 					for (i = 0; i < n; i++) {
 						LLVMValueRef j = LLVMConstInt(cg->t_i32, i, 0);
 
-						r = LLVMBuildInsertElement(B, r, edge_asm(B,
+						r = LLVMBuildInsertElement(B, r, edge_value(B,
 							LLVMBuildExtractElement(B, x, j, ""),
 							k == 1), j, "");
 					}
