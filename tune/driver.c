@@ -6,9 +6,11 @@
  * cached winner when the cache has one, then the search (tune/search.c)
  * with batch_eval as its evaluation.  A batch's new candidates are
  * compiled in up to `jobs` forked workers at once, each killed after the
- * timeout; then each one compiled is run, one after another, in its own
- * forked child (the device is opened there, so a crash, hang or illegal
- * access kills that child only).  A configuration asked for again gets its
+ * timeout; then each one compiled is run by its device's run server, a
+ * forked process that opens the device once and runs the candidates sent
+ * to it one at a time (so a crash, hang or illegal access kills that
+ * server only; the next candidate starts a new one; TLX_TUNE_FRESH=1: a
+ * new run child per candidate).  A configuration asked for again gets its
  * recorded value: nothing runs twice.  Finally the best `finalists` are
  * compiled again and re-timed round-robin in one child; the best of the
  * re-timing wins and goes to the cache.
@@ -31,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -90,6 +93,16 @@ tune_write_all(int fd, const void *p, size_t n)
 
 /* ---- children ------------------------------------------------------------ */
 
+/* In a forked child: the run servers' sockets are the parent's (a copy
+ * held here would keep a server from seeing its socket close). */
+static void
+drop_servers(tlx_tune *T)
+{
+	for (int d = 0; d < MAXDEV; d++)
+		if (T->srv[d].pid)
+			close(T->srv[d].fd);
+}
+
 /* Forks fn(T, cfg, pipe); the parent reads what it writes (child_pump). */
 static void
 child_start(tlx_tune *T, ChildFn fn, const int *cfg, Child *c)
@@ -119,6 +132,7 @@ child_start(tlx_tune *T, ChildFn fn, const int *cfg, Child *c)
 		 * too, which the compiler runs as a child */
 		setpgid(0, 0);
 		close(fds[0]);
+		drop_servers(T);
 		_exit(fn(T, cfg, fds[1]));
 	}
 	setpgid(c->pid, c->pid);  /* either side may run first */
@@ -140,6 +154,8 @@ child_reap(Child *c, int timed_out)
 		kill(c->pid, SIGKILL);
 	while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR)
 		;
+	if (c->sv)  /* the server ended with its reply, or died */
+		c->sv->pid = 0;
 	c->done = 1;
 	c->st = timed_out ? CH_TIMEOUT
 	      : WIFEXITED(st) && WEXITSTATUS(st) == 0 ? CH_OK
@@ -147,8 +163,11 @@ child_reap(Child *c, int timed_out)
 						      : CH_CRASH;
 }
 
+static int reply_done(Child *c);
+
 /* Waits until at least one of the n children still running ends (its
- * pipe closed, or its deadline passed: killed); returns how many ended. */
+ * pipe closed, a run server's reply all in, or its deadline passed:
+ * killed); returns how many ended. */
 static int
 child_pump(Child *cs, int n)
 {
@@ -199,6 +218,7 @@ child_pump(Child *cs, int n)
 				ended++;
 			} else {
 				c->len += (size_t)got;
+				ended += c->sv && reply_done(c);
 			}
 		}
 	}
@@ -212,6 +232,137 @@ child_pump(Child *cs, int n)
 	free(pf);
 	free(who);
 	return ended;
+}
+
+/* ---- run servers --------------------------------------------------------- */
+
+/* Starts devs[d]'s run server; 0, or -1 when it could not. */
+static int
+server_start(tlx_tune *T, int d)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds))
+		return -1;
+	fflush(NULL);
+	if ((pid = fork()) < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (!pid) {
+		setpgid(0, 0);
+		close(fds[0]);
+		drop_servers(T);
+		T->child_dev = T->devs[d];
+		_exit(tune_run_server(T, fds[1]));
+	}
+	setpgid(pid, pid);
+	close(fds[1]);
+	T->srv[d] = (Server){ pid, fds[0] };
+	return 0;
+}
+
+/* Ends every run server: its socket closed, it exits between requests. */
+static void
+servers_stop(tlx_tune *T)
+{
+	for (int d = 0; d < MAXDEV; d++) {
+		Server *sv = &T->srv[d];
+		int st;
+
+		if (!sv->pid)
+			continue;
+		close(sv->fd);
+		while (waitpid(sv->pid, &st, 0) < 0 && errno == EINTR)
+			;
+		sv->pid = 0;
+	}
+}
+
+static int
+send_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Whether server child c's reply is all in; then its result is the
+ * reply's bytes and its status the run's (a failed run ends the server,
+ * whose device context may be lost: reaped). */
+static int
+reply_done(Child *c)
+{
+	ServerReply a;
+
+	if (c->len < sizeof a)
+		return 0;
+	memcpy(&a, c->buf, sizeof a);
+	if (c->len - sizeof a < a.len)
+		return 0;
+	memmove(c->buf, c->buf + sizeof a, (size_t)a.len);
+	c->len = (size_t)a.len;
+	if (a.st) {
+		child_reap(c, 0);
+	} else {
+		c->done = 1;
+		c->st = CH_OK;
+		c->fd = -1;  /* the server's, which stays open */
+	}
+	return 1;
+}
+
+/* Sends the image compiled in *cc for cfg to devs[d]'s run server
+ * (started first when none runs); its reply comes into *run as a run
+ * child's output would. */
+static void
+server_request(tlx_tune *T, const int *cfg, Child *cc, int d, Child *run)
+{
+	Server *sv = &T->srv[d];
+	ServerRequest q;
+
+	memset(run, 0, sizeof *run);
+	run->fd = -1;
+	run->cap = 4096;
+	run->buf = malloc(run->cap);
+	memset(&q, 0, sizeof q);
+	q.confirm = T->child_confirm;
+	q.has_cfg = cfg != NULL;
+	for (int i = 0; cfg && i < T->np; i++)
+		q.cfg[i] = cfg[i];
+	q.len = cc->len;
+	for (int tries = 0; run->buf && tries < 2; tries++) {
+		if (!sv->pid && server_start(T, d))
+			break;
+		if (!send_all(sv->fd, &q, sizeof q) &&
+		    !send_all(sv->fd, cc->buf, cc->len)) {
+			run->pid = sv->pid;
+			run->fd = sv->fd;
+			run->sv = sv;
+			run->deadline = tune_now() + T->o.timeout;
+			return;
+		}
+		/* it died since its last reply: once more with a new one */
+		kill(-sv->pid, SIGKILL);
+		close(sv->fd);
+		while (waitpid(sv->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		sv->pid = 0;
+	}
+	run->done = 1;
+	run->st = CH_FAIL;
 }
 
 static int
@@ -265,6 +416,10 @@ compile_status(const Child *cc)
 static void
 run_start(tlx_tune *T, const int *cfg, Child *cc, int d, Child *run)
 {
+	if (!T->fresh) {
+		server_request(T, cfg, cc, d, run);
+		return;
+	}
 	T->child_dev = T->devs[d];
 	T->child_imgs = &cc->buf;
 	T->child_lens = &cc->len;
@@ -921,6 +1076,7 @@ tlx_tune_destroy(tlx_tune *T)
 {
 	if (!T)
 		return;
+	servers_stop(T);
 	for (int i = 0; i < T->ndefs; i++)
 		free(T->defs[i]);
 	for (int i = 0; i < T->nsargs; i++)
@@ -1255,6 +1411,9 @@ tlx_tune_run(tlx_tune *T)
 		return tune_errf(T, TLX_MISUSE, "no space: add at least one "
 				 "parameter");
 	reset(T);
+	/* TLX_TUNE_FRESH=1: a new process (and device context) for every
+	 * candidate's run instead of one run server per device */
+	T->fresh = getenv("TLX_TUNE_FRESH") && !strcmp(getenv("TLX_TUNE_FRESH"), "1");
 	syn = T->o.synthetic ? T->o.synthetic : getenv("TLX_TUNE_SYNTHETIC");
 	T->nsyn = 0;
 	if (T->o.backend == TLX_TUNE_SYNTHETIC && (rc = parse_synth(T, syn)))
@@ -1262,7 +1421,9 @@ tlx_tune_run(tlx_tune *T)
 	if (tune_check_begin(T))
 		return tune_errf(T, TLX_NOMEM, "out of memory");
 	T->t0 = tune_now();
-	if ((rc = run_reference(T)) || (rc = setup_devices(T)))
+	rc = run_reference(T);
+	servers_stop(T);  /* it ran on devs[0] before the device list was set */
+	if (rc || (rc = setup_devices(T)))
 		return rc;
 	for (int i = 0; i < T->np; i++)
 		tp[i] = (TuneParam){ T->params[i].name, T->params[i].v,
@@ -1298,6 +1459,7 @@ tlx_tune_run(tlx_tune *T)
 				 T->o.seed, &r);
 	}
 	tune_result_free(&r);
+	servers_stop(T);
 	if (T->o.progress)
 		fputc('\n', stderr);
 	if (rc)

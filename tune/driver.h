@@ -97,7 +97,10 @@ typedef struct TuneCheck {
 	double seconds;      /* spent checking */
 } TuneCheck;
 
-/* A forked child writing its result into a pipe. */
+/* A forked child writing its result into a pipe; or one request to a
+ * run server (sv), whose reply ends at its length, not at the end of
+ * the pipe. */
+struct Server;
 typedef struct Child {
 	pid_t pid;
 	int fd;
@@ -106,7 +109,29 @@ typedef struct Child {
 	double deadline;
 	int st;          /* TLX_TUNE_OK, ST_FAILED (exit 1), TIMEOUT, CRASH */
 	int done;
+	struct Server *sv;  /* the run server answering; NULL: a child */
 } Child;
+
+/* A run server's request (then len bytes of image) and reply (then len
+ * bytes: what a run child writes). */
+typedef struct ServerRequest {
+	int32_t confirm;
+	int32_t has_cfg;  /* 0: the default configuration */
+	int cfg[MAXP];
+	uint64_t len;
+} ServerRequest;
+typedef struct ServerReply {
+	int32_t st;      /* run child's exit status: 0, 1 (failed: a message) */
+	int32_t pad;
+	uint64_t len;
+} ServerReply;
+
+/* A device's run server: a process that keeps the device open and runs
+ * one candidate after another (measure.c tune_run_server). */
+typedef struct Server {
+	pid_t pid;       /* 0: none running */
+	int fd;          /* a socket to it, both ways */
+} Server;
 
 struct tlx_tune {
 	char *name, *kernel;
@@ -165,6 +190,8 @@ struct tlx_tune {
 	char *err;
 	/* the device a run child opens, the image it loads (set before
 	 * its fork) */
+	Server srv[MAXDEV];  /* by index into devs */
+	int fresh;           /* 1: a new run child per candidate, no server */
 	int child_dev;
 	int child_confirm;   /* 1: the run confirms a suspiciously fast one */
 	unsigned char **child_imgs;
@@ -181,6 +208,8 @@ int tune_write_all(int fd, const void *p, size_t n);
  * pipe; anything else a crash) */
 int tune_compile_child(tlx_tune *T, const int *cfg, int fd);
 int tune_run_child(tlx_tune *T, const int *cfg, int fd);
+/* Serves requests on the socket fd until it closes or a run fails. */
+int tune_run_server(tlx_tune *T, int fd);
 int tune_retime_child(tlx_tune *T, const int *cfgs, int fd);
 int tune_synth_has(const tlx_tune *T, const int *cfg, int kind);
 int tune_output_matches(const tlx_tune *T, const unsigned char *out,

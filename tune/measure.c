@@ -7,8 +7,11 @@
  * crash poisons dies with the child), loads the image, makes the
  * arguments, launches once for the output, then times `repeats` launches
  * and writes the median, the device's name and driver version, and every
- * pointer buffer.  The re-timing child loads the finalists' images and
- * times them round-robin, `rounds` times, writing each one's median.
+ * pointer buffer.  A run server does the same for each candidate sent to
+ * it, keeping the device open and releasing the module and buffers after
+ * each, until a run fails (tune_run_server).  The re-timing child loads
+ * the finalists' images and times them round-robin, `rounds` times,
+ * writing each one's median.
  *
  * Timing on cuda: before each timed launch a fill of a buffer twice the
  * L2 (256 MiB when the size is unknown) is queued on the stream, then an
@@ -37,7 +40,10 @@ enum { MAXARGS = 64 };
 
 typedef struct Bench {
 	tlx_tune *T;
-	int fd;
+	int fd;              /* where the result goes; -1: into out */
+	unsigned char *out;  /* the run server's result, until it is sent */
+	size_t outlen, outcap;
+	tlxrt_module *mod;
 	tlxrt_device *dev;
 	tlxrt_stream *s;
 	tlxrt_event *e0, *e1;
@@ -50,7 +56,29 @@ typedef struct Bench {
 	char shape[TUNE_SHAPE];  /* the integer scalars, "M=4096 N=4096" */
 } Bench;
 
-/* A child's failure: the message into the pipe, exit status 1. */
+/* n bytes of the result: into the pipe, or the server's buffer. */
+static int
+put(Bench *B, const void *p, size_t n)
+{
+	if (B->fd >= 0)
+		return tune_write_all(B->fd, p, n);
+	if (B->outlen + n > B->outcap) {
+		size_t cap = B->outcap ? B->outcap : 4096;
+		unsigned char *nb;
+
+		while (cap < B->outlen + n)
+			cap *= 2;
+		if (!(nb = realloc(B->out, cap)))
+			return -1;
+		B->out = nb;
+		B->outcap = cap;
+	}
+	memcpy(B->out + B->outlen, p, n);
+	B->outlen += n;
+	return 0;
+}
+
+/* A child's failure: the message as its result, exit status 1. */
 static int __attribute__((format(printf, 2, 3)))
 fail(Bench *B, const char *fmt, ...)
 {
@@ -60,7 +88,7 @@ fail(Bench *B, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	tune_write_all(B->fd, msg, strlen(msg));
+	put(B, msg, strlen(msg));
 	return 1;
 }
 
@@ -436,6 +464,7 @@ load(Bench *B, int i, tlxrt_kernel **k)
 
 	if (tlxrt_module_load(B->dev, T->child_imgs[i], T->child_lens[i], &mod))
 		return rtfail(B, "loading the module");
+	B->mod = mod;
 	if (tlxrt_kernel_get(mod, T->kernel, k))
 		return rtfail(B, "the kernel");
 	return 0;
@@ -460,13 +489,15 @@ write_header(Bench *B, double cost, const tlxrt_device_props *p, int runs)
 	h.smem_per_block = p ? p->max_smem_per_block : 232448;
 	h.runs = runs;
 	memcpy(h.shape, B->shape, sizeof h.shape);
-	return tune_write_all(B->fd, &h, sizeof h) ? 3 : 0;
+	return put(B, &h, sizeof h) ? 3 : 0;
 }
 
-int
-tune_run_child(tlx_tune *T, const int *cfg, int fd)
+/* One candidate on the open device (B->dev; none for the synthetic
+ * backend): its result into B; 0, 1 (failed: the message) or 3. */
+static int
+run_candidate(Bench *B, const int *cfg)
 {
-	Bench B = { .T = T, .fd = fd };
+	tlx_tune *T = B->T;
 	tlxrt_kernel *k;
 	tlxrt_device_props p;
 	double times[1000], spent = 0;
@@ -478,30 +509,30 @@ tune_run_child(tlx_tune *T, const int *cfg, int fd)
 		plant(T, cfg, SY_CRASH, SY_SEGV, SY_HANG);
 		/* no kernel: the shape is the --arg values */
 		for (int j = 0; j < T->nsargs; j++) {
-			size_t m = strlen(B.shape);
+			size_t m = strlen(B->shape);
 
-			snprintf(B.shape + m, sizeof B.shape - m, "%s%s",
+			snprintf(B->shape + m, sizeof B->shape - m, "%s%s",
 				 m ? " " : "", T->sargs[j]);
 		}
 		/* fast: a lucky first run, 10 times too fast; its
 		 * confirmation (child_confirm) the true cost */
-		return write_header(&B, synth_cost(T, cfg) /
+		return write_header(B, synth_cost(T, cfg) /
 				    (tune_synth_has(T, cfg, SY_FAST) &&
 				     !T->child_confirm ? 10 : 1), NULL, 0) ||
-		       tune_write_all(fd, &wrong, 1) ? 3 : 0;
+		       put(B, &wrong, 1) ? 3 : 0;
 	}
-	if (bench_open(&B) || load(&B, 0, &k) || bench_args(&B, k))
+	if (load(B, 0, &k) || bench_args(B, k))
 		return 1;
 	/* one launch for the output, then the timed ones */
-	if (tlxrt_launch(k, NULL, B.args, B.nargs) ||
-	    tlxrt_device_synchronize(B.dev))
-		return rtfail(&B, "launch");
+	if (tlxrt_launch(k, NULL, B->args, B->nargs) ||
+	    tlxrt_device_synchronize(B->dev))
+		return rtfail(B, "launch");
 	/* `repeats` of them, or with repeat_ms until that much kernel time
 	 * (at least 3, at most 1000) */
 	for (;;) {
 		double took;
 
-		if (bench_time(&B, k, &times[runs], &took))
+		if (bench_time(B, k, &times[runs], &took))
 			return 1;
 		spent += took;
 		runs++;
@@ -513,22 +544,104 @@ tune_run_child(tlx_tune *T, const int *cfg, int fd)
 	/* the outputs of the first launch were overwritten by the same
 	 * kernel on the same inputs; a kernel that accumulates would differ,
 	 * which the comparison then reports */
-	tlxrt_device_get_props(B.dev, &p);
-	if (write_header(&B, median(times, runs), &p, runs))
+	tlxrt_device_get_props(B->dev, &p);
+	if (write_header(B, median(times, runs), &p, runs))
 		return 3;
-	for (int i = 0; i < B.np; i++) {
-		size_t bytes = (size_t)tlxrt_type_size(B.pty[i]) * (size_t)T->elems;
+	for (int i = 0; i < B->np; i++) {
+		size_t bytes = (size_t)tlxrt_type_size(B->pty[i]) * (size_t)T->elems;
 		unsigned char *h = malloc(bytes);
-		int32_t ty = B.pty[i];
+		int32_t ty = B->pty[i];
 
-		if (!h || tlxrt_memcpy_dtoh(B.dev, h, B.ptrs[i], bytes))
-			return rtfail(&B, "copying back");
-		if (tune_write_all(fd, &ty, sizeof ty) ||
-		    tune_write_all(fd, h, bytes))
+		if (!h || tlxrt_memcpy_dtoh(B->dev, h, B->ptrs[i], bytes)) {
+			free(h);
+			return rtfail(B, "copying back");
+		}
+		if (put(B, &ty, sizeof ty) || put(B, h, bytes)) {
+			free(h);
 			return 3;
+		}
 		free(h);
 	}
 	return 0;
+}
+
+/* Releases what run_candidate made, keeping the device open. */
+static void
+run_release(Bench *B)
+{
+	for (int i = 0; i < B->np; i++)
+		tlxrt_free(B->dev, B->ptrs[i]);
+	tlxrt_module_unload(B->mod);
+	B->mod = NULL;
+	B->np = B->nargs = 0;
+	B->shape[0] = 0;
+	B->outlen = 0;
+}
+
+int
+tune_run_child(tlx_tune *T, const int *cfg, int fd)
+{
+	Bench B = { .T = T, .fd = fd };
+
+	if (T->o.backend != TLX_TUNE_SYNTHETIC && bench_open(&B))
+		return 1;
+	return run_candidate(&B, cfg);
+}
+
+/* Reads n bytes; 0, or -1 at the end or on an error. */
+static int
+read_all(int fd, void *p, size_t n)
+{
+	unsigned char *c = p;
+
+	while (n) {
+		ssize_t r = read(fd, c, n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		c += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+int
+tune_run_server(tlx_tune *T, int fd)
+{
+	Bench B = { .T = T, .fd = -1 };
+	ServerRequest q;
+	ServerReply a;
+	unsigned char *img = NULL;
+	size_t len;
+	int st = 0, opened = T->o.backend == TLX_TUNE_SYNTHETIC;
+
+	while (!st && !read_all(fd, &q, sizeof q)) {
+		len = (size_t)q.len;
+		free(img);
+		if (!(img = malloc(len ? len : 1)) || read_all(fd, img, len))
+			return 3;
+		T->child_confirm = q.confirm;
+		T->child_imgs = &img;
+		T->child_lens = &len;
+		T->child_nimgs = 1;
+		if (!opened)
+			st = bench_open(&B);
+		opened = !st;
+		if (!st)
+			st = run_candidate(&B, q.has_cfg ? q.cfg : NULL);
+		a = (ServerReply){ .st = st, .len = (uint64_t)B.outlen };
+		if (tune_write_all(fd, &a, sizeof a) ||
+		    tune_write_all(fd, B.out, B.outlen))
+			return 3;
+		if (opened)
+			run_release(&B);
+		B.outlen = 0;
+	}
+	free(img);
+	free(B.out);
+	return st;
 }
 
 /* The finalists (cfgs: nfin configurations; an image past those, when
