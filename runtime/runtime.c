@@ -259,7 +259,7 @@ tlxrt_device_set_option(tlxrt_device *dev, int opt, int64_t value)
 		dev->props.sm_count = (int)value;
 		return TLXRT_OK;
 	case TLXRT_SIM_REDUCE_ORDER:
-		if (value < 0 || value > 3)
+		if (value < 0 || value > 4)
 			break;
 		o->reduce_order = (int)value;
 		return TLXRT_OK;

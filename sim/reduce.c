@@ -7,7 +7,8 @@
  * products, and dots of f16, bf16 and fp8: 1 runs them in reverse index
  * order, 2 accumulates in f64 (rounded once), 3 runs the dots that
  * codegen puts on tensor cores as their adder does (tc_block); f32 dots
- * stay fmas in k order, as codegen's.
+ * stay fmas in k order, as codegen's; 4 combines the sums and products
+ * of a laid-out tile in the order its code does (gpu_order).
  * max/min are IEEE maxNum/minNum (a NaN is ignored unless all are NaN);
  * argmax/argmin give the first index of the extreme.
  *
@@ -125,6 +126,95 @@ reduce_i(int kind, const int64_t *x, int64_t len, int64_t st, bool uns,
 	*idx = (int32_t)best;
 }
 
+/* The bits of l's registers (lanes, warps: `which`) whose bases lie in
+ * dim d. */
+static uint32_t
+axis_bits(const Layout *l, int d, const uint32_t *bases, int n)
+{
+	int sh = ly_dim_shift(l, d), nb = ly_dim_bits(l, d);
+	uint32_t m = 0;
+
+	for (int i = 0; i < n; i++)
+		if (bases[i] && bases[i] >= 1u << sh && bases[i] < 1u << (sh + nb))
+			m |= 1u << i;
+	return m;
+}
+
+/* The k-th value (k's bits spread over mask m's): i with pext(i, m) = k. */
+static uint32_t
+pdep(uint32_t k, uint32_t m)
+{
+	uint32_t r = 0;
+
+	for (uint32_t b = 1; m; b <<= 1) {
+		uint32_t low = m & -m;
+
+		if (k & b)
+			r |= low;
+		m &= m - 1;
+	}
+	return r;
+}
+
+/* v[0..n) combined pairwise into v[0], neighbours first (codegen's tree;
+ * a butterfly from element 0 gives the same). */
+static void
+tree_f(int kind, double *v, uint32_t n, bool f32)
+{
+	for (uint32_t st = 1; st < n; st *= 2)
+		for (uint32_t i = 0; i + st < n; i += 2 * st) {
+			if (f32)
+				v[i] = kind == R_SUM ? (float)v[i] + (float)v[i + st]
+						     : (float)v[i] * (float)v[i + st];
+			else
+				v[i] = kind == R_SUM ? v[i] + v[i + st] : v[i] * v[i + st];
+		}
+}
+
+/* TLXRT_SIM_REDUCE_ORDER 4: a float sum or product of a laid-out tile
+ * (x: its elements, layout l) along d, in the order codegen/reduce.c
+ * combines them: within a thread the registers of d as a tree in register
+ * order, then a butterfly over the lane bits of d (lowest first), then the
+ * warps' partials as a tree in warp order -- each level a tree over the
+ * index its bits spell.  Writes every result element (out, row-major). */
+static void
+gpu_order(SimLaunch *L, int kind, const Layout *l, int d,
+	  const double *x, bool f32, double *out, int64_t len, int64_t inner)
+{
+	uint32_t dup = ly_dup_mask(l), nr = (uint32_t)ly_nregs(l);
+	uint32_t ar = axis_bits(l, d, l->reg, l->nreg) & ~dup;
+	uint32_t al = axis_bits(l, d, l->lane, LY_LANES);
+	uint32_t aw = axis_bits(l, d, l->warp, l->nwarp);
+	uint32_t nrr = 1u << __builtin_popcount(ar), nl = 1u << __builtin_popcount(al);
+	uint32_t nw = 1u << __builtin_popcount(aw);
+	double *v = sim_scratch(L, 4, (size_t)(nrr + nl + nw) * sizeof *v);
+	double *vl = v + nrr, *vw = vl + nl;
+
+	for (uint32_t w0 = 0; w0 < 1u << l->nwarp; w0++)
+		for (uint32_t l0 = 0; l0 < 1u << LY_LANES; l0++)
+			for (uint32_t r0 = 0; r0 < nr; r0++) {
+				uint64_t e0;
+
+				if ((w0 & aw) || (l0 & al) || (r0 & (ar | dup)))
+					continue;
+				for (uint32_t w = 0; w < nw; w++) {
+					for (uint32_t ln = 0; ln < nl; ln++) {
+						for (uint32_t r = 0; r < nrr; r++)
+							v[r] = x[ly_flat(l, r0 | pdep(r, ar),
+								 l0 | pdep(ln, al), w0 | pdep(w, aw))];
+						tree_f(kind, v, nrr, f32);
+						vl[ln] = v[0];
+					}
+					tree_f(kind, vl, nl, f32);
+					vw[w] = vl[0];
+				}
+				tree_f(kind, vw, nw, f32);
+				e0 = ly_flat(l, r0, l0, w0);
+				out[(int64_t)e0 / (len * inner) * inner +
+				    (int64_t)e0 % inner] = vw[0];
+			}
+}
+
 void
 sim_op_reduce(SimLaunch *L, SimAct *act, Op *op)
 {
@@ -159,6 +249,16 @@ sim_op_reduce(SimLaunch *L, SimAct *act, Op *op)
 		xi = sim_scratch(L, 3, (size_t)n * 8);
 		for (o = 0; o < n; o++)
 			xi[o] = sim_get_i(ek, src + o * es);
+	}
+	if (isf && L->o.reduce_order == 4 && t->layout &&
+	    (kind == R_SUM || kind == R_PROD)) {
+		double *v = sim_scratch(L, 5, (size_t)(outer * inner) * 8);
+
+		gpu_order(L, kind, t->layout, (int)axis, xd, ek != TY_F64, v,
+			  len, inner);
+		for (o = 0; o < outer * inner; o++)
+			sim_put_f(ek, dst + o * res, v[o]);
+		return;
 	}
 	for (o = 0; o < outer; o++)
 		for (in = 0; in < inner; in++) {

@@ -224,8 +224,11 @@ enum {
 	 * rounded once (no partial result overflows f32); 3 as 0, except
 	 * that the dots code generation puts on tensor cores add as those
 	 * do (each mma's products and accumulator aligned to the largest,
-	 * cut to 26 bits of it, summed, rounded toward zero).  1, 2 and 3
-	 * are second opinions on whether a value depends on the order.
+	 * cut to 26 bits of it, summed, rounded toward zero); 4 as 0, except
+	 * that float sums and products of a laid-out tile (what a cubin
+	 * holds) combine in the order code generation's reduction does
+	 * (registers, then lanes, then warps, each as a tree).  1 to 4 are
+	 * second opinions on whether a value depends on the order.
 	 * Env: TLXRT_SIM_REDUCE_ORDER. */
 	TLXRT_SIM_REDUCE_ORDER = 8,
 };

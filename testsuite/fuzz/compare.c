@@ -266,8 +266,8 @@ finite_elem(int t, const unsigned char *p)
 
 int
 fz_forgive_reordered(const FzMeta *m, const FzData *a, const FzData *a2,
-		     const FzData *aw, const FzData *at, FzData *b,
-		     const FzNum *cls)
+		     const FzData *aw, const FzData *at, const FzData *ag,
+		     FzData *b, const FzNum *cls)
 {
 	int i, n = 0;
 
@@ -279,13 +279,14 @@ fz_forgive_reordered(const FzMeta *m, const FzData *a, const FzData *a2,
 		if ((x->role != FZ_OUT && x->role != FZ_INOUT) ||
 		    cls[i] != FZ_NUM_REORD || !is_float_type(x->type) ||
 		    !a->buf[i] || !a2->buf[i] || !aw->buf[i] || !at->buf[i] ||
-		    !b->buf[i])
+		    !ag->buf[i] || !b->buf[i])
 			continue;
 		for (j = 0; j < x->n; j++) {
 			const unsigned char *pa = a->buf[i] + j * (size_t)es;
 			const unsigned char *pa2 = a2->buf[i] + j * (size_t)es;
 			const unsigned char *paw = aw->buf[i] + j * (size_t)es;
 			const unsigned char *pat = at->buf[i] + j * (size_t)es;
+			const unsigned char *pag = ag->buf[i] + j * (size_t)es;
 			unsigned char *pb = b->buf[i] + j * (size_t)es;
 			bool fa = finite_elem(x->type, pa);
 
@@ -293,16 +294,20 @@ fz_forgive_reordered(const FzMeta *m, const FzData *a, const FzData *a2,
 				continue;
 			/* the device took an order like the reverse one, the
 			 * exact sum (75961's bf16 sum, 2^30-size terms that
-			 * cancel) or the tensor cores' adder (26 bits of the
-			 * largest product: MAX - MAX + x is 0, 72904); the
-			 * value depends on the order beyond the tolerance
-			 * (MAX + x - MAX); or a partial result overflowed in
-			 * one order only (a sum without overflow, in f64,
-			 * ends finite: not an input's NaN or infinity) */
+			 * cancel), the tensor cores' adder (26 bits of the
+			 * largest product: MAX - MAX + x is 0, 72904) or its
+			 * code's own order (81487: a product through
+			 * subnormal partial products); the value depends on
+			 * the order beyond the tolerance (MAX + x - MAX); or a
+			 * partial result overflowed in one order only (a sum
+			 * without overflow, in f64, ends finite: not an
+			 * input's NaN or infinity) */
 			if (agree_close(x->type, pb, pa2) ||
 			    agree_close(x->type, pb, paw) ||
 			    agree_close(x->type, pb, pat) ||
+			    agree_close(x->type, pb, pag) ||
 			    !agree_close(x->type, pa, pa2) ||
+			    !agree_close(x->type, pa, pag) ||
 			    (fa != finite_elem(x->type, pb) &&
 			     finite_elem(x->type, paw))) {
 				memcpy(pb, pa, (size_t)es);

@@ -293,16 +293,18 @@ bool fz_compare_num(const FzMeta *m, const FzData *a, const FzData *b,
 /* Second opinions on REORDERED outputs: a2 is the simulator's run with
  * sums in reverse order and a shuffled launch (TLXRT_SIM_REDUCE_ORDER 1),
  * aw with sums in f64 (2), at with tensor-core dots added as the tensor
- * cores do (3).  Each element of such an output where b (the device's)
+ * cores do (3), ag with reductions combined in the generated code's
+ * order (4).  Each element of such an output where b (the device's)
  * differs from a beyond the tolerance becomes a's in b when b agrees
- * with a2, aw or at (another order, the exact sum rounded once, the
- * tensor cores' adder), when a and a2 differ (the value depends on the
- * order: an ill-conditioned sum, MAX + x - MAX), or when one of a and b
+ * with a2, aw, at or ag (another order, the exact sum rounded once, the
+ * tensor cores' adder, the code's order), when a and a2 or a and ag
+ * differ (the value depends on the order: an ill-conditioned sum, MAX + x
+ * - MAX, subnormal partial products), or when one of a and b
  * is an infinity or a NaN and aw is finite (a partial result overflowed
  * in one order only).  Returns how many. */
 int fz_forgive_reordered(const FzMeta *m, const FzData *a, const FzData *a2,
-			 const FzData *aw, const FzData *at, FzData *b,
-			 const FzNum *cls);
+			 const FzData *aw, const FzData *at, const FzData *ag,
+			 FzData *b, const FzNum *cls);
 
 /* Corrupts d for a test of the comparison: flips a bit of the first
  * element of the first CLOSE output, else of the first BITS one (the low

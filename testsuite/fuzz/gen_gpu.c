@@ -32,6 +32,12 @@
  *     --inject-flip         a test of the comparison: corrupt one
  *                           compared element of every program's device
  *                           results; each must be a mismatch
+ *     --device-order N      with --device sim: the simulator under test
+ *                           combines float reductions in order N
+ *                           (TLXRT_SIM_REDUCE_ORDER; 4: as the GPU's
+ *                           code), the reference in index order
+ *     --no-forgive          no second opinions on reordered outputs: a
+ *                           difference beyond the tolerance is a finding
  *     --reduce              reduce each finding but timeouts (reduce.c)
  *                           to DIR/NAME.min.tlx (needs --keep DIR and
  *                           worker processes): every candidate runs in a
@@ -116,7 +122,8 @@ typedef struct Opts {
 	const char *device, *ref, *tlxc, *emit, *target, *keep, *flags;
 	int timeout_s;
 	double time_limit, t0;
-	bool nan_equal, bits, inject, verbose, quiet, reduce;
+	bool nan_equal, bits, inject, verbose, quiet, reduce, no_forgive;
+	int dev_order;      /* --device-order: the sim under test's reduce order */
 	FzGenOpts gen;
 	char tmp[256];
 } Opts;
@@ -321,13 +328,18 @@ open_devices(Worker *w, Rec *r)
 	}
 	/* a loop that never ends is a launch failure, soon */
 	tlxrt_device_set_option(w->sim, TLXRT_SIM_MAX_STEPS, 20000000);
-	if (!strcmp(w->o->device, "sim")) {
+	if (!strcmp(w->o->device, "sim") && !w->o->dev_order) {
 		w->dev = w->sim;
 		return;
 	}
 	if (!w->dev && tlxrt_device_open_errmsg(w->o->device, &w->dev, err,
-						 sizeof err))
+						 sizeof err)) {
 		set(r, O_SETUP, "setup", "no device '%s': %s", w->o->device, err);
+		return;
+	}
+	if (w->o->dev_order &&
+	    tlxrt_device_set_option(w->dev, TLXRT_SIM_REDUCE_ORDER, w->o->dev_order))
+		set(r, O_SETUP, "setup", "--device-order: %s", tlxrt_errmsg(w->dev));
 }
 
 static void
@@ -396,7 +408,7 @@ run_program(Worker *w, const char *src, size_t len, Rec *r)
 		r->injected = fz_inject_flip(&m, &b, cls, err, sizeof err);
 	if (!fz_compare_num(&m, &a, &b, cls, o->device[0] == 's' ? "sim vs sim"
 			    : "sim vs cuda", o->nan_equal, &fr)) {
-		FzData a2 = { 0 }, aw = { 0 }, at = { 0 };
+		FzData a2 = { 0 }, aw = { 0 }, at = { 0 }, ag = { 0 };
 		FzResult fr2;
 		bool again = false;
 
@@ -406,7 +418,7 @@ run_program(Worker *w, const char *src, size_t len, Rec *r)
 		 * the tensor cores' adder) */
 		for (i = 0; i < m.nargs; i++)
 			again |= cls[i] == FZ_NUM_REORD;
-		if (again && !o->inject &&
+		if (again && !o->inject && !o->no_forgive &&
 		    !tlxrt_device_set_option(w->sim, TLXRT_SIM_REDUCE_ORDER, 1) &&
 		    !tlxrt_device_set_option(w->sim, TLXRT_SIM_SHUFFLE, 1)) {
 			again = fz_run(w->sim, ref.data ? &ref : &img, &m, &in,
@@ -417,14 +429,19 @@ run_program(Worker *w, const char *src, size_t len, Rec *r)
 						&m, &in, &aw, &fr2);
 			tlxrt_device_set_option(w->sim, TLXRT_SIM_REDUCE_ORDER, 3);
 			again = again && fz_run(w->sim, ref.data ? &ref : &img,
-						&m, &in, &at, &fr2) &&
-				fz_forgive_reordered(&m, &a, &a2, &aw, &at, &b,
+						&m, &in, &at, &fr2);
+			tlxrt_device_set_option(w->sim, TLXRT_SIM_REDUCE_ORDER, 4);
+			again = again && fz_run(w->sim, ref.data ? &ref : &img,
+						&m, &in, &ag, &fr2) &&
+				fz_forgive_reordered(&m, &a, &a2, &aw, &at, &ag, &b,
 						     cls) > 0;
 			tlxrt_device_set_option(w->sim, TLXRT_SIM_REDUCE_ORDER, 0);
 			fz_data_free(&a2);
 			fz_data_free(&aw);
 			fz_data_free(&at);
-			if (again && fz_compare_num(&m, &a, &b, cls, "sim vs cuda",
+			fz_data_free(&ag);
+			if (again && fz_compare_num(&m, &a, &b, cls, o->device[0] == 's'
+						    ? "sim vs sim" : "sim vs cuda",
 						    o->nan_equal, &fr)) {
 				set(r, O_OK, "", "ok");
 				goto done;
@@ -937,27 +954,28 @@ agree(int type, FzNum c, uint64_t a, uint64_t b, bool nan_equal)
 
 /* One REORDERED output of `type` whose device value b differs from the
  * simulator's a beyond the tolerance, with the second opinions a2
- * (reverse), aw (f64) and at (tensor cores): whether they forgive it. */
+ * (reverse), aw (f64), at (tensor cores) and ag (the code's order):
+ * whether they forgive it. */
 static bool
 forgiven(int type, uint64_t a, uint64_t a2, uint64_t aw, uint64_t at,
-	 uint64_t b)
+	 uint64_t ag, uint64_t b)
 {
 	FzMeta m = { .nargs = 1 };
-	FzData d[5] = { { .nargs = 1 }, { .nargs = 1 }, { .nargs = 1 },
-			{ .nargs = 1 }, { .nargs = 1 } };
-	uint64_t v[5] = { a, a2, aw, at, b };
-	unsigned char buf[5][8];
+	FzData d[6] = { { .nargs = 1 }, { .nargs = 1 }, { .nargs = 1 },
+			{ .nargs = 1 }, { .nargs = 1 }, { .nargs = 1 } };
+	uint64_t v[6] = { a, a2, aw, at, ag, b };
+	unsigned char buf[6][8];
 	FzNum c = FZ_NUM_REORD;
 	int i;
 
 	m.args[0] = (FzArg){ .name = "o", .role = FZ_OUT, .type = type, .n = 1 };
-	for (i = 0; i < 5; i++) {
+	for (i = 0; i < 6; i++) {
 		memcpy(buf[i], &v[i], 8);
 		d[i].buf[0] = buf[i];
 		d[i].bytes[0] = (size_t)tlxrt_type_size(type);
 	}
 	return fz_forgive_reordered(&m, &d[0], &d[1], &d[2], &d[3], &d[4],
-				    &c) > 0;
+				    &d[5], &c) > 0;
 }
 
 static int
@@ -1023,26 +1041,30 @@ self_test(void)
 		{ TLXRT_F32, FZ_NUM_REORD, 0x3f800000, 0x3f801000, true, true },
 		{ TLXRT_F32, FZ_NUM_REORD, 0xff800000, 0x7f800000, true, true },
 	};
-	/* sim, reverse, f64, tensor cores, device (gen_gpu seeds) */
+	/* sim, reverse, f64, tensor cores, the code's order, device
+	 * (gen_gpu seeds) */
 	static const struct {
 		int type;
-		uint64_t a, a2, aw, at, b;
+		uint64_t a, a2, aw, at, ag, b;
 		bool want;
 	} f[] = {
 		/* the tensor cores' 26 bits: 71112, 72904 (MAX - MAX) */
 		{ TLXRT_F32, 0xc02f4c5e, 0xc02f4a60, 0xc02f73e5, 0xc02f6800,
-		  0xc02f6800, true },
-		{ TLXRT_F16, 0x7c00, 0x7c00, 0x7c00, 0x0000, 0x0000, true },
+		  0xc02f4c5e, 0xc02f6800, true },
+		{ TLXRT_F16, 0x7c00, 0x7c00, 0x7c00, 0x0000, 0x7c00, 0x0000, true },
 		/* the exact sum: 75961 */
-		{ TLXRT_BF16, 0x4500, 0x4500, 0x44f8, 0x4500, 0x44f8, true },
+		{ TLXRT_BF16, 0x4500, 0x4500, 0x44f8, 0x4500, 0x4500, 0x44f8, true },
 		/* the reverse order */
 		{ TLXRT_F32, 0x3f800000, 0x3f900000, 0x3f900000, 0x3f800000,
-		  0x3f900000, true },
+		  0x3f800000, 0x3f900000, true },
+		/* the code's order: 81487, a product through subnormals */
+		{ TLXRT_F32, 0x5e8394a9, 0x5e8394a9, 0x5e8394a9, 0x5e8394a9,
+		  0x5e817285, 0x5e817285, true },
 		/* none of them: a wrong value */
 		{ TLXRT_F32, 0xc02f4c5e, 0xc02f4a60, 0xc02f73e5, 0xc02f6800,
-		  0x3f800000, false },
-		{ TLXRT_F16, 0x7c00, 0x7c00, 0x7c00, 0x0000, 0x3c00, false },
-		{ TLXRT_BF16, 0x4500, 0x4500, 0x44f8, 0x4500, 0x4510, false },
+		  0xc02f4c5e, 0x3f800000, false },
+		{ TLXRT_F16, 0x7c00, 0x7c00, 0x7c00, 0x0000, 0x7c00, 0x3c00, false },
+		{ TLXRT_BF16, 0x4500, 0x4500, 0x44f8, 0x4500, 0x4500, 0x4510, false },
 	};
 	int i, bad = 0, n = (int)(sizeof t / sizeof *t);
 	int nf = (int)(sizeof f / sizeof *f);
@@ -1059,7 +1081,7 @@ self_test(void)
 		}
 	for (i = 0; i < nf; i++)
 		if (forgiven(f[i].type, f[i].a, f[i].a2, f[i].aw, f[i].at,
-			     f[i].b) != f[i].want) {
+			     f[i].ag, f[i].b) != f[i].want) {
 			printf("FAIL: %s reordered 0x%llx vs 0x%llx: %s, want "
 			       "%s\n", tlxrt_type_name(f[i].type),
 			       (unsigned long long)f[i].a,
@@ -1081,7 +1103,7 @@ usage(void)
 	fprintf(stderr, "usage: gen_gpu [--seed S] [--count N] [-j N] "
 		"[--device cuda|sim] [--ref same|O0] [--tlxc PATH] "
 		"[--emit cubin|ptx] [--target T] [--flags \"...\"] [--keep DIR] "
-		"[--timeout S] [--strict-nan] [--bits] [--inject-flip] [--reduce] "
+		"[--timeout S] [--strict-nan] [--bits] [--inject-flip] [--reduce] [--device-order N] [--no-forgive] "
 		"[--stmts N] [--depth N] [--no-shared] [--no-atomics] [--no-dot] [--async PCT] "
 		"[--approx PCT] "
 		"[-v|-q] [FILE.tlx...]\n");
@@ -1161,6 +1183,10 @@ main(int argc, char **argv)
 			o.inject = true;
 		else if (!strcmp(a, "--reduce"))
 			o.reduce = true;
+		else if (!strcmp(a, "--no-forgive"))
+			o.no_forgive = true;
+		else if (!strcmp(a, "--device-order") && more)
+			o.dev_order = atoi(argv[++i]);
 		else if (!strcmp(a, "--stmts") && more)
 			o.gen.max_stmts = atoi(argv[++i]);
 		else if (!strcmp(a, "--depth") && more)
@@ -1191,7 +1217,8 @@ main(int argc, char **argv)
 	if (o.jobs < 0 || o.jobs > 256 || total(&o) <= 0 ||
 	    (strcmp(o.ref, "same") && strcmp(o.ref, "O0")) ||
 	    (strcmp(o.emit, "cubin") && strcmp(o.emit, "ptx")) ||
-	    (o.reduce && (!o.keep || o.jobs == 0)))
+	    (o.reduce && (!o.keep || o.jobs == 0)) ||
+	    (o.dev_order && strcmp(o.device, "sim")))
 		usage();
 	if (!o.tlxc)
 		o.tlxc = default_tlxc();
