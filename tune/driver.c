@@ -73,13 +73,18 @@ tune_errf(tlx_tune *T, int rc, const char *fmt, ...)
 	return rc;
 }
 
+/* n bytes into the pipe or socket fd; 0, or -1.  A socket whose other
+ * end closed is an error, not a SIGPIPE. */
 int
 tune_write_all(int fd, const void *p, size_t n)
 {
 	const char *c = p;
 
 	while (n) {
-		ssize_t w = write(fd, c, n);
+		ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == ENOTSOCK)
+			w = write(fd, c, n);
 
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -281,24 +286,6 @@ servers_stop(tlx_tune *T)
 	}
 }
 
-static int
-send_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-
-	while (n) {
-		ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Whether server child c's reply is all in; then its result is the
  * reply's bytes and its status the run's (a failed run ends the server,
  * whose device context may be lost: reaped). */
@@ -346,8 +333,8 @@ server_request(tlx_tune *T, const int *cfg, Child *cc, int d, Child *run)
 	for (int tries = 0; run->buf && tries < 2; tries++) {
 		if (!sv->pid && server_start(T, d))
 			break;
-		if (!send_all(sv->fd, &q, sizeof q) &&
-		    !send_all(sv->fd, cc->buf, cc->len)) {
+		if (!tune_write_all(sv->fd, &q, sizeof q) &&
+		    !tune_write_all(sv->fd, cc->buf, cc->len)) {
 			run->pid = sv->pid;
 			run->fd = sv->fd;
 			run->sv = sv;
