@@ -9,7 +9,7 @@
  * persistent schedules, tasks and derived tensors all come up.  The
  * runtime's checks (rt_args_check, args.c) either accept the launch or
  * refuse it with a message naming the argument; a launch they accept
- * runs (when its grid is small) for at most 20,000 steps, and fails, if
+ * runs (when its grid is small) for at most 2,000 steps, and fails, if
  * it does, with a message.
  */
 #include <stdio.h>
@@ -81,7 +81,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	size_t i, n;
 
 	if (tlxrt_device_open("sim", &dev) != TLXRT_OK ||
-	    tlxrt_device_set_option(dev, TLXRT_SIM_MAX_STEPS, 20000) ||
+	    tlxrt_device_set_option(dev, TLXRT_SIM_MAX_STEPS, 2000) ||
 	    /* persistent kernels launch a program per SM: few */
 	    tlxrt_device_set_option(dev, TLXRT_SIM_SM_COUNT, 2) ||
 	    tlxrt_stream_create(dev, &stream)) {
