@@ -20,6 +20,8 @@
  * fence_async_shared of that agent has ordered yet before an async-proxy
  * read (tma_store, dot_async).
  */
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -485,6 +487,18 @@ rmw(SimLaunch *L, Op *op, int k, TypeKind ek, uint8_t *m, const uint8_t *v,
 
 		if (k >= A_AND)
 			sim_fault(L, op, "atomic: bitwise kinds need integers");
+		/* an f32 add flushes subnormal operands and its result to
+		 * zero of their sign, as the hardware's (atom.add.f32 is
+		 * .ftz: REDG.E.ADD.F32.FTZ) */
+		if (k == A_ADD && ek == TY_F32) {
+			float s;
+
+			a = fabs(a) < FLT_MIN ? copysign(0.0, a) : a;
+			b = fabs(b) < FLT_MIN ? copysign(0.0, b) : b;
+			s = (float)a + (float)b;
+			sim_put_f(ek, m, fabsf(s) < FLT_MIN ? copysignf(0.0f, s) : s);
+			return;
+		}
 		/* max and min as the ops: a NaN operand ignored, -0 < +0 */
 		sim_put_f(ek, m, k == A_ADD ? a + b
 				 : sim_min_num(a, b, k == A_MAX));
