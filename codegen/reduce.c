@@ -45,14 +45,6 @@ red_kind(const char *k)
 	return R_SUM;
 }
 
-static bool
-in_axis(const Layout *l, int axis, uint32_t b)
-{
-	int sh = ly_dim_shift(l, axis);
-
-	return b && b >= 1u << sh && b < 1u << (sh + ly_dim_bits(l, axis));
-}
-
 static void
 red_init(Red *r, CgFn *fn, Op *op)
 {
@@ -71,13 +63,13 @@ red_init(Red *r, CgFn *fn, Op *op)
 		r->aty = ty_scalar(fn->f->mod->ctx, TY_F32);
 	r->L = cg_operand_layout(fn, op, 0);
 	for (i = 0; i < r->L->nreg; i++)
-		if (in_axis(r->L, r->axis, r->L->reg[i]))
+		if (ly_in_dim(r->L, r->axis, r->L->reg[i]))
 			r->axreg |= 1u << i;
 	for (i = 0; i < LY_LANES; i++)
-		if (in_axis(r->L, r->axis, r->L->lane[i]))
+		if (ly_in_dim(r->L, r->axis, r->L->lane[i]))
 			r->axlane |= 1u << i;
 	for (i = 0; i < r->L->nwarp; i++)
-		if (in_axis(r->L, r->axis, r->L->warp[i]))
+		if (ly_in_dim(r->L, r->axis, r->L->warp[i]))
 			r->axwarp |= 1u << i;
 }
 

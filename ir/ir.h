@@ -235,6 +235,9 @@ int ly_contig_regs(const Layout *l);
 /* Bit position of dim d's field in the flat index, and its width. */
 int ly_dim_shift(const Layout *l, int d);
 int ly_dim_bits(const Layout *l, int d);
+/* Is basis b (of a register, lane or warp bit) inside dim d's field, i.e.
+ * does that bit move along d?  A zero basis (a repeat) is in no dim. */
+bool ly_in_dim(const Layout *l, int d, uint32_t b);
 int log2i(int64_t v);
 /* NULL when every basis is zero or a single bit inside the shape, the
  * non-zero ones are distinct and together they cover every bit of the

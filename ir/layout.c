@@ -47,6 +47,14 @@ ly_dim_shift(const Layout *l, int d)
 	return s;
 }
 
+bool
+ly_in_dim(const Layout *l, int d, uint32_t b)
+{
+	int sh = ly_dim_shift(l, d);
+
+	return b && b >= 1u << sh && b < 1u << (sh + ly_dim_bits(l, d));
+}
+
 static int
 shape_shift(int rank, const int64_t *shape, int d)
 {

@@ -115,14 +115,6 @@ ir_dot_view(const Target *t, Func *f, Op *op, int i)
 	return vi->def->opnds[0];
 }
 
-static bool
-in_axis(const Layout *l, int axis, uint32_t b)
-{
-	int sh = ly_dim_shift(l, axis);
-
-	return b && b >= 1u << sh && b < 1u << (sh + ly_dim_bits(l, axis));
-}
-
 static int64_t
 reduce_scratch(Func *f, Op *op)
 {
@@ -137,7 +129,7 @@ reduce_scratch(Func *f, Op *op)
 	if (!L)
 		return 0;
 	for (i = 0; i < L->nwarp; i++)
-		warps += in_axis(L, axis, L->warp[i]);
+		warps += ly_in_dim(L, axis, L->warp[i]);
 	if (!warps)
 		return 0;
 	b = wide ? 4 : MAX(1, ty_bits(ty_scalar(f->mod->ctx, e)) / 8);

@@ -126,16 +126,15 @@ reduce_i(int kind, const int64_t *x, int64_t len, int64_t st, bool uns,
 	*idx = (int32_t)best;
 }
 
-/* The bits of l's registers (lanes, warps: `which`) whose bases lie in
- * dim d. */
+/* As a mask, the register (lane, warp) bits of l whose bases -- bases[0..n),
+ * l's reg (lane, warp) -- lie in dim d. */
 static uint32_t
 axis_bits(const Layout *l, int d, const uint32_t *bases, int n)
 {
-	int sh = ly_dim_shift(l, d), nb = ly_dim_bits(l, d);
 	uint32_t m = 0;
 
 	for (int i = 0; i < n; i++)
-		if (bases[i] && bases[i] >= 1u << sh && bases[i] < 1u << (sh + nb))
+		if (ly_in_dim(l, d, bases[i]))
 			m |= 1u << i;
 	return m;
 }
