@@ -269,21 +269,26 @@ server_start(tlx_tune *T, int d)
 	return 0;
 }
 
-/* Ends every run server: its socket closed, it exits between requests. */
+/* Ends run server sv: its socket closed, it exits between requests;
+ * `force`: killed first, with what it started. */
+static void
+server_end(Server *sv, bool force)
+{
+	if (force)
+		kill(-sv->pid, SIGKILL);
+	close(sv->fd);
+	while (waitpid(sv->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	sv->pid = 0;
+}
+
+/* Ends every run server. */
 static void
 servers_stop(tlx_tune *T)
 {
-	for (int d = 0; d < MAXDEV; d++) {
-		Server *sv = &T->srv[d];
-		int st;
-
-		if (!sv->pid)
-			continue;
-		close(sv->fd);
-		while (waitpid(sv->pid, &st, 0) < 0 && errno == EINTR)
-			;
-		sv->pid = 0;
-	}
+	for (int d = 0; d < MAXDEV; d++)
+		if (T->srv[d].pid)
+			server_end(&T->srv[d], false);
 }
 
 /* Whether server child c's reply is all in; then its result is the
@@ -342,11 +347,7 @@ server_request(tlx_tune *T, const int *cfg, Child *cc, int d, Child *run)
 			return;
 		}
 		/* it died since its last reply: once more with a new one */
-		kill(-sv->pid, SIGKILL);
-		close(sv->fd);
-		while (waitpid(sv->pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		sv->pid = 0;
+		server_end(sv, true);
 	}
 	run->done = 1;
 	run->st = CH_FAIL;

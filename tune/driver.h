@@ -97,10 +97,16 @@ typedef struct TuneCheck {
 	double seconds;      /* spent checking */
 } TuneCheck;
 
+/* A device's run server: a process that keeps the device open and runs
+ * one candidate after another (measure.c tune_run_server). */
+typedef struct Server {
+	pid_t pid;       /* 0: none running */
+	int fd;          /* a socket to it, both ways */
+} Server;
+
 /* A forked child writing its result into a pipe; or one request to a
  * run server (sv), whose reply ends at its length, not at the end of
  * the pipe. */
-struct Server;
 typedef struct Child {
 	pid_t pid;
 	int fd;
@@ -109,7 +115,7 @@ typedef struct Child {
 	double deadline;
 	int st;          /* TLX_TUNE_OK, ST_FAILED (exit 1), TIMEOUT, CRASH */
 	int done;
-	struct Server *sv;  /* the run server answering; NULL: a child */
+	Server *sv;      /* the run server answering; NULL: a child */
 } Child;
 
 /* A run server's request (then len bytes of image) and reply (then len
@@ -125,13 +131,6 @@ typedef struct ServerReply {
 	int32_t pad;
 	uint64_t len;
 } ServerReply;
-
-/* A device's run server: a process that keeps the device open and runs
- * one candidate after another (measure.c tune_run_server). */
-typedef struct Server {
-	pid_t pid;       /* 0: none running */
-	int fd;          /* a socket to it, both ways */
-} Server;
 
 struct tlx_tune {
 	char *name, *kernel;
@@ -188,10 +187,11 @@ struct tlx_tune {
 	double *pval;        /* (MAXP ints each) and their values */
 	int npri, cappri;
 	char *err;
-	/* the device a run child opens, the image it loads (set before
-	 * its fork) */
+	/* the run servers */
 	Server srv[MAXDEV];  /* by index into devs */
 	int fresh;           /* 1: a new run child per candidate, no server */
+	/* the device a run child opens, the image it loads (set before
+	 * its fork) */
 	int child_dev;
 	int child_confirm;   /* 1: the run confirms a suspiciously fast one */
 	unsigned char **child_imgs;

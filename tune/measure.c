@@ -615,9 +615,10 @@ tune_run_server(tlx_tune *T, int fd)
 	ServerReply a;
 	unsigned char *img = NULL;
 	size_t len;
-	int st = 0, opened = T->o.backend == TLX_TUNE_SYNTHETIC;
+	/* a device that does not open fails the first request, saying why */
+	int st = T->o.backend == TLX_TUNE_SYNTHETIC ? 0 : bench_open(&B);
 
-	while (!st && !read_all(fd, &q, sizeof q)) {
+	while (!read_all(fd, &q, sizeof q)) {
 		len = (size_t)q.len;
 		free(img);
 		if (!(img = malloc(len ? len : 1)) || read_all(fd, img, len))
@@ -626,18 +627,15 @@ tune_run_server(tlx_tune *T, int fd)
 		T->child_imgs = &img;
 		T->child_lens = &len;
 		T->child_nimgs = 1;
-		if (!opened)
-			st = bench_open(&B);
-		opened = !st;
 		if (!st)
 			st = run_candidate(&B, q.has_cfg ? q.cfg : NULL);
 		a = (ServerReply){ .st = st, .len = (uint64_t)B.outlen };
 		if (tune_write_all(fd, &a, sizeof a) ||
 		    tune_write_all(fd, B.out, B.outlen))
 			return 3;
-		if (opened)
-			run_release(&B);
-		B.outlen = 0;
+		run_release(&B);  /* nothing to release when the open failed */
+		if (st)
+			break;
 	}
 	free(img);
 	free(B.out);
