@@ -27,21 +27,6 @@
 
 #include "sim.h"
 
-static const char *
-elem_at(char *out, size_t n, Type *t, int64_t i)
-{
-	Buf b = { 0 };
-
-	out[0] = 0;
-	if (t && (t->kind == TY_TILE || t->kind == TY_SMEM)) {
-		buf_puts(&b, " at element ");
-		sim_index_str(&b, t, i);
-		snprintf(out, n, "%s", b.s);
-		buf_free(&b);
-	}
-	return out;
-}
-
 /* Element i's index, "[i, j]". */
 static void
 index_of(char *out, size_t n, Type *t, int64_t i)
@@ -51,6 +36,19 @@ index_of(char *out, size_t n, Type *t, int64_t i)
 	sim_index_str(&b, t, i);
 	snprintf(out, n, "%s", b.s ? b.s : "?");
 	buf_free(&b);
+}
+
+/* " at element [i, j]" when t is a tile or a shared buffer, else "". */
+static const char *
+elem_at(char *out, size_t n, Type *t, int64_t i)
+{
+	int k;
+
+	out[0] = 0;
+	if (t && (t->kind == TY_TILE || t->kind == TY_SMEM) &&
+	    (k = snprintf(out, n, " at element ")) > 0 && (size_t)k < n)
+		index_of(out + k, n - (size_t)k, t, i);
+	return out;
 }
 
 /* Every byte of [p, p+n) equals v. */
