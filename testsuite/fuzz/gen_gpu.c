@@ -481,13 +481,62 @@ finding(int outcome)
 	return outcome != O_OK && outcome != O_SKIP;
 }
 
+/* Where program i's finding is kept: o->keep/NAME, NAME the file's (or
+ * seed-N.tlx); `min`: its reduction, o->keep/NAME.min.tlx (the file's
+ * extension dropped). */
+static void
+keep_path(const Opts *o, long i, bool min, char *path, size_t n)
+{
+	const char *base;
+	char *dot;
+	size_t k;
+
+	if (!o->files) {
+		snprintf(path, n, "%s/seed-%llu%s", o->keep,
+			 (unsigned long long)(o->seed + (uint64_t)i),
+			 min ? ".min.tlx" : ".tlx");
+		return;
+	}
+	base = strrchr(o->files[i], '/');
+	snprintf(path, n, "%s/%s", o->keep, base ? base + 1 : o->files[i]);
+	if (!min)
+		return;
+	if ((dot = strrchr(path, '.')) && dot > strrchr(path, '/'))
+		*dot = 0;
+	k = strlen(path);
+	snprintf(path + k, n - k, ".min.tlx");
+}
+
+/* Opens the file that keeps program i's finding r (`min`: its reduction;
+ * path: keep_path's) and writes its header: the finding, the message's
+ * first line (not for a reduction) and how to reproduce it; NULL when it
+ * cannot be opened. */
+static FILE *
+keep_open(const Opts *o, long i, const Rec *r, bool min, char *path, size_t n)
+{
+	FILE *f;
+
+	keep_path(o, i, min, path, n);
+	if (!(f = fopen(path, "w")))
+		return NULL;
+	fprintf(f, "// A finding of gen_gpu (%s, %s -O3 --target=%s, %s)",
+		outcome_names[r->outcome], o->emit, o->target, o->device);
+	if (min)
+		fprintf(f, ", reduced: %s\n", r->cls);
+	else
+		fprintf(f, ": %s\n// %.*s\n", r->cls, 600, r->msg);
+	fprintf(f, "// reproduce: gen_gpu --device %s%s %s\n", o->device,
+		min && o->inject ? " --inject-flip" : o->bits ? " --bits" : "",
+		path);
+	return f;
+}
+
 /* Prints a program's line (one write: workers share stdout) and keeps a
  * finding's program. */
 static void
 report(const Opts *o, long i, const Rec *r, const char *src, size_t len)
 {
 	char name[300], line[1400], path[600];
-	const char *base;
 	FILE *f;
 	int n;
 
@@ -508,22 +557,9 @@ report(const Opts *o, long i, const Rec *r, const char *src, size_t len)
 				   : sizeof line - 1) < 0)
 			return;
 	}
-	if (!o->keep || !finding(r->outcome) || !src)
+	if (!o->keep || !finding(r->outcome) || !src ||
+	    !(f = keep_open(o, i, r, false, path, sizeof path)))
 		return;
-	if (o->files) {
-		base = strrchr(o->files[i], '/');
-		snprintf(path, sizeof path, "%s/%s", o->keep,
-			 base ? base + 1 : o->files[i]);
-	} else {
-		snprintf(path, sizeof path, "%s/seed-%llu.tlx", o->keep,
-			 (unsigned long long)(o->seed + (uint64_t)i));
-	}
-	if (!(f = fopen(path, "w")))
-		return;
-	fprintf(f, "// A finding of gen_gpu (%s, %s -O3 --target=%s, %s): %s\n"
-		"// %.*s\n// reproduce: gen_gpu --device %s%s %s\n",
-		outcome_names[r->outcome], o->emit, o->target, o->device,
-		r->cls, 600, r->msg, o->device, o->bits ? " --bits" : "", path);
 	fwrite(src, 1, len, f);
 	fclose(f);
 }
@@ -617,8 +653,7 @@ reduce_findings(const Opts *o, const Rec *recs, Rec *scratch)
 	for (i = 0; i < total(o); i++) {
 		const Rec *r = &recs[i];
 		FzResult want = { .kind = kind_of(r->outcome) };
-		char name[300], path[700], *src, *min, *dot;
-		const char *base;
+		char name[300], path[700], *src, *min;
 		double t0 = fz_now();
 		int tests = 0, before = 0, after = 0;
 		size_t len, k;
@@ -629,28 +664,12 @@ reduce_findings(const Opts *o, const Rec *recs, Rec *scratch)
 			continue;
 		snprintf(want.cls, sizeof want.cls, "%s", r->cls);
 		min = fz_reduce(src, &want, &ro, &tests);
-		if (o->files) {
-			base = strrchr(o->files[i], '/');
-			snprintf(path, sizeof path, "%s/%s", o->keep,
-				 base ? base + 1 : o->files[i]);
-			if ((dot = strrchr(path, '.')) && dot > strrchr(path, '/'))
-				*dot = 0;
-			k = strlen(path);
-			snprintf(path + k, sizeof path - k, ".min.tlx");
-		} else {
-			snprintf(path, sizeof path, "%s/seed-%llu.min.tlx", o->keep,
-				 (unsigned long long)(o->seed + (uint64_t)i));
-		}
 		for (k = 0; k < len; k++)
 			before += src[k] == '\n';
-		if (min && (f = fopen(path, "w"))) {
+		if (min && (f = keep_open(o, i, r, true, path, sizeof path))) {
 			for (k = 0; min[k]; k++)
 				after += min[k] == '\n';
-			fprintf(f, "// A finding of gen_gpu (%s, %s -O3 --target=%s, %s), "
-				"reduced: %s\n// reproduce: gen_gpu --device %s%s %s\n%s",
-				outcome_names[r->outcome], o->emit, o->target, o->device,
-				r->cls, o->device, o->inject ? " --inject-flip" :
-				o->bits ? " --bits" : "", path, min);
+			fputs(min, f);
 			fclose(f);
 			printf("%s: reduced %d -> %d lines in %d checks (%.1f s): %s\n",
 			       name, before, after, tests, fz_now() - t0, path);
