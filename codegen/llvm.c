@@ -491,16 +491,14 @@ neg_pow2_mul(LLVMValueRef I, LLVMValueRef *x)
 	for (int i = 0; i < 2; i++) {
 		LLVMValueRef c = LLVMGetOperand(I, (unsigned)i);
 		long long v;
-		int k;
+		unsigned long long m;  /* -v */
 
-		if (!LLVMIsAConstantInt(c))
+		if (!LLVMIsAConstantInt(c) || (v = LLVMConstIntGetSExtValue(c)) >= 0)
 			continue;
-		v = LLVMConstIntGetSExtValue(c);
-		for (k = 0; k < (int)w - 1 && -v != 1ll << k; k++)
-			;
-		if (v < 0 && -v == 1ll << k) {
+		m = 0 - (unsigned long long)v;
+		if (!(m & (m - 1))) {
 			*x = LLVMGetOperand(I, (unsigned)(1 - i));
-			return k;
+			return __builtin_ctzll(m);
 		}
 	}
 	return -1;
