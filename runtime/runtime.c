@@ -263,6 +263,11 @@ tlxrt_device_set_option(tlxrt_device *dev, int opt, int64_t value)
 			break;
 		o->reduce_order = (int)value;
 		return TLXRT_OK;
+	case TLXRT_SIM_ATOMIC_ORDER:
+		if (value != 0 && value != 1)
+			break;
+		o->atomic_reverse = value != 0;
+		return TLXRT_OK;
 	default:
 		return rt_error(dev, TLXRT_INVALID_ARG, "unknown option %d", opt);
 	}

@@ -63,6 +63,7 @@ sim_open(tlxrt_device *dev, const char *arg)
 		{ "TLXRT_SIM_CHECK_FENCES", TLXRT_SIM_CHECK_FENCES, 0, 1 },
 		{ "TLXRT_SIM_SM_COUNT", TLXRT_SIM_SM_COUNT, 1, 1024 },
 		{ "TLXRT_SIM_REDUCE_ORDER", TLXRT_SIM_REDUCE_ORDER, 0, 4 },
+		{ "TLXRT_SIM_ATOMIC_ORDER", TLXRT_SIM_ATOMIC_ORDER, 0, 1 },
 	};
 	SimMem *m;
 	size_t i;

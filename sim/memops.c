@@ -524,7 +524,7 @@ sim_op_atomic(SimLaunch *L, SimAct *act, Op *op)
 	TypeKind ek;
 	Access x;
 	uint8_t *v, *r;
-	int64_t i;
+	int64_t i, j;
 	int es;
 
 	if (k < 0 || op->nopnds < 2 || op->nopnds > 3)
@@ -543,7 +543,8 @@ sim_op_atomic(SimLaunch *L, SimAct *act, Op *op)
 	r = sim_data(sim_def(L, act, op->res[0]), rt);
 	if (L->cur)
 		L->cur->cta->atomics = true;
-	for (i = 0; i < x.n; i++) {
+	for (j = 0; j < x.n; j++) {
+		i = L->o.atomic_reverse ? x.n - 1 - j : j;
 		if (x.mask && !(x.mask[i] & 1)) {
 			memset(r + i * es, 0, (size_t)es);
 			continue;
@@ -562,7 +563,7 @@ sim_op_atomic_cas(SimLaunch *L, SimAct *act, Op *op)
 	int es = sim_esize(vt);
 	Access x = access_of(L, act, op, op->opnds[0], 0, es);
 	uint8_t *c, *v, *r;
-	int64_t i;
+	int64_t j;
 
 	if (vt != rt || sim_ty(act, op->opnds[1]) != vt ||
 	    ty_numel(vt) != x.n || ty_elem(x.t)->elem != ty_elem(vt))
@@ -573,7 +574,8 @@ sim_op_atomic_cas(SimLaunch *L, SimAct *act, Op *op)
 	r = sim_data(sim_def(L, act, op->res[0]), rt);
 	if (L->cur)
 		L->cur->cta->atomics = true;
-	for (i = 0; i < x.n; i++) {
+	for (j = 0; j < x.n; j++) {
+		int64_t i = L->o.atomic_reverse ? x.n - 1 - j : j;
 		uint8_t *m = sim_gptr(L, op, x.ptr[i], (uint64_t)es, false,
 				      "atomic_cas", x.t, i);
 

@@ -266,6 +266,7 @@ typedef struct SimOpts {
 	bool check_fences;
 	int reduce_order;    /* TLXRT_SIM_REDUCE_ORDER: 0, 1 reverse, 2 wide,
 			      3 tensor cores */
+	bool atomic_reverse; /* TLXRT_SIM_ATOMIC_ORDER 1 */
 } SimOpts;
 
 void sim_opts_default(SimOpts *o);
