@@ -342,6 +342,35 @@ open_devices(Worker *w, Rec *r)
 		set(r, O_SETUP, "setup", "--device-order: %s", tlxrt_errmsg(w->dev));
 }
 
+/* Whether the simulator's outputs change with the order in which one
+ * atomic's elements (TLXRT_SIM_ATOMIC_ORDER) and the programs (a
+ * shuffled launch) run: programs whose results the GPU need not
+ * reproduce.  The generator makes none (each element of an atomic its
+ * own address); a reduction may, and such a candidate must not pass for
+ * the finding it came from.  Sets r to an "order" mismatch when so. */
+static bool
+order_dependent(Worker *w, const FzImage *img, const FzMeta *m,
+		const FzData *in, const FzData *a, const FzNum *cls, Rec *r)
+{
+	FzData a2 = { 0 };
+	FzResult fr = { 0 };
+	bool dep = false;
+
+	if (tlxrt_device_set_option(w->sim, TLXRT_SIM_ATOMIC_ORDER, 1) ||
+	    tlxrt_device_set_option(w->sim, TLXRT_SIM_SHUFFLE, 1))
+		return false;
+	if (fz_run(w->sim, img, m, in, &a2, &fr) &&
+	    !fz_compare_num(m, a, &a2, cls, "sim vs sim, atomics reversed",
+			    w->o->nan_equal, &fr)) {
+		set(r, O_MISMATCH, "order", "order-dependent: %s", fr.msg);
+		dep = true;
+	}
+	tlxrt_device_set_option(w->sim, TLXRT_SIM_SHUFFLE, -1);
+	tlxrt_device_set_option(w->sim, TLXRT_SIM_ATOMIC_ORDER, 0);
+	fz_data_free(&a2);
+	return dep;
+}
+
 static void
 run_program(Worker *w, const char *src, size_t len, Rec *r)
 {
@@ -411,6 +440,10 @@ run_program(Worker *w, const char *src, size_t len, Rec *r)
 		FzData a2 = { 0 }, aw = { 0 }, at = { 0 }, ag = { 0 };
 		FzResult fr2;
 		bool again = false;
+
+		if (order_dependent(w, ref.data ? &ref : &img, &m, &in, &a,
+				    cls, r))
+			goto done;
 
 		/* sums in another order: a difference that the order
 		 * explains is not a finding (the simulator's second
