@@ -418,6 +418,29 @@ optimize(Cg *cg)
 	return true;
 }
 
+/* -x of i32 or i64 as ~x + 1, in an asm: ptxas (CUDA 13.0, -O1 and up)
+ * lost the negation of some of the values a neg.s32 takes in a block
+ * that two paths reach (an aligned and an unaligned vector load), where
+ * the results fed max.s32: its 3-input VIMNMX3 read 16 of 64 loaded
+ * registers unnegated on one path (gen_gpu seed 78529,
+ * testsuite/gpu/gen/max-neg-78529.tlx); not.b32 and add.s32 compile as
+ * written. */
+static LLVMValueRef
+neg_asm(LLVMBuilderRef B, LLVMValueRef x)
+{
+	static const char *const text[2] = {
+		"not.b32 $0, $1;\n\tadd.s32 $0, $0, 1;",
+		"not.b64 $0, $1;\n\tadd.s64 $0, $0, 1;",
+	};
+	static const char *const cons[2] = { "=r,r", "=l,l" };
+	LLVMTypeRef t = LLVMTypeOf(x), fty = LLVMFunctionType(t, &t, 1, 0);
+	int k = LLVMGetIntTypeWidth(t) == 64;
+
+	return LLVMBuildCall2(B, fty, LLVMGetInlineAsm(fty, text[k],
+			      strlen(text[k]), cons[k], strlen(cons[k]), 0, 0,
+			      LLVMInlineAsmDialectATT, 0), &x, 1, "");
+}
+
 /*
  * ptxas (CUDA 13.0) is wrong at the edges of integer negation and
  * absolute value.  It computes neg.s16 and abs.s16 on the sign-extended
@@ -456,6 +479,9 @@ edge_asm(LLVMBuilderRef B, LLVMValueRef x, bool neg)
 	LLVMTypeRef t = LLVMTypeOf(x), fty = LLVMFunctionType(t, &t, 1, 0);
 	unsigned w = LLVMGetIntTypeWidth(t);
 	int k = w == 16 ? (neg ? 0 : 1) : w == 32 ? 2 : 3;
+
+	if (neg && w != 16)
+		return neg_asm(B, x);
 
 	return LLVMBuildCall2(B, fty, LLVMGetInlineAsm(fty, text[k],
 			      strlen(text[k]), cons[k], strlen(cons[k]), 0, 0,
@@ -504,7 +530,33 @@ neg_pow2_mul(LLVMValueRef I, LLVMValueRef *x)
 	return -1;
 }
 
-/* Which edge I is: 1 a negation of i8 or i16, 2 an abs of i8, i16, i32
+/* Whether a user of I is an integer min or max (llvm.smax, smin, umax,
+ * umin). */
+static bool
+feeds_min_max(LLVMValueRef I)
+{
+	LLVMUseRef u;
+
+	for (u = LLVMGetFirstUse(I); u; u = LLVMGetNextUse(u)) {
+		LLVMValueRef c = LLVMGetUser(u), f;
+		const char *name;
+		size_t len;
+
+		if (!LLVMIsACallInst(c) || !(f = LLVMGetCalledValue(c)) ||
+		    !LLVMIsAFunction(f))
+			continue;
+		name = LLVMGetValueName2(f, &len);
+		if (len > 10 && (!strncmp(name, "llvm.smax.", 10) ||
+				 !strncmp(name, "llvm.smin.", 10) ||
+				 !strncmp(name, "llvm.umax.", 10) ||
+				 !strncmp(name, "llvm.umin.", 10)))
+			return true;
+	}
+	return false;
+}
+
+/* Which edge I is: 1 a negation of i8 or i16, or of i32 or i64 that
+ * feeds an integer min or max, 2 an abs of i8, i16, i32
  * or i64 (a vector of them too), else 0. */
 static int
 edge_kind(LLVMValueRef I)
@@ -522,6 +574,9 @@ edge_kind(LLVMValueRef I)
 	w = LLVMGetIntTypeWidth(et);
 	if (LLVMGetInstructionOpcode(I) == LLVMSub && (w == 8 || w == 16) &&
 	    LLVMIsNull(LLVMGetOperand(I, 0)))
+		return 1;
+	if (LLVMGetInstructionOpcode(I) == LLVMSub && (w == 32 || w == 64) &&
+	    LLVMIsNull(LLVMGetOperand(I, 0)) && feeds_min_max(I))
 		return 1;
 	if (LLVMGetInstructionOpcode(I) != LLVMCall ||
 	    (w != 8 && w != 16 && w != 32 && w != 64) ||
