@@ -558,9 +558,8 @@ keep_open(const Opts *o, long i, const Rec *r, bool min, char *path, size_t n)
 		fprintf(f, ", reduced: %s\n", r->cls);
 	else
 		fprintf(f, ": %s\n// %.*s\n", r->cls, 600, r->msg);
-	fprintf(f, "// reproduce: gen_gpu --device %s%s %s\n", o->device,
-		min && o->inject ? " --inject-flip" : o->bits ? " --bits" : "",
-		path);
+	fprintf(f, "// reproduce: gen_gpu --device %s%s%s %s\n", o->device,
+		o->inject ? " --inject-flip" : "", o->bits ? " --bits" : "", path);
 	return f;
 }
 
