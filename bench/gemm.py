@@ -18,6 +18,8 @@
 #
 # GEMM_KERNELS=matmul,mma (a comma list of matmul, mma, tma, ws, cluster,
 # static, dyn, pp) measures only those of the tlx kernels; cuBLAS and Triton always.
+# GEMM_SHAPES=4096x4096x4096,8192x8192x8192 (MxNxK, a comma list) measures
+# only those shapes.
 #
 # Each tlx and Triton figure is the best of its configurations at that
 # shape (what an autotuner would pick); times are medians of CUDA events.
@@ -32,6 +34,8 @@ from tri_matmul import t_matmul
 here = os.path.dirname(os.path.abspath(__file__))
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (2048, 2048, 2048), (1024, 1024, 1024),
           (3000, 3000, 3000), (4096, 4096, 1024), (8192, 1024, 4096), (1000, 1000, 1000)]
+if os.environ.get("GEMM_SHAPES"):  # e.g. 4096x4096x4096,8192x8192x8192
+    SHAPES = [tuple(int(v) for v in s.split("x")) for s in os.environ["GEMM_SHAPES"].split(",")]
 TRITON_CFGS = [(128, 256, 64, 3, 8), (128, 128, 64, 4, 4), (128, 256, 64, 4, 8), (256, 128, 64, 3, 8)]
 
 

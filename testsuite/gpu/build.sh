@@ -134,11 +134,16 @@ for c in "128 256 64 3" "128 256 64 4" "128 256 32 6" "128 128 64 4" "128 128 64
 		"$top/examples/gemm_cluster.tlx" -o "$out/cubin/cluster-$1x$2x$3-s$4.cubin"
 done
 # examples/gemm_static.tlx (gemm_ws over a persistent grid) in gemm_ws's
-# configurations
+# configurations, and the 128x256x64 ones with other GROUPs (-gN)
 for c in "128 256 64 3" "128 256 64 4" "128 256 32 6" "128 128 64 4"; do
 	set -- $c
 	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 \
 		"$top/examples/gemm_static.tlx" -o "$out/cubin/static-$1x$2x$3-s$4.cubin"
+done
+for c in "3 4" "3 16" "4 4" "4 16" "4 32"; do
+	set -- $c
+	"$tlxc" $t -D STAGES=$1 -D GROUP=$2 \
+		"$top/examples/gemm_static.tlx" -o "$out/cubin/static-128x256x64-s$1-g$2.cubin"
 done
 # examples/gemm_persistent.tlx (gemm_ws over a clc schedule: on sm_90a a
 # dynamic one, tiles claimed from a counter) in the same configurations
