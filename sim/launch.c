@@ -265,7 +265,8 @@ feistel_f(uint64_t r, uint64_t key)
 	return h ^ (h >> 29) ^ (h >> 47);
 }
 
-/* The next cluster to start.  Without a shuffle seed, in order; with one,
+/* The next cluster to start.  Without a shuffle seed, in order (in
+ * reverse with TLXRT_SIM_ATOMIC_ORDER 1); with one,
  * a pseudo-random permutation of [0, qn): a four-round Feistel network
  * over 2^qbits (qbits even) keyed from the seed, walking the cycle until
  * it lands in range (fewer than four steps on average).  Nothing is held
@@ -278,7 +279,7 @@ queue_next(SimLaunch *L)
 	uint64_t mask = h ? (h == 64 ? ~0ull : (1ull << h) - 1) : 0;
 
 	if (L->o.seed < 0 || L->qn < 2)
-		return k;
+		return L->o.atomic_reverse && k < L->qn ? L->qn - 1 - k : k;
 	do {
 		uint64_t lo = x & mask, hi = h ? x >> h : 0;
 

@@ -232,10 +232,11 @@ enum {
 	 * Env: TLXRT_SIM_REDUCE_ORDER. */
 	TLXRT_SIM_REDUCE_ORDER = 8,
 	/* The order in which the elements of one atomic or atomic_cas
-	 * update memory: 0 (default) in index order, 1 in reverse index
-	 * order.  Elements updating one address in an order-dependent way
-	 * (xchg, cas, float add) may give other results the other way: a
-	 * second opinion on whether a program's results depend on it.
+	 * update memory, and in which the programs (clusters) start when
+	 * not shuffled: 0 (default) in index order, 1 in reverse.  Updates
+	 * of one address in an order-dependent way (xchg, cas, float add)
+	 * may give other results the other way: a second opinion on
+	 * whether a program's results depend on it.
 	 * Env: TLXRT_SIM_ATOMIC_ORDER. */
 	TLXRT_SIM_ATOMIC_ORDER = 9,
 };

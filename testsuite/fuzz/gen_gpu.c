@@ -342,10 +342,10 @@ open_devices(Worker *w, Rec *r)
 		set(r, O_SETUP, "setup", "--device-order: %s", tlxrt_errmsg(w->dev));
 }
 
-/* Whether the simulator's exact outputs (FZ_NUM_BITS) change with the
- * order in which one atomic's elements (TLXRT_SIM_ATOMIC_ORDER) and the
- * programs (a shuffled launch) run: programs whose results the GPU need
- * not reproduce.  The generator makes none (each element of an atomic
+/* Whether the simulator's exact outputs (FZ_NUM_BITS) change when one
+ * atomic's elements and the programs run in reverse order
+ * (TLXRT_SIM_ATOMIC_ORDER): programs whose results the GPU need not
+ * reproduce.  The generator makes none (each element of an atomic
  * its own address); a reduction may, and such a candidate must not pass
  * for the finding it came from.  (Float sums in another order are the
  * second opinions' business.)  Sets r to an "order" mismatch when so. */
@@ -361,8 +361,7 @@ order_dependent(Worker *w, const FzImage *img, const FzMeta *m,
 
 	for (i = 0; i < m->nargs; i++)
 		bits[i] = cls[i] == FZ_NUM_BITS ? FZ_NUM_BITS : FZ_NUM_LOOSE;
-	if (tlxrt_device_set_option(w->sim, TLXRT_SIM_ATOMIC_ORDER, 1) ||
-	    tlxrt_device_set_option(w->sim, TLXRT_SIM_SHUFFLE, 1))
+	if (tlxrt_device_set_option(w->sim, TLXRT_SIM_ATOMIC_ORDER, 1))
 		return false;
 	if (fz_run(w->sim, img, m, in, &a2, &fr) &&
 	    !fz_compare_num(m, a, &a2, bits, "sim vs sim, atomics reversed",
@@ -370,7 +369,6 @@ order_dependent(Worker *w, const FzImage *img, const FzMeta *m,
 		set(r, O_MISMATCH, "order", "order-dependent: %s", fr.msg);
 		dep = true;
 	}
-	tlxrt_device_set_option(w->sim, TLXRT_SIM_SHUFFLE, -1);
 	tlxrt_device_set_option(w->sim, TLXRT_SIM_ATOMIC_ORDER, 0);
 	fz_data_free(&a2);
 	return dep;
