@@ -419,12 +419,11 @@ optimize(Cg *cg)
 }
 
 /* -x of i32 or i64 as ~x + 1, in an asm: ptxas (CUDA 13.0, -O1 and up)
- * lost the negation of some of the values a neg.s32 takes in a block
- * that two paths reach (an aligned and an unaligned vector load), where
- * the results fed max.s32: its 3-input VIMNMX3 read 16 of 64 loaded
- * registers unnegated on one path (gen_gpu seed 78529,
- * testsuite/gpu/gen/max-neg-78529.tlx); not.b32 and add.s32 compile as
- * written. */
+ * loses negations that feed max.s32: in a max reduction of 64 negated
+ * values it negated 48 with IMAD.MOV and gave the other 16 to its
+ * 3-input VIMNMX3 as they were loaded, on both paths into the block
+ * (gen_gpu seed 78529, testsuite/gpu/gen/max-neg-78529.tlx); not.b32 and
+ * add.s32 compile as written. */
 static LLVMValueRef
 neg_asm(LLVMBuilderRef B, LLVMValueRef x)
 {
