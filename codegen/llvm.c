@@ -479,21 +479,21 @@ edge_asm(LLVMBuilderRef B, LLVMValueRef x, bool neg)
 	unsigned w = LLVMGetIntTypeWidth(t);
 	int k = w == 16 ? (neg ? 0 : 1) : w == 32 ? 2 : 3;
 
-	if (neg && w != 16)
-		return neg_asm(B, x);
-
 	return LLVMBuildCall2(B, fty, LLVMGetInlineAsm(fty, text[k],
 			      strlen(text[k]), cons[k], strlen(cons[k]), 0, 0,
 			      LLVMInlineAsmDialectATT, 0), &x, 1, "");
 }
 
-/* edge_asm for i8 too, through i16. */
+/* edge_asm for i8 too, through i16, and neg_asm for a negation of i32
+ * or i64. */
 static LLVMValueRef
 edge_value(LLVMBuilderRef B, LLVMValueRef x, bool neg)
 {
 	LLVMTypeRef t = LLVMTypeOf(x);
 	LLVMValueRef w;
 
+	if (neg && LLVMGetIntTypeWidth(t) >= 32)
+		return neg_asm(B, x);
 	if (LLVMGetIntTypeWidth(t) != 8)
 		return edge_asm(B, x, neg);
 	w = LLVMBuildSExt(B, x, LLVMInt16TypeInContext(LLVMGetTypeContext(t)), "");
@@ -529,28 +529,35 @@ neg_pow2_mul(LLVMValueRef I, LLVMValueRef *x)
 	return -1;
 }
 
+/* Whether I is a call of a function whose name begins with prefix (an
+ * intrinsic: "llvm.abs."). */
+static bool
+calls(LLVMValueRef I, const char *prefix)
+{
+	LLVMValueRef f;
+	const char *name;
+	size_t len, n = strlen(prefix);
+
+	if (!LLVMIsACallInst(I) || !(f = LLVMGetCalledValue(I)) ||
+	    !LLVMIsAFunction(f))
+		return false;
+	name = LLVMGetValueName2(f, &len);
+	return len > n && !strncmp(name, prefix, n);
+}
+
 /* Whether a user of I is an integer min or max (llvm.smax, smin, umax,
  * umin). */
 static bool
 feeds_min_max(LLVMValueRef I)
 {
+	static const char *const mm[4] = { "llvm.smax.", "llvm.smin.",
+					   "llvm.umax.", "llvm.umin." };
 	LLVMUseRef u;
 
-	for (u = LLVMGetFirstUse(I); u; u = LLVMGetNextUse(u)) {
-		LLVMValueRef c = LLVMGetUser(u), f;
-		const char *name;
-		size_t len;
-
-		if (!LLVMIsACallInst(c) || !(f = LLVMGetCalledValue(c)) ||
-		    !LLVMIsAFunction(f))
-			continue;
-		name = LLVMGetValueName2(f, &len);
-		if (len > 10 && (!strncmp(name, "llvm.smax.", 10) ||
-				 !strncmp(name, "llvm.smin.", 10) ||
-				 !strncmp(name, "llvm.umax.", 10) ||
-				 !strncmp(name, "llvm.umin.", 10)))
-			return true;
-	}
+	for (u = LLVMGetFirstUse(I); u; u = LLVMGetNextUse(u))
+		for (int i = 0; i < 4; i++)
+			if (calls(LLVMGetUser(u), mm[i]))
+				return true;
 	return false;
 }
 
@@ -561,9 +568,6 @@ static int
 edge_kind(LLVMValueRef I)
 {
 	LLVMTypeRef t = LLVMTypeOf(I), et = t;
-	LLVMValueRef f;
-	const char *name;
-	size_t len;
 	unsigned w;
 
 	if (LLVMGetTypeKind(t) == LLVMVectorTypeKind)
@@ -577,12 +581,8 @@ edge_kind(LLVMValueRef I)
 	if (LLVMGetInstructionOpcode(I) == LLVMSub && (w == 32 || w == 64) &&
 	    LLVMIsNull(LLVMGetOperand(I, 0)) && feeds_min_max(I))
 		return 1;
-	if (LLVMGetInstructionOpcode(I) != LLVMCall ||
-	    (w != 8 && w != 16 && w != 32 && w != 64) ||
-	    !(f = LLVMGetCalledValue(I)) || !LLVMIsAFunction(f))
-		return 0;
-	name = LLVMGetValueName2(f, &len);
-	return len > 9 && !strncmp(name, "llvm.abs.", 9) ? 2 : 0;
+	return (w == 8 || w == 16 || w == 32 || w == 64) &&
+	       calls(I, "llvm.abs.") ? 2 : 0;
 }
 
 static void
