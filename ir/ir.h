@@ -766,7 +766,8 @@ uint64_t sv_wgmma_desc_bits(const WgDesc *d);
 /* Bytes of the buffer an smem_alloc or mbar_alloc op makes (type t). */
 int64_t ir_smem_bytes(const Op *op, Type *t);
 
-/* The dim of a shared-memory view that is contiguous in memory. */
+/* The dim of a shared-memory view that is contiguous in memory: the
+ * buffer's last, moved by the smem_trans ops on the way. */
 int ir_view_contig(Func *f, Value v);
 /* The smem_alloc a shared-memory view is in (NULL: none). */
 Op *ir_view_buffer(Func *f, Value v);

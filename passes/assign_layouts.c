@@ -214,39 +214,12 @@ mem_layout(Asg *s, Op *op)
 	return qh >= MIN(qp, 128) ? h : p;
 }
 
-/* The dim of a view that is contiguous in memory: the buffer's last,
- * moved by the smem_trans ops on the way. */
-static int
-view_contig(Asg *s, Value v)
-{
-	ValInfo *vi = ir_val(s->f, v);
-	const Attr *perm;
-	int c, d;
-
-	if (!vi->def)
-		return vi->ty->rank - 1;
-	switch (vi->def->kind) {
-	case OP_SMEM_TRANS:
-		c = view_contig(s, vi->def->opnds[0]);
-		perm = attr_find(&vi->def->attrs, "perm");
-		for (d = 0; perm && d < (int)perm->ints.n; d++)
-			if (perm->ints.v[d] == c)
-				return d;
-		return vi->ty->rank - 1;
-	case OP_SMEM_INDEX:
-		return view_contig(s, vi->def->opnds[0]) - 1;
-	case OP_SMEM_SLICE:
-		return view_contig(s, vi->def->opnds[0]);
-	default:
-		return vi->ty->rank - 1;
-	}
-}
-
 /* smem_load: 16-byte vectors along the view's contiguous dim. */
 static const Layout *
 smem_layout(Asg *s, Op *op, Type *rt)
 {
-	int order[TY_MAX_RANK], c = view_contig(s, op->opnds[0]), d, n = 0;
+	int order[TY_MAX_RANK], c = ir_view_contig(s->f, op->opnds[0]);
+	int d, n = 0;
 	int64_t vec = 16 / ebytes(rt);
 
 	if (c < 0 || c >= rt->rank)
