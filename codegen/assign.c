@@ -31,30 +31,6 @@ mark_remat(Op *op, void *ud)
 	fn->vals[op->res[0]].remat = r;
 }
 
-int
-cg_mem_vec(CgFn *fn, Value ptr, const Layout *ly, const Axis *ax)
-{
-	Type *pt = ty_elem(ir_type(fn->f, ptr));
-	int64_t es = MAX(1, ty_bytes(pt->elem)), best = 1;
-	const Axis *a = &ax[ptr];
-	int d;
-
-	for (d = 0; d < ly->rank; d++) {
-		int sh = ly_dim_shift(ly, d), k = 0;
-		int64_t v;
-
-		while (k < ly->nreg && k < ly_dim_bits(ly, d) &&
-		       ly->reg[k] == 1u << (sh + k))
-			k++;
-		v = (int64_t)1 << k;
-		v = MIN(v, a->contig[d]);
-		v = MIN(v, 16 / es);
-		v = MIN(v, a->div >= es ? a->div / es : 1);
-		best = MAX(best, v);
-	}
-	return (int)MAX(1, best);
-}
-
 const Layout *
 cg_mem_layout(CgFn *fn, Op *op)
 {
@@ -120,8 +96,8 @@ access_deps(CgFn *fn, Op *op)
 
 	if (!ptr || !cg_is_tile(fn, ptr) || !(l = cg_mem_layout(fn, op)))
 		return 0;
-	vf = cg_mem_vec(fn, ptr, l, fn->ax);
-	if (vf <= cg_mem_vec(fn, ptr, l, fn->ax_gen))
+	vf = ly_mem_vec(fn->f, ptr, l, fn->ax);
+	if (vf <= ly_mem_vec(fn->f, ptr, l, fn->ax_gen))
 		return 0;
 	/* a mask constant over the fast vectors only under the assumptions:
 	 * the versioned loop checks those too */

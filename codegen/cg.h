@@ -315,8 +315,6 @@ const Layout *cg_mem_layout(CgFn *fn, Op *op);
 const Layout *cg_operand_layout(CgFn *fn, Op *op, uint32_t i);
 /* cg_tile of operand i in that layout. */
 LLVMValueRef *cg_operand(CgFn *fn, Op *op, uint32_t i);
-/* Elements per vector access for a pointer tile in layout ly, under ax. */
-int cg_mem_vec(CgFn *fn, Value ptr, const Layout *ly, const Axis *ax);
 /* The assumptions the accesses of op (and its regions) need for their
  * fast-path vectors; 0 when the fast path is no wider. */
 uint64_t cg_fast_deps(CgFn *fn, Op *op);

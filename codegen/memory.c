@@ -1065,8 +1065,8 @@ access(Access *a, bool load)
 	CgFn *fn = a->fn;
 	LLVMBuilderRef B = fn->cg->B;
 	Value ptr = a->op->opnds[0];
-	int vf = cg_mem_vec(fn, ptr, a->ly, fn->ax);
-	int vg = cg_mem_vec(fn, ptr, a->ly, fn->ax_gen);
+	int vf = ly_mem_vec(fn->f, ptr, a->ly, fn->ax);
+	int vg = ly_mem_vec(fn->f, ptr, a->ly, fn->ax_gen);
 	LLVMBasicBlockRef gb, fe, ge, join;
 	LLVMValueRef *rf, *rg, *r;
 	uint32_t i;
@@ -1211,8 +1211,8 @@ join_ok(CgFn *fn, Op *op, Joined *j)
 	access_tile(a, 0);
 	j->nr = (uint32_t)ly_nregs(a->ly);
 	j->dup = ly_dup_mask(a->ly);
-	j->vf = cg_mem_vec(fn, ptr, a->ly, fn->ax);
-	if (j->vf <= 1 || cg_mem_vec(fn, ptr, a->ly, fn->ax_gen) != 1)
+	j->vf = ly_mem_vec(fn->f, ptr, a->ly, fn->ax);
+	if (j->vf <= 1 || ly_mem_vec(fn->f, ptr, a->ly, fn->ax_gen) != 1)
 		return false;
 	a->slow = true;
 	ok = loop_ok(a, 1, j->nr);
@@ -1453,8 +1453,8 @@ stream_store(Access *a)
 	    (m && cg_is_tile(fn, m) && !fn->vals[m].remat) ||
 	    !cg_convert_source(fn, v, ly, &src, &from, &off))
 		return false;
-	n = one_width(fn, cg_mem_vec(fn, ptr, ly, fn->ax),
-		      cg_mem_vec(fn, ptr, ly, fn->ax_gen));
+	n = one_width(fn, ly_mem_vec(fn->f, ptr, ly, fn->ax),
+		      ly_mem_vec(fn->f, ptr, ly, fn->ax_gen));
 	if (!n || nr / (uint32_t)n < 4 ||
 	    (m && cg_is_tile(fn, m) && cg_axis(fn, m)->cnst[dim] < n))
 		return false;

@@ -593,7 +593,7 @@ cp_loop(CgFn *fn, Op *op, SmemView *w, const Layout *l)
 static int
 cp_vec(CgFn *fn, Op *op, SmemView *w, const Layout *l, const Axis *ax)
 {
-	int v = MIN(view_vec(op), cg_mem_vec(fn, op->opnds[1], l, ax));
+	int v = MIN(view_vec(op), ly_mem_vec(fn->f, op->opnds[1], l, ax));
 
 	if (op->nopnds > 2 && cg_is_tile(fn, op->opnds[2]))
 		while (v > 1 && ax[op->opnds[2]].cnst[cg_vec_dim(l)] < v)
@@ -667,7 +667,7 @@ cp_unaligned(CgFn *fn, Op *op, SmemView *w, const Layout *l,
 {
 	Cg *cg = fn->cg;
 	const Axis *ax = cg_axis_narrow(fn, eb);
-	int v = MIN(view_vec(op), cg_mem_vec(fn, op->opnds[1], l, fn->ax));
+	int v = MIN(view_vec(op), ly_mem_vec(fn->f, op->opnds[1], l, fn->ax));
 	LLVMBasicBlockRef yes, no, done;
 
 	if (v * eb == 8 || v * eb == 16) {

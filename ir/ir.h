@@ -682,6 +682,10 @@ bool ly_dot_is_mma(const Target *t, Func *f, Op *op, bool *trans_b);
 /* The layout of dot op's result: mma's accumulator, else blocked. */
 const Layout *ly_dot(LayoutTab *t, const Target *tg, Func *f, Op *op,
 		     int nwarps);
+/* Elements per vector access of pointer tile ptr in layout ly: the
+ * registers contiguous along a dim, as far as the axis facts ax (one per
+ * value) show the addresses contiguous and aligned, up to 16 bytes. */
+int ly_mem_vec(Func *f, Value ptr, const Layout *ly, const Axis *ax);
 
 /* ---- smemview.c: where a view's elements lie in shared memory -------------- */
 

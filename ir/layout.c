@@ -859,6 +859,30 @@ ly_dot(LayoutTab *t, const Target *tg, Func *f, Op *op, int nwarps)
 	return ly_default(t, 2, c->shape, MAX(1, ty_bits(c->elem) / 8), nwarps);
 }
 
+int
+ly_mem_vec(Func *f, Value ptr, const Layout *ly, const Axis *ax)
+{
+	Type *pt = ty_elem(ir_type(f, ptr));
+	int64_t es = MAX(1, ty_bytes(pt->elem)), best = 1;
+	const Axis *a = &ax[ptr];
+	int d;
+
+	for (d = 0; d < ly->rank; d++) {
+		int sh = ly_dim_shift(ly, d), k = 0;
+		int64_t v;
+
+		while (k < ly->nreg && k < ly_dim_bits(ly, d) &&
+		       ly->reg[k] == 1u << (sh + k))
+			k++;
+		v = (int64_t)1 << k;
+		v = MIN(v, a->contig[d]);
+		v = MIN(v, 16 / es);
+		v = MIN(v, a->div >= es ? a->div / es : 1);
+		best = MAX(best, v);
+	}
+	return (int)MAX(1, best);
+}
+
 /* ---- the shared-memory copy of a tile ------------------------------------------ */
 
 int64_t

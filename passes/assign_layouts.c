@@ -119,38 +119,13 @@ mark_remat(Op *op, void *ud)
 
 /* ---- layouts of memory accesses --------------------------------------------------- */
 
-/* Elements per vector access of pointer tile `ptr` in layout ly. */
-static int
-mem_vec(Asg *s, Value ptr, const Layout *ly)
-{
-	Type *pt = ty_elem(ir_type(s->f, ptr));
-	int64_t es = MAX(1, ty_bytes(pt->elem)), best = 1;
-	const Axis *a = &s->ax[ptr];
-	int d;
-
-	for (d = 0; d < ly->rank; d++) {
-		int sh = ly_dim_shift(ly, d), k = 0;
-		int64_t v;
-
-		while (k < ly->nreg && k < ly_dim_bits(ly, d) &&
-		       ly->reg[k] == 1u << (sh + k))
-			k++;
-		v = (int64_t)1 << k;
-		v = MIN(v, a->contig[d]);
-		v = MIN(v, 16 / es);
-		v = MIN(v, a->div >= es ? a->div / es : 1);
-		best = MAX(best, v);
-	}
-	return (int)MAX(1, best);
-}
-
 /* Bytes that one warp access covers contiguously: the vector times the
  * lanes that continue it. */
 static int64_t
 coalesced_bytes(Asg *s, Value ptr, const Layout *ly)
 {
 	Type *pt = ty_elem(ir_type(s->f, ptr));
-	int vec = mem_vec(s, ptr, ly);
+	int vec = ly_mem_vec(s->f, ptr, ly, s->ax);
 	int k = log2i(vec), d, sh = 0, i = 0;
 
 	for (d = 0; d < ly->rank; d++) {
