@@ -237,6 +237,28 @@ dim_bit(const Layout *p, int d, int pos)
 	return 1u << (ly_dim_shift(p, d) + pos);
 }
 
+/* The registers and lanes of an mma or wgmma accumulator p (its mreps
+ * and nreps set): registers hold column bit 0, row bit 3, the nreps
+ * 8-column blocks, then the mreps row tiles from row bit `mrow` on; the
+ * lanes hold column bits 1-2 and row bits 0-2. */
+static void
+mma_regs_lanes(Layout *p, int mrow)
+{
+	int nb = log2i(p->nreps), mb = log2i(p->mreps), i;
+
+	p->reg[p->nreg++] = dim_bit(p, 1, 0);
+	p->reg[p->nreg++] = dim_bit(p, 0, 3);
+	for (i = 0; i < nb; i++)
+		p->reg[p->nreg++] = dim_bit(p, 1, 3 + i);
+	for (i = 0; i < mb; i++)
+		p->reg[p->nreg++] = dim_bit(p, 0, mrow + i);
+	p->lane[0] = dim_bit(p, 1, 1);
+	p->lane[1] = dim_bit(p, 1, 2);
+	p->lane[2] = dim_bit(p, 0, 0);
+	p->lane[3] = dim_bit(p, 0, 1);
+	p->lane[4] = dim_bit(p, 0, 2);
+}
+
 const Layout *
 ly_mma(LayoutTab *t, const int64_t *shape, int nwarps)
 {
@@ -261,18 +283,9 @@ ly_mma(LayoutTab *t, const int64_t *shape, int nwarps)
 	p.nreps = (int)MAX(1, N / wn / 8);
 	nb = log2i(p.nreps);
 	mb = log2i(p.mreps);
-	/* c0..c3: (g, 2q), (g, 2q+1), (g+8, 2q), (g+8, 2q+1) */
-	p.reg[p.nreg++] = dim_bit(&p, 1, 0);
-	p.reg[p.nreg++] = dim_bit(&p, 0, 3);
-	for (i = 0; i < nb; i++)
-		p.reg[p.nreg++] = dim_bit(&p, 1, 3 + i);
-	for (i = 0; i < mb; i++)
-		p.reg[p.nreg++] = dim_bit(&p, 0, 4 + i);
-	p.lane[0] = dim_bit(&p, 1, 1);
-	p.lane[1] = dim_bit(&p, 1, 2);
-	p.lane[2] = dim_bit(&p, 0, 0);
-	p.lane[3] = dim_bit(&p, 0, 1);
-	p.lane[4] = dim_bit(&p, 0, 2);
+	/* c0..c3: (g, 2q), (g, 2q+1), (g+8, 2q), (g+8, 2q+1); then the
+	 * 8-column blocks, then the 16-row tiles */
+	mma_regs_lanes(&p, 4);
 	p.nwarp = (uint8_t)log2i(nwarps);
 	col = 3 + nb;
 	row = 4 + mb;
@@ -319,17 +332,7 @@ ly_wgmma(LayoutTab *t, const int64_t *shape, int nwarps)
 	mb = log2i(p.mreps);
 	/* d[i]: column bit 0, row bit 3, then the 8-column blocks; then
 	 * further 64-row tiles */
-	p.reg[p.nreg++] = dim_bit(&p, 1, 0);
-	p.reg[p.nreg++] = dim_bit(&p, 0, 3);
-	for (i = 0; i < nb; i++)
-		p.reg[p.nreg++] = dim_bit(&p, 1, 3 + i);
-	for (i = 0; i < mb; i++)
-		p.reg[p.nreg++] = dim_bit(&p, 0, 6 + i);
-	p.lane[0] = dim_bit(&p, 1, 1);
-	p.lane[1] = dim_bit(&p, 1, 2);
-	p.lane[2] = dim_bit(&p, 0, 0);
-	p.lane[3] = dim_bit(&p, 0, 1);
-	p.lane[4] = dim_bit(&p, 0, 2);
+	mma_regs_lanes(&p, 6);
 	p.nwarp = (uint8_t)log2i(nwarps);
 	/* the warps of a warpgroup: 16 rows each; then warpgroups along m
 	 * (above the rows its own tiles cover), then n */
