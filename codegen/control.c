@@ -72,18 +72,27 @@ supported_value(CgFn *fn, Op *op, Value v)
 	return false;
 }
 
+/* A Flow with room for n values and no induction variable. */
+static Flow
+new_flow(CgFn *fn, uint32_t n)
+{
+	Flow f;
+
+	f.sc = arena_alloc(fn->a, (n + 1) * sizeof *f.sc);
+	f.tiles = arena_alloc(fn->a, (n + 1) * sizeof *f.tiles);
+	f.iv = NULL;
+	return f;
+}
+
 /* Phis in the current block for values of types `vals` (their layouts
  * from their homes); returns them as a Flow and binds them to `bind`. */
 static Flow
 make_phis(CgFn *fn, const Value *vals, uint32_t n)
 {
 	Cg *cg = fn->cg;
-	Flow f;
+	Flow f = new_flow(fn, n);
 	uint32_t i, j, dup;
 
-	f.sc = arena_alloc(fn->a, (n + 1) * sizeof *f.sc);
-	f.tiles = arena_alloc(fn->a, (n + 1) * sizeof *f.tiles);
-	f.iv = NULL;
 	for (i = 0; i < n; i++) {
 		Type *t = ir_type(fn->f, vals[i]);
 		LLVMTypeRef lt = cg_type(cg, t);
@@ -170,12 +179,9 @@ term_flow(Term *t)
 static Flow
 operand_flow_of(CgFn *fn, const Value *vals, uint32_t n)
 {
-	Flow f;
+	Flow f = new_flow(fn, n);
 	uint32_t i;
 
-	f.sc = arena_alloc(fn->a, (n + 1) * sizeof *f.sc);
-	f.tiles = arena_alloc(fn->a, (n + 1) * sizeof *f.tiles);
-	f.iv = NULL;
 	for (i = 0; i < n; i++) {
 		if (cg_is_tile(fn, vals[i]))
 			f.tiles[i] = cg_tile(fn, vals[i], fn->vals[vals[i]].home);
@@ -188,12 +194,9 @@ operand_flow_of(CgFn *fn, const Value *vals, uint32_t n)
 static Flow
 operand_flow(CgFn *fn, Op *op, uint32_t first, uint32_t n)
 {
-	Flow f;
+	Flow f = new_flow(fn, n);
 	uint32_t i;
 
-	f.sc = arena_alloc(fn->a, (n + 1) * sizeof *f.sc);
-	f.tiles = arena_alloc(fn->a, (n + 1) * sizeof *f.tiles);
-	f.iv = NULL;
 	for (i = 0; i < n; i++) {
 		if (cg_is_tile(fn, op->opnds[first + i]))
 			f.tiles[i] = cg_operand(fn, op, first + i);
