@@ -189,7 +189,8 @@ done
 # examples/attention_fwd.tlx (a TMA producer, two consumer warpgroups, P
 # in registers for the second wgmma) at head dims 64, 128 and 256, causal
 # or not; with OVERLAP = 1 (two key blocks in flight), and that with
-# PINGPONG = 1 (the consumers take turns), at 64 and 128
+# PINGPONG = 1 (the consumers take turns), at 64 and 128; and
+# attention_fwd_dyn with QSTAGES = 2, without and with OVERLAP
 for c in "64 0" "64 1" "128 0" "128 1" "256 0" "256 1"; do
 	set -- $c
 	"$tlxc" $t -D D=$1 -D CAUSAL=$2 "$top/examples/attention_fwd.tlx" \
@@ -211,6 +212,11 @@ for c in "64 0" "64 1" "128 0" "128 1" "256 0" "256 1"; do
 		-o "$out/cubin/attn-d$1-c$2-o1.cubin"
 	"$tlxc" $t -D D=$1 -D CAUSAL=$2 -D OVERLAP=1 -D PINGPONG=1 \
 		"$top/examples/attention_fwd.tlx" -o "$out/cubin/attn-d$1-c$2-o1p.cubin"
+	# q2: attention_fwd_dyn with two slots for Q (QSTAGES = 2)
+	"$tlxc" $t -D D=$1 -D CAUSAL=$2 -D QSTAGES=2 "$top/examples/attention_fwd.tlx" \
+		-o "$out/cubin/attn-d$1-c$2-q2.cubin"
+	"$tlxc" $t -D D=$1 -D CAUSAL=$2 -D OVERLAP=1 -D QSTAGES=2 \
+		"$top/examples/attention_fwd.tlx" -o "$out/cubin/attn-d$1-c$2-o1q2.cubin"
 done
 # a deliberately wrong pipe protocol, built with --debug-barriers (run.sh
 # expects its report and a trap, not a hang)

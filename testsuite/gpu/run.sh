@@ -146,7 +146,8 @@ done
 # sequence ends, grouped-query heads, more queries than keys and fewer, a
 # long sequence; O and the log-sum-exp against the double reference; the
 # persistent kernel over the dynamic schedule too; OVERLAP = 1 (two key
-# blocks in flight) where shared memory allows two stages (D 64, 128)
+# blocks in flight) where shared memory allows two stages (D 64, 128),
+# and the persistent kernel with two slots for Q
 for d in 64 128 256; do
 	for c in 0 1; do
 		for s in "1 1 1 128 128" "2 4 2 1000 1000" "1 8 2 333 777" \
@@ -157,6 +158,8 @@ for d in 64 128 256; do
 			t attention cubin/attn-d$d-c$c-o1.cubin $s $d $c
 			t attention cubin/attn-d$d-c$c-o1.cubin $s $d $c attention_fwd_dyn
 			t attention cubin/attn-d$d-c$c-o1p.cubin $s $d $c
+			t attention cubin/attn-d$d-c$c-q2.cubin $s $d $c attention_fwd_dyn
+			t attention cubin/attn-d$d-c$c-o1q2.cubin $s $d $c attention_fwd_dyn
 		done
 	done
 done
