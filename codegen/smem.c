@@ -240,11 +240,9 @@ cg_barrier(CgFn *fn)
 		cg_intr(fn->cg, "llvm.nvvm.bar.warp.sync", NULL, 0,
 			(LLVMValueRef[]){ cg_i32(fn->cg, -1) }, 1);
 	else if (fn->task_bar > 0)
-		cg_intr(fn->cg, "llvm.nvvm.barrier.cta.sync.aligned.count", NULL,
-			0, a, 2);
+		cg_intr(fn->cg, "llvm.nvvm.barrier.cta.sync.count", NULL, 0, a, 2);
 	else
-		cg_intr(fn->cg, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL,
-			0, a, 1);
+		cg_intr(fn->cg, "llvm.nvvm.barrier.cta.sync.all", NULL, 0, a, 1);
 	fn->sync_pending = false;
 }
 
