@@ -776,11 +776,93 @@ max_tile(Func *f)
 	return m;
 }
 
+/* Registers a kernel's values need, estimated from its tiles: elementwise
+ * chains and reductions stream through a tile element by element, so
+ * straight-line code needs about its largest tile computed from memory;
+ * a loop also holds the tiles it carries into its next iteration (a
+ * persistent row loop's prefetched row beside the row it normalizes).
+ * Pointers, masks and index arithmetic are rematerialized, not held. */
+typedef struct Need {
+	Func *f;
+	int nthreads;
+	bool *data;     /* per value: computed from memory */
+	int64_t peak;
+} Need;
+
+/* 32-bit registers per thread of value v, 0 for what is not held. */
+static int64_t
+need_words(const Need *n, Value v)
+{
+	Type *t = ir_type(n->f, v), *e;
+	int64_t bits;
+
+	if (!t || !n->data[v])
+		return 0;
+	e = ty_elem(t);
+	if (e->kind == TY_PTR || e->kind == TY_I1)
+		return 0;
+	bits = MAX(8, ty_bits(e));
+	if (t->kind != TY_TILE)
+		return 1;
+	if (t->layout)
+		bits *= (int64_t)ly_nregs(t->layout) >>
+			__builtin_popcount(ly_dup_mask(t->layout));
+	else
+		bits = bits * ty_numel(t) / n->nthreads;
+	return MAX(1, (bits + 31) / 32);
+}
+
+static void
+need_block(Need *n, Block *b, int64_t carried)
+{
+	Op *o, *yield = b->nargs ? b->last : NULL;
+	uint32_t i, j;
+
+	for (i = 0; i < b->nargs; i++) {
+		n->data[b->args[i]] = true;
+		carried += need_words(n, b->args[i]);
+	}
+	for (o = b->first; o; o = o->next) {
+		bool data = !op_has(o, F_PURE);
+		int64_t w = 0;
+
+		for (i = 0; i < o->nopnds; i++)
+			data |= n->data[o->opnds[i]];
+		for (i = 0; i < o->nres; i++) {
+			n->data[o->res[i]] = data;
+			w += need_words(n, o->res[i]);
+		}
+		n->peak = MAX(n->peak, carried + w);
+		for (i = 0; i < o->nregions; i++)
+			need_block(n, o->regions[i], carried);
+		/* a value the loop carries on lives to the end of the body */
+		for (i = 0; yield && o != yield && i < o->nres; i++)
+			for (j = 0; j < yield->nopnds; j++)
+				if (yield->opnds[j] == o->res[i]) {
+					carried += need_words(n, o->res[i]);
+					break;
+				}
+	}
+}
+
+static int64_t
+need_regs(Func *f, int nthreads, Arena *a)
+{
+	Need n = { f, nthreads, NULL, 0 };
+
+	n.data = arena_alloc(a, f->vals.n * sizeof *n.data);
+	memset(n.data, 0, f->vals.n * sizeof *n.data);
+	need_block(&n, f->body, 0);
+	return n.peak + 16;  /* addresses, indices, loop counters */
+}
+
 /* Memory-bound kernels (no dot, small tiles per thread) live on latency
  * hiding: ask ptxas for registers that let 1024 threads per SM be
  * resident (measured on the H200: 1.1-1.25x for the softmax and layernorm
- * examples; big per-thread tiles would spill instead).  Sets the register
- * budget schedule.c plans with. */
+ * examples), or half as many, ..., where the values live at once would
+ * not fit those registers (a persistent row loop holding the next row
+ * beside this one: spills cost more than the occupancy gains).  Sets the
+ * register budget schedule.c plans with. */
 static void
 occupancy(CgFn *fn)
 {
@@ -788,8 +870,16 @@ occupancy(CgFn *fn)
 
 	fn->min_ctas = 0;
 	if (!has_dot(f->body) && fn->nthreads < 1024 &&
-	    max_tile(f) / fn->nthreads <= 32)
+	    max_tile(f) / fn->nthreads <= 32) {
+		int64_t need = need_regs(f, fn->nthreads, fn->a);
+
 		fn->min_ctas = 1024 / fn->nthreads;
+		while (fn->min_ctas > 1 &&
+		       need > 65536 / (fn->nthreads * fn->min_ctas))
+			fn->min_ctas /= 2;
+		if (fn->min_ctas == 1)
+			fn->min_ctas = 0;
+	}
 	fn->reg_budget = MIN(255, 65536 / (fn->nthreads * MAX(1, fn->min_ctas)));
 }
 
