@@ -6,6 +6,7 @@
  *
  *   bench_kernels vadd|copy MODULE N [REPS]
  *   bench_kernels softmax|softmax_loop|layernorm|layernorm_loop MODULE ROWS COLS [REPS]
+ *       (BENCH_PITCH=P: rows P elements apart instead of COLS)
  *   bench_kernels matmul MODULE M N K [REPS]
  *   bench_kernels gemm MODULE KERNEL M N K [REPS]   (a, b, c: tma<bf16, 2>)
  *   bench_kernels gemm_bias MODULE KERNEL M N K [REPS]   (gemm's, + bias: *f32)
@@ -170,7 +171,9 @@ main(int argc, char **argv)
 	} else if (!strcmp(what, "softmax") || !strcmp(what, "softmax_loop") ||
 		   !strcmp(what, "layernorm") || !strcmp(what, "layernorm_loop")) {
 		int r = atoi(argv[3]), c = argc > 4 ? atoi(argv[4]) : 0, ln;
-		size_t n = (size_t)r * c;
+		/* BENCH_PITCH: a row stride other than the width (elements) */
+		int pitch = getenv("BENCH_PITCH") ? atoi(getenv("BENCH_PITCH")) : c;
+		size_t n = (size_t)r * (pitch > c ? pitch : c);
 
 		ln = !strncmp(what, "layernorm", 9);
 		reps = argc > 5 ? atoi(argv[5]) : 50;
@@ -183,11 +186,11 @@ main(int argc, char **argv)
 		a[ln ? 3 : 1] = tlxrt_arg_ptr(random_buffer(n, 1));
 		a[ln ? 4 : 2] = tlxrt_arg_i32(r);
 		a[ln ? 5 : 3] = tlxrt_arg_i32(c);
-		a[ln ? 6 : 4] = tlxrt_arg_i32(c);
+		a[ln ? 6 : 4] = tlxrt_arg_i32(pitch > c ? pitch : c);
 		if (ln)
 			a[7] = tlxrt_arg_f32(1e-5f);
 		snprintf(size, sizeof size, "%dx%d", r, c);
-		bench(what, size, k, a, ln ? 8 : 5, reps, 2.0 * 2 * (double)n, 0);
+		bench(what, size, k, a, ln ? 8 : 5, reps, 2.0 * 2 * (double)r * c, 0);
 	} else if (!strcmp(what, "matmul")) {
 		int M = atoi(argv[3]), N = argc > 4 ? atoi(argv[4]) : 0,
 		    K = argc > 5 ? atoi(argv[5]) : 0;
