@@ -66,6 +66,7 @@ struct Cg {
 	uint32_t entries;     /* kernel entries in the PTX to assemble */
 	bool timing;          /* TLX_CG_TIME: phase times to stderr */
 	bool realign_all;     /* TLX_CG_REALIGN=all: no 8-/4-byte cp.async */
+	bool no_elem_tail;    /* TLX_CG_ELEM_TAIL=0: generic tails as code */
 	double t0;
 };
 

@@ -833,6 +833,8 @@ gen_start(CgRun *r, Module *m, const CgOpts *o, Diag *d, CgPrep *preps,
 	g->cg.t = r->cg.t;
 	g->cg.d = &g->d;
 	g->cg.dyn_smem = "__tlx_smem_generic";
+	g->cg.realign_all = r->cg.realign_all;
+	g->cg.no_elem_tail = r->cg.no_elem_tail;
 	ly_tab_init(&g->cg.layouts, &g->cg.arena, &m->ctx->layouts);
 	g->preps = preps;
 	g->n = nk;
@@ -874,6 +876,8 @@ cg_run(CgRun *r, Module *m, const CgOpts *o, Diag *d, CgResult *out)
 	arena_init(&r->cg.arena, NULL, NULL, NULL);
 	ly_tab_init(&r->cg.layouts, &r->cg.arena, &m->ctx->layouts);
 	r->cg.timing = getenv("TLX_CG_TIME") != NULL;
+	r->cg.no_elem_tail = getenv("TLX_CG_ELEM_TAIL") &&
+			     !strcmp(getenv("TLX_CG_ELEM_TAIL"), "0");
 	r->cg.realign_all = getenv("TLX_CG_REALIGN") &&
 			    !strcmp(getenv("TLX_CG_REALIGN"), "all");
 	phase(&r->cg, NULL);
