@@ -8,8 +8,8 @@
 # 64 and 128; -o1p: that and PINGPONG = 1, the two consumers taking turns
 # at the tensor cores); for D 256, whose default is BN = 64 and two stages,
 # -b32: BN = 32 and two stages, -b32s3 three, -b32o1 two and OVERLAP = 1;
-# -s1: BN = 64 and one stage; -q2 and -o1q2: attention_fwd_dyn with two
-# slots for Q, the next tile's loaded during this one, D 64 and 128).
+# -s1: BN = 64 and one stage; -q1 and -o1q1: attention_fwd_dyn with one
+# slot for Q instead of the default two, D 64 and 128).
 #
 #   [ATTN_VARIANTS=attention_fwd,...] python3 attention.py [OUT_JSON]
 import json, math, os, sys, time
@@ -33,7 +33,7 @@ VARIANTS = [("attention_fwd", ""), ("attention_fwd_dyn", ""),
             ("attention_fwd", "-o1"), ("attention_fwd_dyn", "-o1"), ("attention_fwd", "-o1p"),
             ("attention_fwd", "-b32"), ("attention_fwd_dyn", "-b32"), ("attention_fwd", "-b32s3"),
             ("attention_fwd", "-b32o1"), ("attention_fwd", "-s1"),
-            ("attention_fwd_dyn", "-q2"), ("attention_fwd_dyn", "-o1q2")]
+            ("attention_fwd_dyn", "-q1"), ("attention_fwd_dyn", "-o1q1")]
 # ATTN_VARIANTS=attention_fwd,attention_fwd_dyn-o1: only those
 if os.environ.get("ATTN_VARIANTS"):
     VARIANTS = [v for v in VARIANTS if v[0] + v[1] in os.environ["ATTN_VARIANTS"].split(",")]

@@ -212,11 +212,12 @@ for c in "64 0" "64 1" "128 0" "128 1" "256 0" "256 1"; do
 		-o "$out/cubin/attn-d$1-c$2-o1.cubin"
 	"$tlxc" $t -D D=$1 -D CAUSAL=$2 -D OVERLAP=1 -D PINGPONG=1 \
 		"$top/examples/attention_fwd.tlx" -o "$out/cubin/attn-d$1-c$2-o1p.cubin"
-	# q2: attention_fwd_dyn with two slots for Q (QSTAGES = 2)
-	"$tlxc" $t -D D=$1 -D CAUSAL=$2 -D QSTAGES=2 "$top/examples/attention_fwd.tlx" \
-		-o "$out/cubin/attn-d$1-c$2-q2.cubin"
-	"$tlxc" $t -D D=$1 -D CAUSAL=$2 -D OVERLAP=1 -D QSTAGES=2 \
-		"$top/examples/attention_fwd.tlx" -o "$out/cubin/attn-d$1-c$2-o1q2.cubin"
+	# q1: attention_fwd_dyn with one slot for Q (QSTAGES = 1; the
+	# default at D <= 128 is two)
+	"$tlxc" $t -D D=$1 -D CAUSAL=$2 -D QSTAGES=1 "$top/examples/attention_fwd.tlx" \
+		-o "$out/cubin/attn-d$1-c$2-q1.cubin"
+	"$tlxc" $t -D D=$1 -D CAUSAL=$2 -D OVERLAP=1 -D QSTAGES=1 \
+		"$top/examples/attention_fwd.tlx" -o "$out/cubin/attn-d$1-c$2-o1q1.cubin"
 done
 # a deliberately wrong pipe protocol, built with --debug-barriers (run.sh
 # expects its report and a trap, not a hang)

@@ -158,8 +158,8 @@ for d in 64 128 256; do
 			t attention cubin/attn-d$d-c$c-o1.cubin $s $d $c
 			t attention cubin/attn-d$d-c$c-o1.cubin $s $d $c attention_fwd_dyn
 			t attention cubin/attn-d$d-c$c-o1p.cubin $s $d $c
-			t attention cubin/attn-d$d-c$c-q2.cubin $s $d $c attention_fwd_dyn
-			t attention cubin/attn-d$d-c$c-o1q2.cubin $s $d $c attention_fwd_dyn
+			t attention cubin/attn-d$d-c$c-q1.cubin $s $d $c attention_fwd_dyn
+			t attention cubin/attn-d$d-c$c-o1q1.cubin $s $d $c attention_fwd_dyn
 		done
 	done
 done
