@@ -657,22 +657,36 @@ realign_tail(Access *a, LLVMValueRef pb, LLVMValueRef d, LLVMValueRef on, int n)
 }
 
 /* The second block at pb where the vector reaches into it (split):
- * whole where the bytes past the vector are in, else the vector's part;
- * zero elsewhere.  Both are predicated loads, without a branch. */
+ * whole where the bytes past the vector are in (a predicated load), else
+ * the vector's part; zero elsewhere.  The part, a dozen predicated loads
+ * and selects, is behind a branch: only a row's last vector takes it. */
 static LLVMValueRef
 realign_second(Access *a, LLVMValueRef pb, LLVMValueRef d, LLVMValueRef split,
 	       LLVMValueRef in, int n)
 {
-	LLVMBuilderRef B = a->fn->cg->B;
-	LLVMValueRef zero[16];
-	int i;
+	CgFn *fn = a->fn;
+	LLVMBuilderRef B = fn->cg->B;
+	LLVMValueRef zero[16], whole, part, r, iv[2];
+	LLVMBasicBlockRef tail, join, ib[2];
+	int i, words;
 
 	for (i = 0; i < n; i++)
-		zero[i] = LLVMConstNull(cg_type(a->fn->cg, a->ety));
-	return LLVMBuildOr(B, vec_load_words(a, pb, n, LLVMBuildAnd(B, split, in, ""),
-					     zero),
-			   realign_tail(a, pb, d, LLVMBuildAnd(B, split,
-					LLVMBuildNot(B, in, ""), ""), n), "");
+		zero[i] = LLVMConstNull(cg_type(fn->cg, a->ety));
+	whole = vec_load_words(a, pb, n, LLVMBuildAnd(B, split, in, ""), zero);
+	part = LLVMBuildAnd(B, split, LLVMBuildNot(B, in, ""), "");
+	tail = cg_new_block(fn, "ld.tail");
+	join = cg_new_block(fn, "ld.tail.join");
+	ib[0] = LLVMGetInsertBlock(B);
+	LLVMBuildCondBr(B, part, tail, join);
+	LLVMPositionBuilderAtEnd(B, tail);
+	iv[1] = realign_tail(a, pb, d, LLVMConstInt(fn->cg->t_i1, 1, 0), n);
+	ib[1] = LLVMGetInsertBlock(B);
+	LLVMBuildBr(B, join);
+	LLVMPositionBuilderAtEnd(B, join);
+	iv[0] = LLVMConstNull(word_type(a, n, &words));
+	r = LLVMBuildPhi(B, LLVMTypeOf(iv[1]), "");
+	LLVMAddIncoming(r, iv, ib, 2);
+	return LLVMBuildOr(B, whole, r, "");
 }
 
 /* Vector g (n elements) as two blocks of words and the byte offset d
