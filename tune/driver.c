@@ -507,8 +507,8 @@ run_result(tlx_tune *T, int st, const Child *run, RunHeader *h)
  * not run); first: the first run's cost when it was run again (NaN: it
  * was not). */
 static void
-finish(tlx_tune *T, const int *cfg, int st, const RunHeader *h, int d,
-       double first, double *value)
+finish(tlx_tune *T, const int *cfg, int order, int st, const RunHeader *h,
+       int d, double first, double *value)
 {
 	Eval *e;
 
@@ -518,6 +518,8 @@ finish(tlx_tune *T, const int *cfg, int st, const RunHeader *h, int d,
 	/* the device the child opened, as it says */
 	e = record(T, cfg, st, *value, st == TLX_TUNE_OK ? h->ordinal
 				      : d < 0 ? -1 : T->devs[d]);
+	if (e)
+		e->order = order;
 	if (e) {
 		e->runs = st == TLX_TUNE_OK ? h->runs : 0;
 		e->confirmed = !isnan(first);
@@ -566,8 +568,8 @@ run_batch(tlx_tune *T, const int **todo, const int *slot, int n, Child *cc,
 				} else if (st != TLX_TUNE_OK) {
 					RunHeader none = { .cost = INFINITY };
 
-					finish(T, todo[i], st, &none, -1, NAN,
-					       &values[slot[i]]);
+					finish(T, todo[i], T->nasked + i, st, &none,
+					       -1, NAN, &values[slot[i]]);
 				} else {
 					run_start(T, todo[i], &cc[i], d, &run[d]);
 					who[d] = i;
@@ -601,8 +603,8 @@ run_batch(tlx_tune *T, const int **todo, const int *slot, int n, Child *cc,
 			}
 			if (first && !isnan(first[i]) && st == TLX_TUNE_OK)
 				h.cost = fmax(h.cost, first[i]);
-			finish(T, todo[i], st, &h, d, first ? first[i] : NAN,
-			       &values[slot[i]]);
+			finish(T, todo[i], T->nasked + i, st, &h, d,
+			       first ? first[i] : NAN, &values[slot[i]]);
 			free(cc[i].buf);
 			cc[i].buf = NULL;
 		}
@@ -639,6 +641,7 @@ batch_eval(void *ud, const int *cfgs, int count, double *values)
 	if (n) {
 		compile_batch(T, todo, n, cc);
 		run_batch(T, todo, slot, n, cc, values);
+		T->nasked += n;
 	}
 	free(todo);
 	free(slot);
@@ -803,7 +806,7 @@ cmp_eval(const void *a, const void *b)
 
 	if (x->cost != y->cost)
 		return x->cost < y->cost ? -1 : 1;
-	return (x > y) - (x < y);  /* the earlier first */
+	return (x->order > y->order) - (x->order < y->order);
 }
 
 /* The best `finalists` re-timed round-robin in one child; the best of the
@@ -1354,6 +1357,7 @@ reset(tlx_tune *T)
 	free(T->ref);
 	T->ref = NULL;
 	T->nevals = T->nskipped = T->nfin = T->has_best = T->ncached = 0;
+	T->nasked = 0;
 	T->npri = 0;
 	T->retime_status = -1;
 	T->default_retimed = NAN;

@@ -71,6 +71,9 @@ typedef struct Eval {
 	int runs;       /* its timed launches */
 	int confirmed;  /* 1: a suspiciously fast result was run again */
 	double first;   /* then the first run's cost */
+	int order;      /* its place among the configurations the search
+			   asked for: equal costs go to the earlier, however
+			   the devices' runs happened to end */
 } Eval;
 
 /* A configuration rejected before compiling (check.c). */
@@ -171,6 +174,7 @@ struct tlx_tune {
 	int dev_evals[MAXDEV];  /* evaluations run on devs[i] */
 	Eval *evals;         /* in the order they ran */
 	int nevals, capevals;
+	int nasked;          /* configurations sent to run_batch so far */
 	int nskipped;        /* past the budget or max_evals */
 	double t0, wall;
 	int has_best;
