@@ -1641,8 +1641,8 @@ kernel_attrs(Sema *s, Func *f, Ast *k, Ast **pa, uint32_t n)
 					break;
 			if (j < a->list.n)
 				continue;
-			if (v[0] < 1 || v[1] < 1 || v[2] < 1 ||
-			    v[0] * v[1] * v[2] > 16) {
+			if (v[0] < 1 || v[1] < 1 || v[2] < 1 || v[0] > 16 ||
+			    v[1] > 16 || v[2] > 16 || v[0] * v[1] * v[2] > 16) {
 				diag_error(s->diag, a->loc, "a cluster has 1 to 16 "
 					   "programs, got %lldx%lldx%lld",
 					   (long long)v[0], (long long)v[1],
