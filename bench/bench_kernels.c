@@ -173,7 +173,10 @@ main(int argc, char **argv)
 		int r = atoi(argv[3]), c = argc > 4 ? atoi(argv[4]) : 0, ln;
 		/* BENCH_PITCH: a row stride other than the width (elements) */
 		int pitch = getenv("BENCH_PITCH") ? atoi(getenv("BENCH_PITCH")) : c;
-		size_t n = (size_t)r * (pitch > c ? pitch : c);
+		size_t n;
+
+		pitch = pitch > c ? pitch : c;
+		n = (size_t)r * pitch;
 
 		ln = !strncmp(what, "layernorm", 9);
 		reps = argc > 5 ? atoi(argv[5]) : 50;
@@ -186,7 +189,7 @@ main(int argc, char **argv)
 		a[ln ? 3 : 1] = tlxrt_arg_ptr(random_buffer(n, 1));
 		a[ln ? 4 : 2] = tlxrt_arg_i32(r);
 		a[ln ? 5 : 3] = tlxrt_arg_i32(c);
-		a[ln ? 6 : 4] = tlxrt_arg_i32(pitch > c ? pitch : c);
+		a[ln ? 6 : 4] = tlxrt_arg_i32(pitch);
 		if (ln)
 			a[7] = tlxrt_arg_f32(1e-5f);
 		snprintf(size, sizeof size, "%dx%d", r, c);

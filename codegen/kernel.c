@@ -850,8 +850,7 @@ need_regs(Func *f, int nthreads, Arena *a)
 {
 	Need n = { f, nthreads, NULL, 0 };
 
-	n.data = arena_alloc(a, f->vals.n * sizeof *n.data);
-	memset(n.data, 0, f->vals.n * sizeof *n.data);
+	n.data = arena_alloc(a, f->vals.n * sizeof *n.data);  /* zeroed */
 	need_block(&n, f->body, 0);
 	return n.peak + 16;  /* addresses, indices, loop counters */
 }

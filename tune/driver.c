@@ -518,9 +518,8 @@ finish(tlx_tune *T, const int *cfg, int order, int st, const RunHeader *h,
 	/* the device the child opened, as it says */
 	e = record(T, cfg, st, *value, st == TLX_TUNE_OK ? h->ordinal
 				      : d < 0 ? -1 : T->devs[d]);
-	if (e)
-		e->order = order;
 	if (e) {
+		e->order = order;
 		e->runs = st == TLX_TUNE_OK ? h->runs : 0;
 		e->confirmed = !isnan(first);
 		e->first = first;
