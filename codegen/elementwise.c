@@ -362,11 +362,13 @@ div_slow_loop(CgFn *fn, Type *e, LLVMValueRef *a, uint32_t dup, uint32_t n,
  * once, r = rcp(b) + rcp(b) (1 - b rcp(b)), then each element takes
  * q = a r and q - r (b q - a), with the remainder exact in an fma: the
  * sequence of div.rn's own fast path, IEEE's rounded quotient wherever
- * nothing under- or overflows, which holds when every |b| and every |a|
- * lie in [2^-60, 2^60] (all quotients and remainders normal).  A thread
- * with an element outside (zero, inf, subnormal, huge) divides all of
- * them with div.rn instead, in a loop (div_slow_loop); NaNs pass through
- * either way.  Five instructions per element instead of ten and a
+ * nothing under- or overflows, which holds when every b and every
+ * nonzero |a| lie in [2^-60, 2^60] (all quotients and remainders normal;
+ * a zero's quotient and remainder are zeros, of the right sign where b is
+ * positive: the masked-off elements of a softmax).  A thread with an
+ * element outside (a divisor negative or zero, inf, subnormal, huge)
+ * divides all of them with div.rn instead, in a loop (div_slow_loop);
+ * NaNs pass through either way.  Five instructions per element instead of ten and a
  * convergence barrier each. */
 enum { DIV_DIVISORS = 4 };  /* distinct divisors per thread, at most */
 
@@ -379,7 +381,7 @@ div_uniform(CgFn *fn, Op *op, LLVMValueRef **in, const Layout *ly,
 	Type *e = ty_elem(ir_type(fn->f, op->opnds[0]));
 	uint32_t dup = ly_dup_mask(ly), i, k, nd = 0, n = (uint32_t)ly_nregs(ly);
 	LLVMValueRef dv[DIV_DIVISORS], bw[DIV_DIVISORS], rcs[DIV_DIVISORS];
-	LLVMValueRef hi = NULL, lo = NULL, ok, *q, *bs, x;
+	LLVMValueRef hi = NULL, lo = NULL, alo = NULL, ok, *q, *bs, x;
 	uint8_t *which;
 	LLVMBasicBlockRef fast, slow, join;
 
@@ -406,7 +408,7 @@ div_uniform(CgFn *fn, Op *op, LLVMValueRef **in, const Layout *ly,
 						      rcs[k], fconst(fn, 1.0)), rcs[k]);
 		x = intr1(fn, "llvm.fabs", bw[k]);
 		hi = hi ? intr2(fn, "llvm.maxnum", hi, x) : x;
-		lo = lo ? intr2(fn, "llvm.minnum", lo, x) : x;
+		lo = lo ? intr2(fn, "llvm.minnum", lo, bw[k]) : bw[k];
 	}
 	bs = cg_regs(fn, ly);
 	for (i = 0; i < n; i++) {
@@ -415,12 +417,18 @@ div_uniform(CgFn *fn, Op *op, LLVMValueRef **in, const Layout *ly,
 			continue;
 		x = intr1(fn, "llvm.fabs", cg_widen(fn, e, in[0][i]));
 		hi = intr2(fn, "llvm.maxnum", hi, x);
-		lo = intr2(fn, "llvm.minnum", lo, x);
+		/* |a| - 1 as bits, unsigned: a zero is the largest; 2^-60
+		 * is 0x21800000 */
+		x = LLVMBuildSub(B, LLVMBuildBitCast(B, x, cg->t_i32, ""),
+				 cg_i32(cg, 1), "");
+		alo = alo ? intr2(fn, "llvm.umin", alo, x) : x;
 	}
 	ok = LLVMBuildAnd(B, LLVMBuildFCmp(B, LLVMRealOLE, hi,
 					   fconst(fn, 0x1p60), ""),
 			  LLVMBuildFCmp(B, LLVMRealOGE, lo,
 					fconst(fn, 0x1p-60), ""), "");
+	ok = LLVMBuildAnd(B, ok, LLVMBuildICmp(B, LLVMIntUGE, alo,
+			  cg_i32(cg, 0x21800000 - 1), ""), "");
 	fast = cg_new_block(fn, "div.fast");
 	slow = cg_new_block(fn, "div.slow");
 	join = cg_new_block(fn, "div.join");

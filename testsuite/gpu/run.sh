@@ -270,6 +270,16 @@ for ks in "erf1 2 2" "erf1 8 2" "erf1 40 2" "exp2a 60 3"; do
 	python3 check_ulp.py /tmp/math.cuda /tmp/math.sim $3 || ok=0
 	if [ $ok = 1 ]; then pass=$((pass + 1)); else echo "FAIL: $1 at scale $2"; fail=$((fail + 1)); fi
 done
+# a division by the rows' divisors (reciprocal path; zeros of both signs,
+# divisors of both signs): the GPU's quotients are the simulator's, bit
+# for bit
+ok=1
+for d in cuda sim; do
+	./rtrun -d $d -w 3:/tmp/divz.$d cubin/math.cubin divz buf:f32:100003:rand \
+		buf:f32:100:rand buf:f32:100003:poison i32:100003 >/dev/null || ok=0
+done
+cmp -s /tmp/divz.cuda /tmp/divz.sim || ok=0
+if [ $ok = 1 ]; then pass=$((pass + 1)); else echo "FAIL: divz"; fail=$((fail + 1)); fi
 # clusters of 2 (rank 0 multicasts a box to both CTAs, rank 1 arrives on
 # rank 0's barrier): the GPU's output is the simulator's, byte for byte
 ok=1
