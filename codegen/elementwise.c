@@ -368,8 +368,8 @@ div_slow_loop(CgFn *fn, Type *e, LLVMValueRef *a, uint32_t dup, uint32_t n,
  * positive: the masked-off elements of a softmax).  A thread with an
  * element outside (a divisor negative or zero, inf, subnormal, huge)
  * divides all of them with div.rn instead, in a loop (div_slow_loop);
- * NaNs pass through either way.  Five instructions per element instead of ten and a
- * convergence barrier each. */
+ * NaNs pass through either way.  Five instructions per element instead
+ * of ten and a convergence barrier each. */
 enum { DIV_DIVISORS = 4 };  /* distinct divisors per thread, at most */
 
 static bool
