@@ -100,8 +100,10 @@ access_deps(CgFn *fn, Op *op)
 	if (vf <= ly_mem_vec(fn->f, ptr, l, fn->ax_gen))
 		return 0;
 	/* a mask constant over the fast vectors only under the assumptions:
-	 * the versioned loop checks those too */
-	if ((m = ir_access_mask(op)) && cg_is_tile(fn, m) &&
+	 * the versioned loop checks those too -- except in a generic entry,
+	 * which runs the launches that fail them (kernel.c, lower_body) */
+	if (fn->entry != CG_ENTRY_GENERIC &&
+	    (m = ir_access_mask(op)) && cg_is_tile(fn, m) &&
 	    fn->ax[m].cnst[cg_vec_dim(l)] >= vf &&
 	    fn->ax_gen[m].cnst[cg_vec_dim(l)] < vf)
 		return fn->ax[ptr].deps | fn->ax[m].deps;

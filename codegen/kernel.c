@@ -1400,22 +1400,23 @@ lower_body(CgFn *fn, int entry)
 		lower_from(fn, body, NULL, NULL, false);
 		return;
 	}
-	if (entry == CG_ENTRY_GENERIC) {
-		/* a kernel without dots has this entry only when asked
-		 * (--specialize=all), for launches the fast one cannot take,
-		 * such as rows that are not 16-byte aligned: its tail's
-		 * realigned vectors, not the loop over elements (a layer norm's
-		 * tail so at 4095 columns: 1.03 against 0.57 TB/s, H100) */
-		bool loop = !fn->cg->no_elem_tail && has_dot(body);
-
+	if (entry == CG_ENTRY_GENERIC && has_dot(body)) {
 		fn->mode = CG_GENERIC;
 		fn->ver_deps = 0;
 		tail = tail_start(fn);
 		lower_from(fn, body, NULL, tail, true);
-		if (tail && !fn->failed && (!loop || !elem_tail(fn, tail)))
+		if (tail && !fn->failed &&
+		    (fn->cg->no_elem_tail || !elem_tail(fn, tail)))
 			lower_from(fn, body, tail, NULL, true);
 		return;
 	}
+	/* The generic entry of a kernel without dots runs the launches whose
+	 * bounds are not multiples of a vector (odd widths) or whose rows are
+	 * not aligned.  Its checks cover the pointers alone (access_deps), so
+	 * that aligned rows of any width keep their vectors, each checked
+	 * against the mask (load_group); the rest takes realigned vectors,
+	 * not the loop over elements (a layer norm's tail so at 4095 columns:
+	 * 1.03 against 0.57 TB/s, H100). */
 	tail = versioned_part(fn, &deps);
 	lower_from(fn, body, NULL, tail, true);
 	if (!deps)
@@ -1428,7 +1429,8 @@ lower_body(CgFn *fn, int entry)
 		fn->mode = i ? CG_GENERIC : CG_FAST;
 		fn->ver_deps = i ? 0 : deps;
 		cg_scope_push(fn);
-		if (!i || fn->cg->no_elem_tail || !elem_tail(fn, tail))
+		if (!i || fn->cg->no_elem_tail || entry == CG_ENTRY_GENERIC ||
+		    !elem_tail(fn, tail))
 			lower_from(fn, body, tail, NULL, false);
 		cg_scope_pop(fn);
 	}

@@ -295,8 +295,8 @@ load_group(Access *a, uint32_t g, int n, LLVMValueRef *out)
 {
 	CgFn *fn = a->fn;
 	LLVMBuilderRef B = fn->cg->B;
-	LLVMBasicBlockRef ld, ldend, slow, slowend, join;
-	LLVMValueRef vl[16], vs[16];
+	LLVMBasicBlockRef ld, slow, join, ib[2];
+	LLVMValueRef vs[16], w[2], phi;
 	int i;
 
 	if (!a->mask) {
@@ -313,24 +313,22 @@ load_group(Access *a, uint32_t g, int n, LLVMValueRef *out)
 	join = cg_new_block(fn, "ld.join");
 	LLVMBuildCondBr(B, all_of(a, g, n), ld, slow);
 	LLVMPositionBuilderAtEnd(B, ld);
-	vec_load(a, a->ptr[g], n, NULL, NULL, vl);
-	ldend = LLVMGetInsertBlock(B);
+	w[0] = vec_load_words(a, a->ptr[g], n, NULL, NULL);
+	ib[0] = LLVMGetInsertBlock(B);
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, slow);
 	for (i = 0; i < n; i++)
 		vec_load(a, elem_ptr(a, g, i), 1, a->mask[g + i], a->other + g + i,
 			 vs + i);
-	slowend = LLVMGetInsertBlock(B);
+	w[1] = pack(a, vs, n);
+	ib[1] = LLVMGetInsertBlock(B);
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, join);
-	for (i = 0; i < n; i++) {
-		LLVMValueRef phi = LLVMBuildPhi(B, LLVMTypeOf(vl[i]), "");
-		LLVMValueRef iv[2] = { vl[i], vs[i] };
-		LLVMBasicBlockRef ib[2] = { ldend, slowend };
-
-		LLVMAddIncoming(phi, iv, ib, 2);
-		out[i] = phi;
-	}
+	/* one phi of the words, not one per element (ptxas kept a layer
+	 * norm's bf16 phis in local memory) */
+	phi = LLVMBuildPhi(B, LLVMTypeOf(w[0]), "");
+	LLVMAddIncoming(phi, w, ib, 2);
+	unpack(a, phi, n, out);
 }
 
 static void

@@ -27,8 +27,11 @@
  * entries from them.  Which kernels get one (PassCtx.specialize, tlxc
  * --specialize): auto, kernels with dots (their checks sit in the
  * k-loop, where the accumulators make every instruction expensive for
- * ptxas; a row kernel's two entries would each repeat its math); all;
- * none.
+ * ptxas) and kernels whose vectors assume a mask constant over them (a
+ * row kernel at a width that is not a multiple of 8: its generic entry
+ * keeps aligned rows' vectors and checks each against the mask, where
+ * one entry's check of the width sent every vector to the realigned
+ * path); all; none.
  * Requires: laid-out IR.  Counters: kernels.
  */
 #include "passes/passes.h"
@@ -62,9 +65,11 @@ vec_dim(Func *f, const Axis *ptr, Value v)
 	return best;
 }
 
-/* The assumptions of the accesses whose facts differ under them. */
+/* The assumptions of the accesses whose facts differ under them; *mask
+ * is set where a mask's constancy is among those facts. */
 static uint64_t
-fast_assumptions(Func *f, const Axis *ax, const Axis *gen, Block *b)
+fast_assumptions(Func *f, const Axis *ax, const Axis *gen, Block *b,
+		 bool *mask)
 {
 	uint64_t d = 0;
 	Value ptr, m;
@@ -76,7 +81,8 @@ fast_assumptions(Func *f, const Axis *ax, const Axis *gen, Block *b)
 		for (i = 0; i < op->nregions; i++)
 			if (!(op->kind == OP_IF && i == 1 &&
 			      fast_true(f, op->opnds[0])))
-				d |= fast_assumptions(f, ax, gen, op->regions[i]);
+				d |= fast_assumptions(f, ax, gen, op->regions[i],
+						      mask);
 		ptr = ir_access_ptr(op);
 		if (!ptr || ir_type(f, ptr)->kind != TY_TILE)
 			continue;
@@ -88,8 +94,10 @@ fast_assumptions(Func *f, const Axis *ax, const Axis *gen, Block *b)
 		    ax[ptr].div != gen[ptr].div)
 			d |= ax[ptr].deps;
 		if (m && ir_type(f, m)->kind == TY_TILE &&
-		    ax[m].cnst[v] != gen[m].cnst[v])
+		    ax[m].cnst[v] != gen[m].cnst[v]) {
 			d |= ax[m].deps;
+			*mask = true;
+		}
 	}
 	return d;
 }
@@ -103,6 +111,7 @@ minimize(Func *f, Arena *a, const Assume *as, uint64_t d, uint64_t keep)
 	Assume r = axis_restrict(as, d);
 	const Axis *ax = axis_compute(f, a, &r), *ax2;
 	uint64_t bit;
+	bool mask;
 	int i;
 
 	for (i = 0; i < 64; i++) {
@@ -111,7 +120,7 @@ minimize(Func *f, Arena *a, const Assume *as, uint64_t d, uint64_t keep)
 			continue;
 		r = axis_restrict(as, d & ~bit);
 		ax2 = axis_compute(f, a, &r);
-		if (!fast_assumptions(f, ax, ax2, f->body))
+		if (!fast_assumptions(f, ax, ax2, f->body, &mask))
 			d &= ~bit;
 	}
 	return d;
@@ -159,7 +168,7 @@ pass_specialize_entries(PassCtx *pc, Func *f)
 {
 	IrCtx *c = f->mod->ctx;
 	Assume none = { 0 }, as;
-	bool has[2] = { false, false };
+	bool has[2] = { false, false }, mask = false;
 	const Axis *gen, *ax;
 	uint64_t d, tma;
 
@@ -167,7 +176,7 @@ pass_specialize_entries(PassCtx *pc, Func *f)
 	    attr_has(&f->attrs, "fast.align"))
 		return false;
 	ir_walk(f, find, has);
-	if (has[1] || (pc->specialize == PASS_SPEC_AUTO && !has[0]))
+	if (has[1])
 		return false;
 	gen = axis_compute(f, pc->scratch, &none);
 	axis_pick_assumptions(f, gen, &as);
@@ -180,7 +189,8 @@ pass_specialize_entries(PassCtx *pc, Func *f)
 	as.div = (as.div | (uint64_t)attr_int(&f->attrs, "tma.div", 0)) &
 		 ~as.eq1;
 	ax = axis_compute(f, pc->scratch, &as);
-	if (!(d = fast_assumptions(f, ax, gen, f->body) | tma))
+	if (!(d = fast_assumptions(f, ax, gen, f->body, &mask) | tma) ||
+	    (pc->specialize == PASS_SPEC_AUTO && !has[0] && !mask))
 		return false;
 	d = minimize(f, pc->scratch, &as, d, tma);
 	attr_set_int(c, &f->attrs, "fast.align", (int64_t)(d & as.align));
