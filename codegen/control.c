@@ -29,6 +29,8 @@ typedef struct Term {
 typedef struct Flow {
 	LLVMValueRef *sc;
 	LLVMValueRef **tiles;
+	LLVMValueRef **pairs; /* phis: a 16-bit tile's i32 phi at the first
+				 register of each pair it packs (pair_up) */
 	LLVMValueRef iv;  /* a for loop's induction variable */
 } Flow;
 
@@ -80,34 +82,125 @@ new_flow(CgFn *fn, uint32_t n)
 
 	f.sc = arena_alloc(fn->a, (n + 1) * sizeof *f.sc);
 	f.tiles = arena_alloc(fn->a, (n + 1) * sizeof *f.tiles);
+	f.pairs = NULL;
 	f.iv = NULL;
 	return f;
 }
 
+/*
+ * A tile of 16-bit elements crosses a phi two registers to an i32:
+ * ptxas gives each 16-bit phi a register of its own, and a persistent
+ * softmax's next row of bf16 (64 per thread, carried across the loop)
+ * spilled a third of its values.  The registers that are not duplicates
+ * pair up in order; pair_up(ly, j) is the partner of the first of a pair,
+ * PAIR_SECOND for the second, PAIR_NONE for a duplicate or the odd one
+ * left (its own phi).
+ */
+enum { PAIR_NONE = -1, PAIR_SECOND = -2 };
+
+static int
+pair_up(const Layout *ly, uint32_t j)
+{
+	uint32_t dup = ly_dup_mask(ly), n = (uint32_t)ly_nregs(ly), k, c = 0;
+
+	if (j & dup)
+		return PAIR_NONE;
+	for (k = 0; k < j; k++)
+		if (!(k & dup))
+			c++;
+	if (c & 1)
+		return PAIR_SECOND;
+	for (k = j + 1; k < n; k++)
+		if (!(k & dup))
+			return (int)k;
+	return PAIR_NONE;
+}
+
+static bool
+packed(CgFn *fn, Value v)
+{
+	Type *t = ir_type(fn->f, v);
+	LLVMTypeRef lt;
+
+	if (t->kind != TY_TILE)
+		return false;
+	lt = cg_type(fn->cg, t->elem);
+	switch (LLVMGetTypeKind(lt)) {
+	case LLVMBFloatTypeKind:
+	case LLVMHalfTypeKind:
+		return true;
+	case LLVMIntegerTypeKind:
+		return LLVMGetIntTypeWidth(lt) == 16;
+	default:
+		return false;
+	}
+}
+
 /* Phis in the current block for values of types `vals` (their layouts
- * from their homes); returns them as a Flow and binds them to `bind`. */
+ * from their homes); returns them as a Flow and binds them to `bind`.
+ * Every phi comes first, then the unpacking of the packed ones. */
 static Flow
 make_phis(CgFn *fn, const Value *vals, uint32_t n)
 {
 	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
 	Flow f = new_flow(fn, n);
 	uint32_t i, j, dup;
+	int k;
 
+	f.pairs = arena_alloc(fn->a, (n + 1) * sizeof *f.pairs);
 	for (i = 0; i < n; i++) {
 		Type *t = ir_type(fn->f, vals[i]);
 		LLVMTypeRef lt = cg_type(cg, t);
 		const Layout *ly;
 
+		f.pairs[i] = NULL;
 		if (t->kind != TY_TILE) {
-			f.sc[i] = LLVMBuildPhi(cg->B, lt, "");
+			f.sc[i] = LLVMBuildPhi(B, lt, "");
 			continue;
 		}
 		ly = fn->vals[vals[i]].home;
 		f.tiles[i] = cg_regs(fn, ly);
+		if (packed(fn, vals[i])) {
+			f.pairs[i] = cg_regs(fn, ly);
+			for (j = 0; j < (uint32_t)ly_nregs(ly); j++)
+				f.pairs[i][j] = pair_up(ly, j) >= 0
+					? LLVMBuildPhi(B, cg->t_i32, "") : NULL;
+		}
 		dup = ly_dup_mask(ly);
 		for (j = 0; j < (uint32_t)ly_nregs(ly); j++)
-			f.tiles[i][j] = (j & dup) ? f.tiles[i][j & ~dup]
-						  : LLVMBuildPhi(cg->B, lt, "");
+			f.tiles[i][j] = (j & dup) || (f.pairs[i] &&
+						      pair_up(ly, j) != PAIR_NONE)
+				? NULL : LLVMBuildPhi(B, lt, "");
+	}
+	for (i = 0; i < n; i++) {
+		const Layout *ly;
+
+		if (!f.pairs[i])
+			continue;
+		ly = fn->vals[vals[i]].home;
+		for (j = 0; j < (uint32_t)ly_nregs(ly); j++) {
+			LLVMValueRef v;
+
+			if (!f.pairs[i][j])
+				continue;
+			k = pair_up(ly, j);
+			v = LLVMBuildBitCast(B, f.pairs[i][j], LLVMVectorType(
+				cg_type(cg, ir_type(fn->f, vals[i])->elem), 2), "");
+			f.tiles[i][j] = LLVMBuildExtractElement(B, v, cg_i32(cg, 0), "");
+			f.tiles[i][k] = LLVMBuildExtractElement(B, v, cg_i32(cg, 1), "");
+		}
+	}
+	for (i = 0; i < n; i++) {
+		const Layout *ly;
+
+		if (ir_type(fn->f, vals[i])->kind != TY_TILE)
+			continue;
+		ly = fn->vals[vals[i]].home;
+		dup = ly_dup_mask(ly);
+		for (j = 0; j < (uint32_t)ly_nregs(ly); j++)
+			if (j & dup)
+				f.tiles[i][j] = f.tiles[i][j & ~dup];
 	}
 	return f;
 }
@@ -123,6 +216,28 @@ bind(CgFn *fn, const Value *vals, uint32_t n, Flow f)
 		else
 			fn->vals[vals[i]].v = f.sc[i];
 	}
+}
+
+/* The i32 of registers a and b of a 16-bit tile, built at the end of
+ * block `from` (before its branch where it has one). */
+static LLVMValueRef
+pack_pair(CgFn *fn, Type *et, LLVMValueRef a, LLVMValueRef b,
+	  LLVMBasicBlockRef from)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = LLVMCreateBuilderInContext(cg->C);
+	LLVMValueRef term = LLVMGetBasicBlockTerminator(from), v;
+
+	if (term)
+		LLVMPositionBuilderBefore(B, term);
+	else
+		LLVMPositionBuilderAtEnd(B, from);
+	v = LLVMGetUndef(LLVMVectorType(cg_type(cg, et), 2));
+	v = LLVMBuildInsertElement(B, v, a, cg_i32(cg, 0), "");
+	v = LLVMBuildInsertElement(B, v, b, cg_i32(cg, 1), "");
+	v = LLVMBuildBitCast(B, v, cg->t_i32, "");
+	LLVMDisposeBuilder(B);
+	return v;
 }
 
 /* Adds one incoming edge (values `in` from `from`) to the phis `f`. */
@@ -141,9 +256,26 @@ incoming(CgFn *fn, const Value *vals, uint32_t n, Flow f, Flow in,
 		}
 		ly = fn->vals[vals[i]].home;
 		dup = ly_dup_mask(ly);
-		for (j = 0; j < (uint32_t)ly_nregs(ly); j++)
-			if (!(j & dup))
+		for (j = 0; j < (uint32_t)ly_nregs(ly); j++) {
+			LLVMValueRef w;
+			int k;
+
+			if (j & dup)
+				continue;
+			if (!f.pairs || !f.pairs[i]) {
 				LLVMAddIncoming(f.tiles[i][j], &in.tiles[i][j], &from, 1);
+				continue;
+			}
+			k = pair_up(ly, j);
+			if (k == PAIR_NONE)
+				LLVMAddIncoming(f.tiles[i][j], &in.tiles[i][j],
+						&from, 1);
+			if (k < 0)
+				continue;
+			w = pack_pair(fn, ir_type(fn->f, vals[i])->elem,
+				      in.tiles[i][j], in.tiles[i][k], from);
+			LLVMAddIncoming(f.pairs[i][j], &w, &from, 1);
+		}
 	}
 }
 
@@ -170,7 +302,7 @@ lower_region(CgFn *fn, Block *b, Flow *f)
 static Flow
 term_flow(Term *t)
 {
-	Flow f = { t->sc, t->tiles, NULL };
+	Flow f = { t->sc, t->tiles, NULL, NULL };
 
 	return f;
 }
