@@ -29,6 +29,8 @@ s() {
 		fail=$((fail + 1))
 		echo "FAIL ($tool, exit $rc): $*"
 		printf '%s\n' "$log" | grep '=========' | head -20
+		# the test's own last words (a wrong result, a launch error)
+		printf '%s\n' "$log" | grep -v '=========' | tail -5
 	fi
 }
 # sanitize.sh --one GENERIC TOOL ARGS...: one run (SANITIZE_JOBS=N runs
