@@ -30,7 +30,8 @@ typedef struct Flow {
 	LLVMValueRef *sc;
 	LLVMValueRef **tiles;
 	LLVMValueRef **pairs; /* phis: a 16-bit tile's i32 phi at the first
-				 register of each pair it packs (pair_up) */
+				 register of each pair it packs */
+	int **mates;          /* pair_map of each packed tile, NULL elsewhere */
 	LLVMValueRef iv;  /* a for loop's induction variable */
 } Flow;
 
@@ -83,6 +84,7 @@ new_flow(CgFn *fn, uint32_t n)
 	f.sc = arena_alloc(fn->a, (n + 1) * sizeof *f.sc);
 	f.tiles = arena_alloc(fn->a, (n + 1) * sizeof *f.tiles);
 	f.pairs = NULL;
+	f.mates = NULL;
 	f.iv = NULL;
 	return f;
 }
@@ -92,28 +94,31 @@ new_flow(CgFn *fn, uint32_t n)
  * ptxas gives each 16-bit phi a register of its own, and a persistent
  * softmax's next row of bf16 (64 per thread, carried across the loop)
  * spilled a third of its values.  The registers that are not duplicates
- * pair up in order; pair_up(ly, j) is the partner of the first of a pair,
- * PAIR_SECOND for the second, PAIR_NONE for a duplicate or the odd one
- * left (its own phi).
+ * pair up in order: pair_map's entry for the first of a pair is its
+ * partner, PAIR_SECOND for the second, PAIR_NONE for a duplicate or the
+ * odd one left (its own phi).
  */
 enum { PAIR_NONE = -1, PAIR_SECOND = -2 };
 
-static int
-pair_up(const Layout *ly, uint32_t j)
+static int *
+pair_map(CgFn *fn, const Layout *ly)
 {
-	uint32_t dup = ly_dup_mask(ly), n = (uint32_t)ly_nregs(ly), k, c = 0;
+	uint32_t dup = ly_dup_mask(ly), n = (uint32_t)ly_nregs(ly), j;
+	int *m = arena_alloc(fn->a, (n + 1) * sizeof *m), first = PAIR_NONE;
 
-	if (j & dup)
-		return PAIR_NONE;
-	for (k = 0; k < j; k++)
-		if (!(k & dup))
-			c++;
-	if (c & 1)
-		return PAIR_SECOND;
-	for (k = j + 1; k < n; k++)
-		if (!(k & dup))
-			return (int)k;
-	return PAIR_NONE;
+	for (j = 0; j < n; j++) {
+		m[j] = PAIR_NONE;
+		if (j & dup)
+			continue;
+		if (first == PAIR_NONE) {
+			first = (int)j;
+		} else {
+			m[first] = (int)j;
+			m[j] = PAIR_SECOND;
+			first = PAIR_NONE;
+		}
+	}
+	return m;
 }
 
 static bool
@@ -149,12 +154,15 @@ make_phis(CgFn *fn, const Value *vals, uint32_t n)
 	int k;
 
 	f.pairs = arena_alloc(fn->a, (n + 1) * sizeof *f.pairs);
+	f.mates = arena_alloc(fn->a, (n + 1) * sizeof *f.mates);
 	for (i = 0; i < n; i++) {
 		Type *t = ir_type(fn->f, vals[i]);
 		LLVMTypeRef lt = cg_type(cg, t);
 		const Layout *ly;
+		int *m = NULL;
 
 		f.pairs[i] = NULL;
+		f.mates[i] = NULL;
 		if (t->kind != TY_TILE) {
 			f.sc[i] = LLVMBuildPhi(B, lt, "");
 			continue;
@@ -162,15 +170,15 @@ make_phis(CgFn *fn, const Value *vals, uint32_t n)
 		ly = fn->vals[vals[i]].home;
 		f.tiles[i] = cg_regs(fn, ly);
 		if (packed(fn, vals[i])) {
+			m = f.mates[i] = pair_map(fn, ly);
 			f.pairs[i] = cg_regs(fn, ly);
 			for (j = 0; j < (uint32_t)ly_nregs(ly); j++)
-				f.pairs[i][j] = pair_up(ly, j) >= 0
+				f.pairs[i][j] = m[j] >= 0
 					? LLVMBuildPhi(B, cg->t_i32, "") : NULL;
 		}
 		dup = ly_dup_mask(ly);
 		for (j = 0; j < (uint32_t)ly_nregs(ly); j++)
-			f.tiles[i][j] = (j & dup) || (f.pairs[i] &&
-						      pair_up(ly, j) != PAIR_NONE)
+			f.tiles[i][j] = (j & dup) || (m && m[j] != PAIR_NONE)
 				? NULL : LLVMBuildPhi(B, lt, "");
 	}
 	for (i = 0; i < n; i++) {
@@ -184,7 +192,7 @@ make_phis(CgFn *fn, const Value *vals, uint32_t n)
 
 			if (!f.pairs[i][j])
 				continue;
-			k = pair_up(ly, j);
+			k = f.mates[i][j];
 			v = LLVMBuildBitCast(B, f.pairs[i][j], LLVMVectorType(
 				cg_type(cg, ir_type(fn->f, vals[i])->elem), 2), "");
 			f.tiles[i][j] = LLVMBuildExtractElement(B, v, cg_i32(cg, 0), "");
@@ -221,8 +229,7 @@ bind(CgFn *fn, const Value *vals, uint32_t n, Flow f)
 /* The i32 of registers a and b of a 16-bit tile, built at the end of
  * block `from` (before its branch where it has one). */
 static LLVMValueRef
-pack_pair(CgFn *fn, Type *et, LLVMValueRef a, LLVMValueRef b,
-	  LLVMBasicBlockRef from)
+pack_pair(CgFn *fn, LLVMValueRef a, LLVMValueRef b, LLVMBasicBlockRef from)
 {
 	Cg *cg = fn->cg;
 	LLVMBuilderRef B = LLVMCreateBuilderInContext(cg->C);
@@ -232,7 +239,7 @@ pack_pair(CgFn *fn, Type *et, LLVMValueRef a, LLVMValueRef b,
 		LLVMPositionBuilderBefore(B, term);
 	else
 		LLVMPositionBuilderAtEnd(B, from);
-	v = LLVMGetUndef(LLVMVectorType(cg_type(cg, et), 2));
+	v = LLVMGetUndef(LLVMVectorType(LLVMTypeOf(a), 2));
 	v = LLVMBuildInsertElement(B, v, a, cg_i32(cg, 0), "");
 	v = LLVMBuildInsertElement(B, v, b, cg_i32(cg, 1), "");
 	v = LLVMBuildBitCast(B, v, cg->t_i32, "");
@@ -262,18 +269,13 @@ incoming(CgFn *fn, const Value *vals, uint32_t n, Flow f, Flow in,
 
 			if (j & dup)
 				continue;
-			if (!f.pairs || !f.pairs[i]) {
-				LLVMAddIncoming(f.tiles[i][j], &in.tiles[i][j], &from, 1);
-				continue;
-			}
-			k = pair_up(ly, j);
+			k = f.mates && f.mates[i] ? f.mates[i][j] : PAIR_NONE;
 			if (k == PAIR_NONE)
 				LLVMAddIncoming(f.tiles[i][j], &in.tiles[i][j],
 						&from, 1);
 			if (k < 0)
 				continue;
-			w = pack_pair(fn, ir_type(fn->f, vals[i])->elem,
-				      in.tiles[i][j], in.tiles[i][k], from);
+			w = pack_pair(fn, in.tiles[i][j], in.tiles[i][k], from);
 			LLVMAddIncoming(f.pairs[i][j], &w, &from, 1);
 		}
 	}
@@ -302,7 +304,7 @@ lower_region(CgFn *fn, Block *b, Flow *f)
 static Flow
 term_flow(Term *t)
 {
-	Flow f = { t->sc, t->tiles, NULL, NULL };
+	Flow f = { t->sc, t->tiles, NULL, NULL, NULL };
 
 	return f;
 }
