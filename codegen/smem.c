@@ -37,23 +37,75 @@ ebytes_of(Type *t)
 	return e->kind == TY_PTR ? 8 : MAX(1, ty_bits(e) / 8);
 }
 
-typedef struct Biggest {
-	CgFn *fn;
+typedef struct SmemUse {
 	Op *op;
 	int64_t size;
-} Biggest;
+} SmemUse;
+
+typedef struct Uses {
+	CgFn *fn;
+	SmemUse v[3];  /* the largest, largest first */
+	int n;         /* every use */
+	int64_t sum;
+} Uses;
 
 static void
-biggest(Op *op, void *ud)
+largest(Op *op, void *ud)
 {
-	Biggest *b = ud;
-	Type *t = op->nres ? ir_type(b->fn->f, op->res[0]) : NULL;
+	Uses *u = ud;
+	Type *t = op->nres ? ir_type(u->fn->f, op->res[0]) : NULL;
 	int64_t n = op->kind == OP_SMEM_ALLOC ? ty_numel(t) * ebytes_of(t)
-						: cg_op_scratch(b->fn, op);
+						: cg_op_scratch(u->fn, op);
+	int i = 3;
 
-	if (n > b->size) {
-		b->size = n;
-		b->op = op;
+	if (n <= 0)
+		return;
+	u->n++;
+	u->sum += n;
+	while (i > 0 && n > u->v[i - 1].size) {
+		if (i < 3)
+			u->v[i] = u->v[i - 1];
+		i--;
+	}
+	if (i < 3)
+		u->v[i] = (SmemUse){ op, n };
+}
+
+/* What takes shared memory at `op`, in the words of the source. */
+static void
+note_use(CgFn *fn, SmemUse u)
+{
+	Diag *d = fn->cg->d;
+	SrcRange r = range_at(u.op->loc);
+	long long n = (long long)u.size;
+	const char *name;
+
+	switch (u.op->kind) {
+	case OP_SMEM_ALLOC:
+		name = attr_str(&u.op->attrs, "name");
+		if (name && !strcmp(name, "tma_stage"))
+			diag_note(d, r, "this tma_store stages its tile in %lld "
+				  "bytes", n);
+		else if (name)
+			diag_note(d, r, "'%s' takes %lld bytes", name, n);
+		else
+			diag_note(d, r, "this buffer takes %lld bytes", n);
+		break;
+	case OP_REDUCE:
+		diag_note(d, r, "this reduction combines its warps' results in "
+			  "%lld bytes", n);
+		break;
+	case OP_DOT:
+		diag_note(d, r, "this dot stages its operands in %lld bytes", n);
+		break;
+	case OP_ATOMIC: case OP_ATOMIC_CAS:
+		diag_note(d, r, "this atomic gathers its results in %lld bytes",
+			  n);
+		break;
+	default:
+		diag_note(d, r, "here a tile moves between threads through %lld "
+			  "bytes", n);
+		break;
 	}
 }
 
@@ -62,7 +114,8 @@ cg_smem_plan(CgFn *fn)
 {
 	CgSmem *p = arena_alloc(fn->a, sizeof *p);
 	const Target *t = fn->cg->t;
-	Biggest big = { fn, NULL, 0 };
+	Uses u = { .fn = fn };
+	int i;
 
 	if (!attr_has(&fn->f->attrs, "smem"))
 		tlx_bug("kernel '%s' reached codegen without a shared-memory plan",
@@ -75,10 +128,17 @@ cg_smem_plan(CgFn *fn)
 	cg_error(fn->cg, fn->f->loc, "kernel '%s' needs %lld bytes of shared "
 		 "memory; %s has %lld", fn->f->name, (long long)p->total, t->name,
 		 (long long)t->smem);
-	ir_walk(fn->f, biggest, &big);
-	if (big.op)
-		diag_note(fn->cg->d, range_at(big.op->loc), "'%s' uses %lld bytes",
-			  op_name(big.op->kind), (long long)big.size);
+	ir_walk(fn->f, largest, &u);
+	for (i = 0; i < 3 && u.v[i].op; i++) {
+		note_use(fn, u.v[i]);
+		u.sum -= u.v[i].size;
+	}
+	if (u.n > 3)
+		diag_note(fn->cg->d, range_at(fn->f->loc), "%d more take %lld "
+			  "bytes (buffers whose lives do not overlap share "
+			  "memory)", u.n - 3, (long long)u.sum);
+	diag_note(fn->cg->d, range_at(fn->f->loc), "fewer pipe stages or "
+		  "smaller tiles need less");
 	return false;
 }
 
