@@ -7,8 +7,10 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <llvm-c/Core.h>
@@ -741,15 +743,60 @@ report(Diag *d, DiagKind k, SrcRange r, bool has_loc, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The name of the function a PTX line declares or defines (".func
+ * (.param ...) NAME" or "...NAME("), through *n; NULL for other lines. */
+static const char *
+func_name(const char *w, const char *e, size_t *n)
+{
+	const char *q;
+
+	if (!strncmp(w, ".visible ", 9))
+		w += 9;
+	else if (!strncmp(w, ".weak ", 6))
+		w += 6;
+	if (strncmp(w, ".func", 5))
+		return NULL;
+	while (e > w && (e[-1] == '\n' || e[-1] == ' ' || e[-1] == '\t' ||
+			 e[-1] == '('))
+		e--;
+	for (q = e; q > w && (isalnum((unsigned char)q[-1]) || q[-1] == '_' ||
+			      q[-1] == '$' || q[-1] == '.'); q--)
+		;
+	*n = (size_t)(e - q);
+	return *n ? q : NULL;
+}
+
+/* Whether PTX `a` declares or defines a function `name`. */
+static bool
+has_func(const char *a, size_t alen, const char *name, size_t n)
+{
+	const char *p = a, *end = a + alen;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *e = nl ? nl + 1 : end, *f;
+		size_t m;
+
+		if ((f = func_name(p, e, &m)) && m == n && !memcmp(f, name, n))
+			return true;
+		p = e;
+	}
+	return false;
+}
+
 /* PTX of the generic entries after the module's own: without the header
  * (.version, .target, .address_size) and the debug directives of the
- * file, which the first module declares. */
+ * file, which the first module declares, nor the compiler's helper
+ * functions (__tlx_fmod_f32, ...) that the first module has too: each
+ * module defines those it calls, the same in both. */
 static char *
 merge_ptx(Cg *cg, const char *a, size_t alen, const char *b, size_t blen,
 	  size_t *len)
 {
 	char *out = arena_alloc(&cg->arena, alen + blen + 2), *o = out;
-	const char *p = b, *end = b + blen;
+	const char *p = b, *end = b + blen, *f;
+	bool skip = false;
+	size_t n;
 
 	memcpy(o, a, alen);
 	o += alen;
@@ -760,9 +807,15 @@ merge_ptx(Cg *cg, const char *a, size_t alen, const char *b, size_t blen,
 
 		while (w < e && (*w == ' ' || *w == '\t'))
 			w++;
-		if (strncmp(w, ".version", 8) && strncmp(w, ".target", 7) &&
-		    strncmp(w, ".address_size", 13) && strncmp(w, ".file", 5) &&
-		    strncmp(w, ".section", 8)) {
+		if (skip) {
+			/* a declaration ends with ";", a definition with "}" */
+			skip = *p != ';' && *p != '}';
+		} else if ((f = func_name(w, e, &n)) && n > 6 &&
+			   !strncmp(f, "__tlx_", 6) && has_func(a, alen, f, n)) {
+			skip = true;
+		} else if (strncmp(w, ".version", 8) && strncmp(w, ".target", 7) &&
+			   strncmp(w, ".address_size", 13) &&
+			   strncmp(w, ".file", 5) && strncmp(w, ".section", 8)) {
 			memcpy(o, p, (size_t)(e - p));
 			o += e - p;
 		}
