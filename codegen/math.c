@@ -17,7 +17,8 @@
  *                 1 - 2 / (exp(2|x|) + 1): <= 3 ulp
  *   erf           x + x C(x^2) below 1, 1 - 2^Q(|x|) from 1, C and Q
  *                 fitted (tools/fit/erf.py): <= 2 ulp
- *   sigmoid       1 / (1 + exp(-x)): <= 3 ulp
+ *   sigmoid       e = exp(-|x|): 1 / (1 + e), below 0 e / (1 + e)
+ *                 (subnormal results, not 0, below -87): <= 3 ulp
  *   floor, ceil   cvt.rmi / cvt.rpi (exact)
  * --fast-math, or `approx = 1` on one op, uses the hardware
  * approximations: ex2.approx.ftz (exp, exp2), lg2.approx (log, log2),
@@ -563,6 +564,23 @@ erf_acc(CgFn *fn, LLVMValueRef x)
 			       small, big, "");
 }
 
+/* sigmoid: with e = exp(-|x|), which cannot overflow, 1 / (1 + e) from
+ * 0 and e / (1 + e) below: below -87 the result is subnormal, where
+ * 1 / (1 + exp(-x)) would divide by an exp that overflowed to inf. */
+static LLVMValueRef
+sigmoid_acc(CgFn *fn, LLVMValueRef x)
+{
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	LLVMTypeRef t = cg->t_f32;
+	LLVMValueRef a = cg_intr(cg, "llvm.fabs", &t, 1, &x, 1), e, num;
+
+	e = exp_core(fn, LLVMBuildFNeg(B, a, ""), false);
+	num = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, x, fc(cg, 0), ""),
+			      e, fc(cg, 1), "");
+	return LLVMBuildFDiv(B, num, add(fn, fc(cg, 1), e), "");
+}
+
 static LLVMValueRef
 fast(CgFn *fn, OpKind k, LLVMValueRef x)
 {
@@ -588,9 +606,6 @@ fast(CgFn *fn, OpKind k, LLVMValueRef x)
 static LLVMValueRef
 acc32(CgFn *fn, OpKind k, LLVMValueRef x)
 {
-	Cg *cg = fn->cg;
-	LLVMBuilderRef B = cg->B;
-
 	switch (k) {
 	case OP_EXP: return exp_core(fn, x, false);
 	case OP_EXP2: return exp_core(fn, x, true);
@@ -601,8 +616,7 @@ acc32(CgFn *fn, OpKind k, LLVMValueRef x)
 	case OP_TANH: return tanh_acc(fn, x);
 	case OP_ERF: return erf_acc(fn, x);
 	case OP_SIGMOID:
-		return LLVMBuildFDiv(B, fc(cg, 1), add(fn, fc(cg, 1),
-				     exp_core(fn, LLVMBuildFNeg(B, x, ""), false)), "");
+		return sigmoid_acc(fn, x);
 	default: return NULL;
 	}
 }

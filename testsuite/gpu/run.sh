@@ -259,8 +259,9 @@ for sc in 1 10000 1000000 1e30 3e4; do
 	if [ $ok = 1 ]; then pass=$((pass + 1)); else echo "FAIL: trig at scale $sc"; fail=$((fail + 1)); fi
 done
 # erf (two fitted pieces) within 2 ulp of the simulator's values, exp2
-# with approx (ex2.approx.ftz) within 3
-for ks in "erf1 2 2" "erf1 8 2" "erf1 40 2" "exp2a 60 3"; do
+# with approx (ex2.approx.ftz) within 3, sigmoid within 3 (subnormal
+# results below -87)
+for ks in "erf1 2 2" "erf1 8 2" "erf1 40 2" "exp2a 60 3" "sig1 40 3" "sig1 250 3"; do
 	set -- $ks
 	ok=1
 	for d in cuda sim; do
