@@ -1,9 +1,10 @@
 # bench/gemm_epilogue.py: examples/gemm_epilogue.tlx (C = GELU(A @ B +
-# bias), the epilogue fused into the warp-specialized GEMM) against the
-# same GEMM without it (examples/gemm_ws.tlx, the same configurations) and
-# against torch (cuBLAS's matmul, then the bias and GELU), in one run.
-# Runs on the GPU machine from the folder testsuite/gpu/build.sh fills
-# (cubin/ws-*.cubin, cubin/ep-*.cubin).
+# bias), tanh form, the epilogue fused into the persistent warp-specialized
+# GEMM) against the same GEMM without it (examples/gemm_static.tlx, the
+# same configurations) and against torch (cuBLAS's matmul, then the bias
+# and GELU, approximate="tanh"), in one run.  Runs on the GPU machine from
+# the folder testsuite/gpu/build.sh fills (cubin/static-*.cubin,
+# cubin/ep-*.cubin).
 #
 #   python3 gemm_epilogue.py [OUT_JSON]
 import glob, json, os, sys, time
@@ -28,17 +29,17 @@ for M, N, K in SHAPES:
     b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
     bias = torch.randn(N, device="cuda", dtype=torch.float32)
     fl = 2 * M * N * K / 1e9
-    tor = fl / do_bench(lambda: torch.nn.functional.gelu(a @ b + bias),
+    tor = fl / do_bench(lambda: torch.nn.functional.gelu(a @ b + bias, approximate="tanh"),
                         warmup=25, rep=200, return_mode="median")
     del a, b, bias
     torch.cuda.empty_cache()
     r = {"shape": f"{M}x{N}x{K}", "torch_gemm_bias_gelu": tor}
-    # the same configurations side by side: ws-X and ep-X
+    # the same configurations side by side: static-X and ep-X
     for ep in sorted(glob.glob(os.path.join(here, "cubin", "ep-*.cubin"))):
         cfg = os.path.basename(ep)[3:-6]
-        ws = os.path.join(here, "cubin", "ws-" + cfg + ".cubin")
+        st = os.path.join(here, "cubin", "static-" + cfg + ".cubin")
         e = ours("gemm_bias", ep, "gemm_epilogue", M, N, K)
-        p = ours("gemm", ws, "gemm_ws", M, N, K) if os.path.exists(ws) else None
+        p = ours("gemm", st, "gemm_static", M, N, K) if os.path.exists(st) else None
         r[cfg] = {"epilogue": e, "plain": p, "epilogue/plain": e / p if e and p else None}
     best = max((v["epilogue"] or 0 for k, v in r.items() if isinstance(v, dict)), default=0)
     r["best_epilogue/torch"] = best / tor if best else None

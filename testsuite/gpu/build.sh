@@ -172,7 +172,7 @@ for c in "128 256 64 3" "128 128 64 4"; do
 	"$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 \
 		"$out/gemm_grouped_static.tlx" -o "$out/cubin/grouped-static-$1x$2x$3-s$4.cubin"
 done
-# examples/gemm_epilogue.tlx (gemm_ws + bias + GELU) in gemm_ws's
+# examples/gemm_epilogue.tlx (gemm_static + bias + GELU) in gemm_static's
 # configurations, for bench/gemm_epilogue.py's side-by-side comparison
 for c in "128 256 64 3" "128 256 64 4" "128 128 64 4"; do
 	set -- $c
