@@ -552,38 +552,63 @@ cp_loop_ok(CgFn *fn, Op *op)
 				       fn->vals[mask].remat);
 }
 
-/* The copy of register j (an i32) alone. */
-static void
-cp_elem(CgFn *fn, Op *op, SmemView *w, const Layout *l, LLVMValueRef j)
+/* The load of register j (an i32) alone, and where it goes in the view
+ * (*off). */
+static LLVMValueRef
+cp_elem_load(CgFn *fn, Op *op, SmemView *w, const Layout *l, LLVMValueRef j,
+	     LLVMValueRef *off)
 {
 	Cg *cg = fn->cg;
 	LLVMBuilderRef B = cg->B;
 	Value ptr = op->opnds[1], mask = op->nopnds > 2 ? op->opnds[2] : 0;
 	Type *pt = ir_type(fn->f, ptr);
 	LLVMTypeRef et = cg_type(cg, ty_elem(pt)->elem);
-	int eb = MAX(1, ty_bits(ty_elem(pt)->elem) / 8), d;
-	LLVMValueRef c[TY_MAX_RANK], p, m = NULL, x, off;
+	LLVMValueRef c[TY_MAX_RANK], p, m = NULL;
+	int d;
 
 	cg_reg_coords(fn, l, j, c);
-	off = w->off;
+	*off = w->off;
 	for (d = 0; d < l->rank; d++)
-		off = LLVMBuildAdd(B, off, cg_view_dim_off(fn, w, d, c[d]), "");
+		*off = LLVMBuildAdd(B, *off, cg_view_dim_off(fn, w, d, c[d]), "");
 	p = cg_elem_at(fn, ptr, c);
 	if (mask)
 		m = cg_elem_at(fn, mask, c);
-	x = guarded_load(fn, et, p, m);
-	cg_smem_store_vec(fn, et, &x, 1, cg_swizzle(fn, off, w->g.swz), eb);
+	return guarded_load(fn, et, p, m);
 }
+
+static void
+cp_elem_store(CgFn *fn, Op *op, SmemView *w, LLVMValueRef x, LLVMValueRef off)
+{
+	Type *pt = ir_type(fn->f, op->opnds[1]);
+	int eb = MAX(1, ty_bits(ty_elem(pt)->elem) / 8);
+
+	cg_smem_store_vec(fn, cg_type(fn->cg, ty_elem(pt)->elem), &x, 1,
+			  cg_swizzle(fn, off, w->g.swz), eb);
+}
+
+/* An iteration of the element loop issues up to CP_IN_FLIGHT loads
+ * before it stores any: one at a time, each store waited for its load. */
+enum { CP_IN_FLIGHT = 4 };
 
 static bool
 cp_loop(CgFn *fn, Op *op, SmemView *w, const Layout *l)
 {
+	LLVMBuilderRef B = fn->cg->B;
+	uint32_t n = (uint32_t)ly_nregs(l), k, i;
+	LLVMValueRef j, xs[CP_IN_FLIGHT], offs[CP_IN_FLIGHT];
 	CgLoop loop;
 
 	if (!cp_loop_ok(fn, op))
 		return false;
-	cp_elem(fn, op, w, l, cg_loop_begin(fn, &loop, "cp"));
-	cg_loop_end(fn, &loop, (uint32_t)ly_nregs(l));
+	for (k = MIN(n, CP_IN_FLIGHT); n % k; k--)
+		;
+	j = LLVMBuildMul(B, cg_loop_begin(fn, &loop, "cp"), cg_i32(fn->cg, k), "");
+	for (i = 0; i < k; i++)
+		xs[i] = cp_elem_load(fn, op, w, l, i ? LLVMBuildAdd(B, j,
+					cg_i32(fn->cg, i), "") : j, &offs[i]);
+	for (i = 0; i < k; i++)
+		cp_elem_store(fn, op, w, xs[i], offs[i]);
+	cg_loop_end(fn, &loop, n / k);
 	cp_fence(fn);
 	return true;
 }
@@ -616,7 +641,7 @@ cp_realign(CgFn *fn, Op *op, SmemView *w, const Layout *l, const Axis *ax,
 	LLVMBuilderRef B = cg->B;
 	int eb = MAX(1, ty_bits(ty_elem(ir_type(fn->f, op->opnds[1]))->elem) / 8);
 	uint32_t dup = ly_dup_mask(l), g, n = (uint32_t)ly_nregs(l);
-	LLVMValueRef *words = cg_regs(fn, l), st, bad, bits, x, next, iv[2];
+	LLVMValueRef *words = cg_regs(fn, l), st, bad, bits, x, next, iv[2], j, off;
 	LLVMBasicBlockRef pre, head, body, out, ib[2];
 	LLVMTypeRef i32 = cg->t_i32;
 	CgLoop loop;
@@ -644,8 +669,9 @@ cp_realign(CgFn *fn, Op *op, SmemView *w, const Layout *l, const Axis *ax,
 	iv[1] = LLVMConstInt(cg->t_i1, 1, 0);
 	x = LLVMBuildMul(B, cg_intr(cg, "llvm.cttz", &i32, 1, iv, 2),
 			 cg_i32(cg, v), "");
-	cp_elem(fn, op, w, l, LLVMBuildAdd(B, x, cg_loop_begin(fn, &loop, "cp.edge"),
-					   ""));
+	j = LLVMBuildAdd(B, x, cg_loop_begin(fn, &loop, "cp.edge"), "");
+	x = cp_elem_load(fn, op, w, l, j, &off);
+	cp_elem_store(fn, op, w, x, off);
 	cg_loop_end(fn, &loop, (uint32_t)v);
 	next = LLVMBuildAnd(B, bits, LLVMBuildSub(B, bits, cg_i32(cg, 1), ""), "");
 	LLVMBuildBr(B, head);
