@@ -51,7 +51,7 @@ check_op(CgFn *fn, Op *op)
 			 "generation", callee ? callee : "?", cg->t->name);
 		return false;
 	}
-	if ((why = target_lacks(cg->t, fn->f, op, &cg->arena))) {
+	if ((why = target_lacks(cg->t, fn->f, op, cg->d->src, &cg->arena))) {
 		cg_error(cg, op->loc, "%s", why);
 		return false;
 	}

@@ -829,9 +829,10 @@ const char *target_feature_name(TargetFeature f);  /* "wgmma" */
 /* The feature op needs on any target: its ops.def row, refined by its
  * operands (fp8 dot, remote arrive, multicast tma_load). */
 TargetFeature target_op_feature(Func *f, Op *op);
-/* Why target t cannot run op, in the user's words (in arena a), or NULL
- * when it can. */
-const char *target_lacks(const Target *t, Func *f, Op *op, Arena *a);
+/* Why target t cannot run op, in the user's words (in arena a; what the
+ * source src wrote at the op), or NULL when it can. */
+const char *target_lacks(const Target *t, Func *f, Op *op, const Source *src,
+			 Arena *a);
 /* Bytes of kernel f's parameters as PTX lays them out (each aligned to
  * its size; a tensor descriptor 128 bytes aligned to 64). */
 int64_t target_param_bytes(Func *f);

@@ -18,6 +18,8 @@
  * hardware fact: how much of it codegen/pipeline.c's software pipelining
  * may take for a loop's operands when the kernel does not ask.
  */
+#include <ctype.h>
+
 #include "ir.h"
 
 #define TF(x) (1ull << TF_##x)
@@ -161,8 +163,31 @@ advice(Buf *b, const Target *t, TargetFeature need)
 		buf_puts(b, "; no target has it yet");
 }
 
+/* What the source wrote where op comes from: the name (with its dots,
+ * `p.acquire`) at the op's location -- `pipe`, `tasks`, `arrive` for the
+ * byte count of `arrive(b, bytes: n)` -- else the op's own name (IR read
+ * from text, whose locations are its lines). */
+static const char *
+source_word(const Source *src, Op *op, Arena *a)
+{
+	const char *line, *w;
+	size_t len, n = 0;
+
+	if (!src || op->loc.line <= 0 || op->loc.col <= 0 ||
+	    !(line = src_line(src, op->loc.line, &len)) ||
+	    (size_t)op->loc.col > len)
+		return op_name(op->kind);
+	w = line + op->loc.col - 1;
+	while (n < len - (size_t)(w - line) &&
+	       (isalnum((unsigned char)w[n]) || w[n] == '_' || w[n] == '.'))
+		n++;
+	if (!n || !(isalpha((unsigned char)w[0]) || w[0] == '_'))
+		return op_name(op->kind);
+	return arena_strndup(a, w, n);
+}
+
 const char *
-target_lacks(const Target *t, Func *f, Op *op, Arena *a)
+target_lacks(const Target *t, Func *f, Op *op, const Source *src, Arena *a)
 {
 	const char *how, *msg;
 	TargetFeature need = refine(f, op, &how);
@@ -171,7 +196,7 @@ target_lacks(const Target *t, Func *f, Op *op, Arena *a)
 	if (target_has(t, need))
 		return NULL;
 	buf_printf(&b, "'%s'%s needs %s (%s), which %s does not have",
-		   op_name(op->kind), how, features[need].name,
+		   source_word(src, op, a), how, features[need].name,
 		   features[need].what, t->name);
 	advice(&b, t, need);
 	msg = arena_strdup(a, b.s);
@@ -179,35 +204,29 @@ target_lacks(const Target *t, Func *f, Op *op, Arena *a)
 	return msg;
 }
 
-typedef struct Seen {
-	SrcLoc loc;
-	const char *msg;
-} Seen;
-
 typedef struct Check {
 	Func *f;
 	Diag *d;
 	const Target *t;
 	bool ok;
-	Vec(Seen) seen;  /* reported: task replicas repeat their ops */
+	uint64_t reported;  /* the features missed so far in f */
 } Check;
 
+/* One error per missing feature and function, at its first use: the
+ * constructs after it (a pipe's acquire and commit, each task, each
+ * replica) need the same thing, which the one error already says. */
 static void
 check_op(Op *op, void *ud)
 {
 	Check *c = ud;
-	const char *why = target_lacks(c->t, c->f, op, c->d->arena);
-	uint32_t i;
+	TargetFeature need = target_op_feature(c->f, op);
+	const char *why;
 
-	if (!why)
+	if ((c->reported >> need) & 1 ||
+	    !(why = target_lacks(c->t, c->f, op, c->d->src, c->d->arena)))
 		return;
 	c->ok = false;
-	for (i = 0; i < c->seen.n; i++)
-		if (c->seen.v[i].loc.line == op->loc.line &&
-		    c->seen.v[i].loc.col == op->loc.col &&
-		    !strcmp(c->seen.v[i].msg, why))
-			return;
-	vec_push(c->d->arena, &c->seen, ((Seen){ op->loc, why }));
+	c->reported |= 1ull << need;
 	ir_error(c->d, c->f, op, "%s", why);
 }
 
@@ -297,6 +316,7 @@ target_check_module(Module *m, Diag *d, const Target *t)
 
 	for (i = 0; i < m->funcs.n; i++) {
 		c.f = m->funcs.v[i];
+		c.reported = 0;
 		ir_walk(c.f, check_op, &c);
 		c.ok = check_smem(c.f, d, t, d->arena) && c.ok;
 		c.ok = target_check_params(c.f, d, t) && c.ok;
