@@ -829,7 +829,8 @@ check_budgets(Sema *s, Ast *st, TaskArgs *ta, uint32_t n)
 	}
 	if (regs > 65536) {
 		diag_error(s->diag, st->loc, "the register budgets add up to %lld "
-			   "registers, more than the 65536 of an SM", (long long)regs);
+			   "registers, more than the 65536 of an SM: lower the "
+			   "tasks' 'regs:' or their warps", (long long)regs);
 		for (i = 0; i < n; i++)
 			diag_note(s->diag, ta[i].loc, "this task takes %lld x 32 "
 				  "threads x %lld warps x %lld", (long long)ta[i].regs,
@@ -839,33 +840,45 @@ check_budgets(Sema *s, Ast *st, TaskArgs *ta, uint32_t n)
 	return true;
 }
 
-static void
-stmt_tasks(Sema *s, Ast *st)
+/* The checks of a tasks statement's header: where one fails, the task
+ * bodies are not read (s->skipped). */
+static bool
+tasks_header_ok(Sema *s, Ast *st, TaskArgs *ta)
 {
-	TaskArgs *ta = arena_alloc(s->arena, (st->list.n + 1) * sizeof *ta);
 	uint32_t i, j;
-	Op *tasks;
-	Builder old, old2;
-	int64_t r;
 
 	if (!top_level(s, st, "tasks"))
-		return;
+		return false;
 	if (st->list.n == 0) {
 		diag_error(s->diag, st->loc, "'tasks' needs at least one task");
-		return;
+		return false;
 	}
 	for (i = 0; i < st->list.n; i++) {
 		for (j = 0; j < i; j++)
 			if (st->list.v[j]->name == st->list.v[i]->name) {
 				diag_error(s->diag, st->list.v[i]->loc, "two tasks "
 					   "are named '%s'", st->list.v[i]->name);
-				return;
+				return false;
 			}
 		if (!task_args(s, st->list.v[i], &ta[i]))
-			return;
+			return false;
 	}
-	if (!check_budgets(s, st, ta, st->list.n))
+	return check_budgets(s, st, ta, st->list.n);
+}
+
+static void
+stmt_tasks(Sema *s, Ast *st)
+{
+	TaskArgs *ta = arena_alloc(s->arena, (st->list.n + 1) * sizeof *ta);
+	uint32_t i;
+	Op *tasks;
+	Builder old, old2;
+	int64_t r;
+
+	if (!tasks_header_ok(s, st, ta)) {
+		s->skipped = true;
 		return;
+	}
 	tasks = region_op(s, OP_TASKS, 0, NULL, 0, NULL, 1, st->loc);
 	old = enter(s, tasks->regions[0]);
 	for (i = 0; i < st->list.n; i++) {
@@ -1683,7 +1696,8 @@ finish_tma_params(Sema *s, Func *f)
 			continue;
 		t = y->val.ty;
 		if (!y->has_box) {
-			if (!y->tma_used)  /* else its uses reported errors */
+			/* else its uses reported errors, or were not read */
+			if (!y->tma_used && !s->skipped)
 				diag_error(s->diag, y->loc, "tensor descriptor "
 					   "'%s' is never used by tma_load or "
 					   "tma_store, so its box shape is "
@@ -1705,6 +1719,7 @@ lower_kernel(Sema *s, Ast *k)
 	Sym *y;
 
 	s->scope = s->globals;
+	s->skipped = false;
 	sema_push_scope(s);
 	n = sema_kernel_params(s, k, pt, pa);
 	f = ir_func_new(s->mod, FN_KERNEL, k->name, n, pt);

@@ -131,6 +131,8 @@ typedef struct Sema {
 	Ast *kernel;       /* the kernel being lowered (NULL in a device fn) */
 	int64_t warps;
 	bool in_tasks;     /* inside a task body */
+	bool skipped;      /* an error left code of this kernel unread: no
+			      errors about what it would have used */
 	int task;          /* current task number (1-based), 0 outside */
 	int64_t replica;   /* the current task replica */
 	int loop_depth;
