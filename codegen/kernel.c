@@ -860,8 +860,11 @@ need_regs(Func *f, int nthreads, Arena *a)
  * resident (measured on the H200: 1.1-1.25x for the softmax and layernorm
  * examples), or half as many, ..., where the values live at once would
  * not fit those registers (a persistent row loop holding the next row
- * beside this one: spills cost more than the occupancy gains).  Sets the
- * register budget schedule.c plans with. */
+ * beside this one: spills cost more than the occupancy gains).  Not
+ * where tasks have register budgets: their setmaxnreg takes the
+ * registers the kernel starts with (maxnreg), which a hint of more
+ * programs per SM would cap below the budgets (ptxas refuses that).
+ * Sets the register budget schedule.c plans with. */
 static void
 occupancy(CgFn *fn)
 {
@@ -869,6 +872,7 @@ occupancy(CgFn *fn)
 
 	fn->min_ctas = 0;
 	if (!has_dot(f->body) && fn->nthreads < 1024 &&
+	    !attr_has(&f->attrs, "maxnreg") &&
 	    max_tile(f) / fn->nthreads <= 32) {
 		int64_t need = need_regs(f, fn->nthreads, fn->a);
 
