@@ -21,6 +21,9 @@
  * one per pipe and side, starting at 0: loop-carried values of the loops
  * (for, while, sched_for) and results of the ifs that contain an acquire
  * or a consume, as a hand-written kernel carries its slot and phase.
+ * A pipe whose slots are acquired and never committed, consumed and never
+ * released, or filled and never consumed is an error (the kernel would
+ * hang).
  * Requires: tile-level IR whose pipe ops use pipes made by pipe_create in
  * the function.  Produces: no pipe ops.  Counters: pipes, waits.
  */
@@ -400,6 +403,80 @@ find_pipe(Op *op, void *ud)
 		*(bool *)ud = true;
 }
 
+/* ---- what the protocol needs ------------------------------------------- */
+
+typedef struct Uses {
+	Value pipe;
+	Op *first[4];  /* the first acquire, commit, consume, release */
+} Uses;
+
+static void
+find_uses(Op *op, void *ud)
+{
+	Uses *u = ud;
+	int k = op->kind == OP_PIPE_ACQUIRE ? 0 : op->kind == OP_PIPE_COMMIT ? 1
+		: op->kind == OP_PIPE_CONSUME ? 2 : op->kind == OP_PIPE_RELEASE ? 3
+		: -1;
+
+	if (k >= 0 && op->nopnds && op->opnds[0] == u->pipe && !u->first[k])
+		u->first[k] = op;
+}
+
+/* A pipe whose slots are taken and never handed on hangs the kernel:
+ * slots acquired that nothing commits (the consumers wait forever),
+ * consumed that nothing releases, or filled that nothing consumes (the
+ * producer waits forever once the slots are used).  Errors at the first
+ * such use; false if any. */
+static bool
+check_pipe(Lp *l, Op *create_op)
+{
+	Uses u = { .pipe = create_op->res[0] };
+	const char *n = ir_val(l->f, u.pipe)->name;
+	int64_t d = attr_int(&create_op->attrs, "depth", 1);
+	bool ok = true;
+
+	if (!n)
+		n = "pipe";
+	ir_walk(l->f, find_uses, &u);
+	if (u.first[0] && !u.first[1]) {
+		ir_error(l->pc->diag, l->f, u.first[0], "'%s.acquire()' takes a "
+			 "slot that nothing commits: the consumers of pipe '%s' "
+			 "would wait forever; call '%s.commit(s)' once the slot "
+			 "is filled", n, n, n);
+		ok = false;
+	}
+	if (u.first[2] && !u.first[3]) {
+		ir_error(l->pc->diag, l->f, u.first[2], "'%s.consume()' takes a "
+			 "slot that nothing releases: the producer of pipe '%s' "
+			 "would wait forever once its %lld slot%s are used; call "
+			 "'%s.release(s)' once the slot is read", n, n,
+			 (long long)d, d == 1 ? "" : "s", n);
+		ok = false;
+	}
+	if (u.first[0] && !u.first[2]) {
+		ir_error(l->pc->diag, l->f, u.first[0], "nothing consumes pipe "
+			 "'%s': its producer would wait forever once its %lld "
+			 "slot%s are filled; read them with '%s.consume()'", n,
+			 (long long)d, d == 1 ? "" : "s", n);
+		ok = false;
+	}
+	return ok;
+}
+
+typedef struct Creates {
+	Lp *l;
+	bool ok;
+} Creates;
+
+static void
+check_create(Op *op, void *ud)
+{
+	Creates *c = ud;
+
+	if (op->kind == OP_PIPE_CREATE && !check_pipe(c->l, op))
+		c->ok = false;
+}
+
 bool
 pass_lower_pipes(PassCtx *pc, Func *f)
 {
@@ -411,6 +488,13 @@ pass_lower_pipes(PassCtx *pc, Func *f)
 	ir_walk(f, find_pipe, &any);
 	if (!any)
 		return false;
+	{
+		Creates c = { &l, true };
+
+		ir_walk(f, check_create, &c);
+		if (!c.ok)
+			return false;
+	}
 	l.i32 = ty_scalar(f->mod->ctx, TY_I32);
 	l.mbar = ty_mbar(f->mod->ctx, -1);
 	start_counts(&l, f->body, &top);
