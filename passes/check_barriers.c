@@ -30,6 +30,9 @@
  * the replica (`turn[1 - r]`: each hands a turn to the other) is taken
  * to name a different element from each replica: it counts once, not
  * once per replica.
+ *   - a barrier a tma_load counts its bytes on, on which nothing expects
+ *     bytes (expect_bytes, `arrive(b, bytes: n)`): its phase may complete
+ *     before the bytes land -- an error.
  * Requires: tile-level IR.  Changes nothing.  Counters: barriers.
  */
 #include "passes/passes.h"
@@ -45,6 +48,8 @@ typedef struct Use {
 	int64_t count;
 	bool tx;          /* a CLC request completing bytes on it */
 	bool by_replica;  /* the element depends on the task's replica */
+	int bytes;        /* 1: a tma_load counts its bytes on it; 2: an
+			     expect_bytes expects some (no arrival) */
 } Use;
 
 typedef struct Cb {
@@ -112,7 +117,7 @@ collect(Cb *c, Block *b, int agent)
 		if ((op->kind == OP_MBAR_WAIT || op->kind == OP_MBAR_ARRIVE) &&
 		    (a = alloc_of(c->f, op->opnds[0]))) {
 			Use u = { a, agent, op, op->kind == OP_MBAR_WAIT, false,
-				  attr_int(&op->attrs, "count", 1), false, false };
+				  attr_int(&op->attrs, "count", 1), false, false, 0 };
 			Op *at = ir_val(c->f, op->opnds[0])->def;
 
 			u.by_replica = at && at->kind == OP_MBAR_AT && at->nopnds > 1 &&
@@ -127,9 +132,24 @@ collect(Cb *c, Block *b, int agent)
 		}
 		if (op->kind == OP_CLC_TRY_CANCEL && op->nopnds == 2 &&
 		    (a = alloc_of(c->f, op->opnds[1]))) {
-			Use u = { a, agent, op, false, false, 0, true, false };
+			Use u = { a, agent, op, false, false, 0, true, false, 0 };
 
 			vec_push(c->pc->scratch, &c->uses, u);
+		}
+		if (op->kind == OP_MBAR_EXPECT && op->nopnds &&
+		    (a = alloc_of(c->f, op->opnds[0]))) {
+			Use u = { a, agent, op, false, false, 0, false, false, 2 };
+
+			vec_push(c->pc->scratch, &c->uses, u);
+		}
+		if (op->kind == OP_TMA_LOAD && op->nopnds > 0 &&
+		    ir_type(c->f, op->opnds[0])->kind == TY_TMA) {
+			uint32_t bi = 2 + (uint32_t)ir_type(c->f, op->opnds[0])->rank;
+			Use u = { NULL, agent, op, false, false, 0, false, false,
+				  attr_int(&op->attrs, "expect", 0) ? 2 : 1 };
+
+			if (bi < op->nopnds && (u.alloc = alloc_of(c->f, op->opnds[bi])))
+				vec_push(c->pc->scratch, &c->uses, u);
 		}
 		if (op->kind == OP_TASK) {
 			if (c->ntasks + 1 >= MAX_AGENTS)
@@ -177,8 +197,8 @@ check(Cb *c, Op *alloc)
 	bool waits[MAX_AGENTS] = { false };
 	int64_t total = 0;
 	int arrivers = 0, waiters = 0, only = -1, a;
-	Op *first_wait = NULL, *first_arrive = NULL;
-	bool tx = false;
+	Op *first_wait = NULL, *first_arrive = NULL, *first_load = NULL;
+	bool tx = false, expected = false;
 	uint32_t i;
 
 	for (i = 0; i < c->uses.n; i++) {
@@ -186,6 +206,12 @@ check(Cb *c, Op *alloc)
 
 		if (u->alloc != alloc)
 			continue;
+		if (u->bytes) {
+			if (u->bytes == 1 && !first_load)
+				first_load = u->op;
+			expected |= u->bytes == 2;
+			continue;
+		}
 		if (u->tx) {
 			tx = true;
 			continue;
@@ -210,6 +236,16 @@ check(Cb *c, Op *alloc)
 			arrivers++;
 			only = a;
 		}
+	if (first_load && !expected) {
+		ir_error(c->pc->diag, c->f, first_load, "this tma_load counts "
+			 "its bytes on barrier '%s', but nothing expects bytes "
+			 "on it: its phase can complete before the bytes land; "
+			 "expect them first (expect_bytes(%s[i], BYTES), or "
+			 "arrive(%s[i], bytes: BYTES))", bar_name(c, alloc),
+			 bar_name(c, alloc), bar_name(c, alloc));
+		c->pc->failed = true;
+		return;
+	}
 	if (!first_wait)
 		return;
 	if (!arrivers) {
