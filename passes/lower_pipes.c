@@ -23,7 +23,7 @@
  * or a consume, as a hand-written kernel carries its slot and phase.
  * A pipe whose slots are acquired and never committed, consumed and never
  * released, or filled and never consumed is an error (the kernel would
- * hang).
+ * hang), and so is a release of a slot that a dot_async in flight reads.
  * Requires: tile-level IR whose pipe ops use pipes made by pipe_create in
  * the function.  Produces: no pipe ops.  Counters: pipes, waits.
  */
@@ -463,6 +463,56 @@ check_pipe(Lp *l, Op *create_op)
 	return ok;
 }
 
+/* Whether view v is of slot s (a field of it, sliced or transposed). */
+static bool
+of_slot(Func *f, Value v, Value s, int depth)
+{
+	Op *d = ir_val(f, v)->def;
+
+	if (!d || depth > 8)
+		return false;
+	if (d->kind == OP_SMEM_INDEX)
+		return d->nopnds > 1 && d->opnds[1] == s;
+	if (d->kind == OP_SMEM_SLICE || d->kind == OP_SMEM_TRANS)
+		return of_slot(f, d->opnds[0], s, depth + 1);
+	return false;
+}
+
+/* A release of slot s while a dot_async that reads it may be in flight
+ * (in its block: the dot_asyncs after the last dot_wait before the
+ * release, and the `pending` of that wait's before it): the producer
+ * may refill the slot under the tensor cores.  An error; false if so. */
+static bool
+check_release(Lp *l, Op *rel)
+{
+	Value s = rel->opnds[1];
+	const char *n = ir_val(l->f, rel->opnds[0])->name;
+	int64_t left = -1;  /* dot_asyncs still in flight before the wait */
+	Op *op;
+
+	for (op = rel->prev; op && left != 0; op = op->prev) {
+		if (op->kind == OP_DOT_WAIT && left < 0) {
+			left = attr_int(&op->attrs, "pending", 0);
+			continue;
+		}
+		if (op->kind != OP_DOT_ASYNC)
+			continue;
+		if (left > 0)
+			left--;
+		if (of_slot(l->f, op->opnds[0], s, 0) ||
+		    of_slot(l->f, op->opnds[1], s, 0)) {
+			ir_error(l->pc->diag, l->f, rel, "'%s.release(s)' hands "
+				 "back a slot that the dot_async at line %d may "
+				 "still read: retire it first (dot_wait(acc, "
+				 "pending: 0)), or keep one MMA in flight and "
+				 "release the previous slot after dot_wait(acc, "
+				 "pending: 1)", n ? n : "pipe", op->loc.line);
+			return false;
+		}
+	}
+	return true;
+}
+
 typedef struct Creates {
 	Lp *l;
 	bool ok;
@@ -473,7 +523,9 @@ check_create(Op *op, void *ud)
 {
 	Creates *c = ud;
 
-	if (op->kind == OP_PIPE_CREATE && !check_pipe(c->l, op))
+	if ((op->kind == OP_PIPE_CREATE && !check_pipe(c->l, op)) ||
+	    (op->kind == OP_PIPE_RELEASE && op->nopnds == 2 &&
+	     !check_release(c->l, op)))
 		c->ok = false;
 }
 

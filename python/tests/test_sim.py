@@ -461,6 +461,7 @@ kernel no_release(x: *f32, n: i32) warps(4) grid(1) {
                 let s = p.consume();
                 let r = range(32);
                 store(x + r[:, None] * 32 + r[None, :], load(s.A));
+                if k >= n { p.release(s); }  // never: a slot is never handed back
             }
         }
     }
