@@ -55,13 +55,31 @@ sv_is_scalar(SVal *v)
 const char *
 sema_type_str(Sema *s, Type *t)
 {
-	Buf b = { 0 };
 	const char *r;
+	int i;
 
-	ty_print(&b, t);
-	r = arena_strdup(s->arena, b.s);
-	buf_free(&b);
-	return r;
+	switch (t->kind) {
+	case TY_PTR:
+		return arena_printf(s->arena, "*%s", sema_type_str(s, t->elem));
+	case TY_TILE:
+	case TY_SMEM:
+		/* a tile of pointers: "(*f32)[16]" */
+		r = arena_printf(s->arena, t->elem->kind == TY_PTR ? "(%s)["
+				 : "%s[", sema_type_str(s, t->elem));
+		for (i = 0; i < t->rank; i++)
+			r = arena_printf(s->arena, "%s%s%lld", r, i ? ", " : "",
+					 (long long)t->shape[i]);
+		return arena_printf(s->arena, "%s]", r);
+	case TY_TMA:
+		return arena_printf(s->arena, "tma<%s, %d>",
+				    sema_type_str(s, t->elem), t->rank);
+	case TY_MBAR:
+		return t->rank ? arena_printf(s->arena, "barrier[%lld]",
+					      (long long)t->shape[0])
+			       : "barrier";
+	default:
+		return ty_kind_name(t->kind);
+	}
 }
 
 const char *

@@ -174,7 +174,7 @@ SVal sv_const_float(Sema *s, TypeKind k, double v, SrcRange loc);
 SVal sv_value(Type *t, Value v, SrcRange loc);
 bool sv_is_value(SVal *v);       /* SV_VALUE (scalar or tile) */
 bool sv_is_scalar(SVal *v);
-const char *sv_describe(Sema *s, SVal *v);  /* "tile<4xf32>", "a shared buffer" */
+const char *sv_describe(Sema *s, SVal *v);  /* "'f32[4]'", "a shared buffer" */
 /* Evaluates e and requires a compile-time integer constant. */
 bool sema_const_int(Sema *s, Ast *e, const char *what, int64_t *out);
 /* The same, and within [lo, hi]. */
