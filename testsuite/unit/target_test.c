@@ -127,22 +127,22 @@ test_refine(void)
 	CHECK(target_op_feature(f, dotb) == TF_NONE);
 	CHECK(target_op_feature(f, arrive) == TF_NONE);
 	CHECK(target_op_feature(f, remote) == TF_CLUSTER);
-	CHECK(!target_lacks(target_get(90), f, dot8, &a));
-	CHECK(!target_lacks(target_get(80), f, dotb, &a));
-	CHECK(!target_lacks(target_get(80), f, arrive, &a));
-	msg = target_lacks(target_get(80), f, dot8, &a);
+	CHECK(!target_lacks(target_get(90), f, dot8, NULL, &a));
+	CHECK(!target_lacks(target_get(80), f, dotb, NULL, &a));
+	CHECK(!target_lacks(target_get(80), f, arrive, NULL, &a));
+	msg = target_lacks(target_get(80), f, dot8, NULL, &a);
 	ASSERT_STR("'dot' with fp8 operands needs fp8 mma.sync (tensor cores "
 		   "for fp8, sm_89 and newer), which sm_80 does not have; use "
 		   "--target=sm_90a or --target=sm_100a", msg);
-	msg = target_lacks(target_get(80), f, remote, &a);
+	msg = target_lacks(target_get(80), f, remote, NULL, &a);
 	CHECK(msg && strstr(msg, "'mbar_arrive' on another program's barrier "
 			    "needs clusters"));
-	CHECK(!target_lacks(target_get(90), f, async, &a));
-	msg = target_lacks(target_get(100), f, async, &a);
+	CHECK(!target_lacks(target_get(90), f, async, NULL, &a));
+	msg = target_lacks(target_get(100), f, async, NULL, &a);
 	ASSERT_STR("'dot_async' needs wgmma (Hopper's asynchronous tensor "
 		   "cores), which sm_100a does not have (Blackwell's tcgen05 "
 		   "is not supported yet); use --target=sm_90a", msg);
-	msg = target_lacks(target_get(80), f, async, &a);
+	msg = target_lacks(target_get(80), f, async, NULL, &a);
 	CHECK(msg && !strstr(msg, "tcgen05"));  /* the note: only newer */
 	arena_reset(&a);
 }
