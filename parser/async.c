@@ -172,23 +172,9 @@ tma_coords(Sema *s, Ast *e, int rank, Value *out)
 	return true;
 }
 
-/* A box's shape as the source writes one: "[64, 64]". */
-static const char *
-box_str(Sema *s, const int64_t *shape, int rank)
-{
-	const char *r = "[";
-	int i;
-
-	for (i = 0; i < rank; i++)
-		r = arena_printf(s->arena, "%s%s%lld", r, i ? ", " : "",
-				 (long long)shape[i]);
-	return arena_printf(s->arena, "%s]", r);
-}
-
 /* The box of a descriptor is the shape of the shared buffer it is used
  * with; every use must agree, and the runtime builds the descriptor
  * from it. */
-
 static bool
 tma_box(Sema *s, SVal *desc, SVal *buf, SrcRange loc)
 {
@@ -227,8 +213,8 @@ tma_box(Sema *s, SVal *desc, SVal *buf, SrcRange loc)
 		diag_error(s->diag, loc, "descriptor '%s' is used here with a "
 			   "box of %s, and with %s before: a descriptor has one "
 			   "box; use a descriptor for each shape", p->name,
-			   box_str(s, buf->ty->shape, t->rank),
-			   box_str(s, p->box, t->rank));
+			   sema_shape_str(s, buf->ty->shape, t->rank),
+			   sema_shape_str(s, p->box, t->rank));
 		diag_note(s->diag, p->box_loc, "first used here");
 		return false;
 	}

@@ -53,23 +53,29 @@ sv_is_scalar(SVal *v)
 }
 
 const char *
-sema_type_str(Sema *s, Type *t)
+sema_shape_str(Sema *s, const int64_t *shape, int rank)
 {
-	const char *r;
+	const char *r = "[";
 	int i;
 
+	for (i = 0; i < rank; i++)
+		r = arena_printf(s->arena, "%s%s%lld", r, i ? ", " : "",
+				 (long long)shape[i]);
+	return arena_printf(s->arena, "%s]", r);
+}
+
+const char *
+sema_type_str(Sema *s, Type *t)
+{
 	switch (t->kind) {
 	case TY_PTR:
 		return arena_printf(s->arena, "*%s", sema_type_str(s, t->elem));
 	case TY_TILE:
 	case TY_SMEM:
 		/* a tile of pointers: "(*f32)[16]" */
-		r = arena_printf(s->arena, t->elem->kind == TY_PTR ? "(%s)["
-				 : "%s[", sema_type_str(s, t->elem));
-		for (i = 0; i < t->rank; i++)
-			r = arena_printf(s->arena, "%s%s%lld", r, i ? ", " : "",
-					 (long long)t->shape[i]);
-		return arena_printf(s->arena, "%s]", r);
+		return arena_printf(s->arena, t->elem->kind == TY_PTR ? "(%s)%s"
+				    : "%s%s", sema_type_str(s, t->elem),
+				    sema_shape_str(s, t->shape, t->rank));
 	case TY_TMA:
 		return arena_printf(s->arena, "tma<%s, %d>",
 				    sema_type_str(s, t->elem), t->rank);

@@ -201,7 +201,8 @@ Type *sema_broadcast_shape(Sema *s, Type *a, Type *b, Type *elem, SrcRange loc);
 Value sema_materialize(Sema *s, SVal *v);  /* emit a const if needed */
 Type *sema_type(Sema *s, Ast *t);          /* a type node */
 Type *sema_smem_type(Sema *s, Ast *t);     /* T[dims] of a shared buffer */
-const char *sema_type_str(Sema *s, Type *t);
+const char *sema_type_str(Sema *s, Type *t);  /* as the source writes it */
+const char *sema_shape_str(Sema *s, const int64_t *shape, int rank);  /* "[64, 64]" */
 SVal sema_const_sym(Sema *s, Sym *y, SrcRange use);  /* a file-level const */
 Type *ty_of_scalar(Sema *s, TypeKind k);
 
