@@ -586,6 +586,15 @@ cp_elem_store(CgFn *fn, Op *op, SmemView *w, LLVMValueRef x, LLVMValueRef off)
 			  cg_swizzle(fn, off, w->g.swz), eb);
 }
 
+/* The copy of register j (an i32) alone. */
+static void
+cp_elem(CgFn *fn, Op *op, SmemView *w, const Layout *l, LLVMValueRef j)
+{
+	LLVMValueRef off, x = cp_elem_load(fn, op, w, l, j, &off);
+
+	cp_elem_store(fn, op, w, x, off);
+}
+
 /* An iteration of the element loop issues up to CP_IN_FLIGHT loads
  * before it stores any: one at a time, each store waited for its load. */
 enum { CP_IN_FLIGHT = 4 };
@@ -641,7 +650,7 @@ cp_realign(CgFn *fn, Op *op, SmemView *w, const Layout *l, const Axis *ax,
 	LLVMBuilderRef B = cg->B;
 	int eb = MAX(1, ty_bits(ty_elem(ir_type(fn->f, op->opnds[1]))->elem) / 8);
 	uint32_t dup = ly_dup_mask(l), g, n = (uint32_t)ly_nregs(l);
-	LLVMValueRef *words = cg_regs(fn, l), st, bad, bits, x, next, iv[2], j, off;
+	LLVMValueRef *words = cg_regs(fn, l), st, bad, bits, x, next, iv[2];
 	LLVMBasicBlockRef pre, head, body, out, ib[2];
 	LLVMTypeRef i32 = cg->t_i32;
 	CgLoop loop;
@@ -669,9 +678,8 @@ cp_realign(CgFn *fn, Op *op, SmemView *w, const Layout *l, const Axis *ax,
 	iv[1] = LLVMConstInt(cg->t_i1, 1, 0);
 	x = LLVMBuildMul(B, cg_intr(cg, "llvm.cttz", &i32, 1, iv, 2),
 			 cg_i32(cg, v), "");
-	j = LLVMBuildAdd(B, x, cg_loop_begin(fn, &loop, "cp.edge"), "");
-	x = cp_elem_load(fn, op, w, l, j, &off);
-	cp_elem_store(fn, op, w, x, off);
+	cp_elem(fn, op, w, l, LLVMBuildAdd(B, x, cg_loop_begin(fn, &loop, "cp.edge"),
+					   ""));
 	cg_loop_end(fn, &loop, (uint32_t)v);
 	next = LLVMBuildAnd(B, bits, LLVMBuildSub(B, bits, cg_i32(cg, 1), ""), "");
 	LLVMBuildBr(B, head);
