@@ -513,20 +513,30 @@ check_release(Lp *l, Op *rel)
 	return true;
 }
 
-typedef struct Creates {
+typedef struct Protocol {
 	Lp *l;
 	bool ok;
-} Creates;
+} Protocol;
 
 static void
-check_create(Op *op, void *ud)
+check_op(Op *op, void *ud)
 {
-	Creates *c = ud;
+	Protocol *p = ud;
 
-	if ((op->kind == OP_PIPE_CREATE && !check_pipe(c->l, op)) ||
+	if ((op->kind == OP_PIPE_CREATE && !check_pipe(p->l, op)) ||
 	    (op->kind == OP_PIPE_RELEASE && op->nopnds == 2 &&
-	     !check_release(c->l, op)))
-		c->ok = false;
+	     !check_release(p->l, op)))
+		p->ok = false;
+}
+
+/* Every pipe's protocol and every release; false after an error. */
+static bool
+protocol_ok(Lp *l)
+{
+	Protocol p = { l, true };
+
+	ir_walk(l->f, check_op, &p);
+	return p.ok;
 }
 
 bool
@@ -540,13 +550,8 @@ pass_lower_pipes(PassCtx *pc, Func *f)
 	ir_walk(f, find_pipe, &any);
 	if (!any)
 		return false;
-	{
-		Creates c = { &l, true };
-
-		ir_walk(f, check_create, &c);
-		if (!c.ok)
-			return false;
-	}
+	if (!protocol_ok(&l))
+		return false;
 	l.i32 = ty_scalar(f->mod->ctx, TY_I32);
 	l.mbar = ty_mbar(f->mod->ctx, -1);
 	start_counts(&l, f->body, &top);
