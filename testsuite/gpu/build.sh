@@ -233,7 +233,7 @@ done
 cp "$top/testsuite/gpu/run.sh" "$top/testsuite/gpu/sanitize.sh" "$top/testsuite/gpu/gen_gpu.sh" \
    "$top"/testsuite/gpu/run*-seeds.txt \
    "$top/testsuite/gpu/check_transpose.py" "$top/testsuite/gpu/check_ulp.py" "$top/bench/run.py" "$top/bench/ab.py" "$top/bench/gemm.py" "$top/bench/gemm_fp8.py" "$top/bench/gemm_epilogue.py" "$top/bench/gemm_grouped.py" "$top/bench/tri_matmul.py" "$top/bench/attention.py" \
-   "$top/bench/gemm_k.py" "$top/bench/compile_time.py" "$top/bench/compile_attention.py" \
+   "$top/bench/gemm_k.py" "$top/bench/compile_time.py" "$top/bench/compile_attention.py" "$top/bench/sass_notes.sh" \
    "$top/bench/sweep.py" "$out/"
 rm -rf "$out/gen" "$out/open"
 cp -r "$top/testsuite/gpu/gen" "$out/gen"
