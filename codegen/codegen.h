@@ -64,6 +64,7 @@ typedef struct CgKernelInfo {
 	int64_t smem_static;  /* shared memory the kernel declares itself */
 	const char *fast;   /* the specialized entry, or NULL */
 	uint64_t align, div, eq1;
+	uint64_t tma_only;  /* of align and div: what only tensor maps need */
 	int divisor;
 } CgKernelInfo;
 

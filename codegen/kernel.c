@@ -1604,6 +1604,9 @@ cg_lower_kernel(Cg *cg, const CgPrep *p, int entry)
 			ki.div = p->fast & p->assume.div;
 			ki.divisor = (int)p->assume.divisor;
 			ki.eq1 = p->fast & p->assume.eq1;
+			ki.tma_only = (uint64_t)attr_int(&f->attrs,
+							 "fast.tma_only", 0) &
+				      (ki.align | ki.div);
 		}
 		vec_push(&cg->arena, &cg->kinfo, ki);
 	}

@@ -91,6 +91,9 @@ cg_meta_finish(Cg *cg)
 				   k->fast, (unsigned long long)k->align,
 				   k->divisor, (unsigned long long)k->div,
 				   (unsigned long long)k->eq1);
+		if (k->fast && k->tma_only)
+			buf_printf(b, " tma_only=0x%llx",
+				   (unsigned long long)k->tma_only);
 		if (k->fast && cg->generic_ptx)
 			buf_printf(b, " generic=ptx");
 		buf_printf(b, "\n");

@@ -42,8 +42,9 @@
  * for them (specialize-entries adds it).  The generic entry takes the
  * TMA loop too where the launch allows it: `tma.ok`, one more derived
  * parameter, is 1 when every derived tensor makes a tensor map (16-byte
- * aligned base and outer strides) and the inner strides in `tma.eq1` are
- * 1, so ragged M, N and K keep TMA.  Each stage has a full mbarrier
+ * aligned base and outer strides, or the copy the runtime stages of rows
+ * that are not) and the inner strides in `tma.eq1` are 1, so ragged M, N
+ * and K and odd row pitches keep TMA.  Each stage has a full mbarrier
  * (arrive count 1): the copies of a stage expect their bytes on it, the
  * iteration waits for it with the parity of its round, and TMA's zero
  * fill past the tensor's bounds is the masks' `other`.  With

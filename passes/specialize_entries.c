@@ -18,13 +18,16 @@
  * of an `if entry_fast || ...`, as pipeline-loads' versioned loops have)
  * assumes nothing.  A kernel whose loops pipeline-loads versioned for
  * TMA also assumes what its tensor maps need (`tma.align`, `tma.div`,
- * `tma.eq1`, in the same bits), and its generic entry leaves the TMA
- * loops to it (`entry_fast || tma.ok != 0` becomes `entry_fast`).  The
- * pass records what the fast entry
+ * `tma.eq1`, in the same bits); its generic entry keeps the TMA loops
+ * for launches whose tensor maps are valid but which the fast entry
+ * cannot take (an odd N beside padded row pitches; an operand the
+ * runtime staged into aligned rows).  The pass records what the fast entry
  * assumes on the kernel: `fast.align`, `fast.div`, `fast.eq1` (bit i:
  * parameter i is a 16-byte aligned pointer, an integer divisible by
- * `fast.divisor`, an integer equal to 1); code generation lowers the two
- * entries from them.  Which kernels get one (PassCtx.specialize, tlxc
+ * `fast.divisor`, an integer equal to 1) and `fast.tma_only`, those of
+ * them only the tensor maps need, which a launch whose maps are valid
+ * (the runtime staged the operand) need not meet; code generation lowers
+ * the two entries from them.  Which kernels get one (PassCtx.specialize, tlxc
  * --specialize): auto, kernels with dots (their checks sit in the
  * k-loop, where the accumulators make every instruction expensive for
  * ptxas) and kernels whose vectors assume a mask constant over them (a
@@ -126,30 +129,29 @@ minimize(Func *f, Arena *a, const Assume *as, uint64_t d, uint64_t keep)
 	return d;
 }
 
-/* The generic entry runs only the launches the fast one does not take:
- * the versioned loops' `entry_fast || tma.ok != 0` becomes entry_fast
- * (a launch whose tensor maps are valid takes the fast entry; dce drops
- * the check, and the generic entry's TMA copy of the loop is dead in it,
- * half the work of ptxas). */
-static void
-drop_tma_ok(Func *f, Block *b)
+/* Of the tensor maps' alignments and divisibilities (tma), those no
+ * access's facts need beside them (d, the fast entry's): a launch may
+ * take the fast entry without them where the tensor maps are valid
+ * anyway -- made of the runtime's staged copies.  Greedy, as minimize. */
+static uint64_t
+tma_only(Func *f, Arena *a, const Assume *as, uint64_t d, uint64_t tma)
 {
-	Op *op, *d;
-	uint32_t i;
+	Assume r = axis_restrict(as, d);
+	const Axis *ax = axis_compute(f, a, &r), *ax2;
+	uint64_t only = 0, bit;
+	bool mask;
+	int i;
 
-	for (op = b->first; op; op = op->next) {
-		for (i = 0; i < op->nregions; i++)
-			drop_tma_ok(f, op->regions[i]);
-		if (op->kind != OP_IF || !(d = ir_val(f, op->opnds[0])->def) ||
-		    d->kind != OP_OR)
+	for (i = 0; i < 64; i++) {
+		bit = 1ull << i;
+		if (!(tma & d & bit))
 			continue;
-		for (i = 0; i < 2; i++) {
-			Op *e = ir_val(f, d->opnds[i])->def;
-
-			if (e && e->kind == OP_ENTRY_FAST)
-				op->opnds[0] = d->opnds[i];
-		}
+		r = axis_restrict(as, d & ~(only | bit));
+		ax2 = axis_compute(f, a, &r);
+		if (!fast_assumptions(f, ax, ax2, f->body, &mask))
+			only |= bit;
 	}
+	return only;
 }
 
 static void
@@ -170,7 +172,7 @@ pass_specialize_entries(PassCtx *pc, Func *f)
 	Assume none = { 0 }, as;
 	bool has[2] = { false, false }, mask = false;
 	const Axis *gen, *ax;
-	uint64_t d, tma;
+	uint64_t d, tma, only;
 
 	if (f->kind != FN_KERNEL || pc->specialize == PASS_SPEC_NONE ||
 	    attr_has(&f->attrs, "fast.align"))
@@ -193,11 +195,12 @@ pass_specialize_entries(PassCtx *pc, Func *f)
 	    (pc->specialize == PASS_SPEC_AUTO && !has[0] && !mask))
 		return false;
 	d = minimize(f, pc->scratch, &as, d, tma);
+	if ((only = tma_only(f, pc->scratch, &as, d, tma & ~as.eq1)))
+		attr_set_int(c, &f->attrs, "fast.tma_only", (int64_t)only);
 	attr_set_int(c, &f->attrs, "fast.align", (int64_t)(d & as.align));
 	attr_set_int(c, &f->attrs, "fast.div", (int64_t)(d & as.div));
 	attr_set_int(c, &f->attrs, "fast.divisor", as.divisor);
 	attr_set_int(c, &f->attrs, "fast.eq1", (int64_t)(d & as.eq1));
-	drop_tma_ok(f, f->body);
 	pass_stat(pc, "kernels", 1);
 	return true;
 }

@@ -307,6 +307,52 @@ derive_tensors(tlxrt_kernel *k, RtArg *out)
 			out[i].bits = tma_ok(k, out);
 }
 
+bool
+rt_stageable(const tlxrt_kernel *k, int i, const RtArg *a,
+	     tlxrt_tensor *staged)
+{
+	RtParam *p = &k->params[i];
+	const tlxrt_tensor *t = &a->tensor;
+	int64_t es = tlxrt_type_size(p->type), w;
+	Buf why = { 0 };
+	bool bad;
+
+	if (i < k->nparams || a->kind != TLXRT_PARAM_TENSOR || !a->invalid ||
+	    t->rank != 2 || p->rank != 2 || !t->ptr || t->strides[1] != 1 ||
+	    t->shape[0] < 1 || t->shape[1] < 1 || t->shape[1] > (1ll << 32) ||
+	    t->strides[0] < t->shape[1])
+		return false;
+	w = t->shape[1] * es;
+	*staged = *t;
+	staged->ptr = 256;  /* checked as placed: aligned */
+	staged->strides[0] = (w + 15) / 16 * 16 / es;
+	bad = tensor_problem(p, staged, &why);
+	buf_free(&why);
+	staged->ptr = 0;
+	return !bad;
+}
+
+int
+rt_tma_ok_value(const tlxrt_kernel *k, const RtArg *args)
+{
+	int i;
+
+	for (i = k->nparams; i < k->nall; i++)
+		if (k->params[i].derived[0] == RT_TMA_OK)
+			return (int)args[i].bits;
+	return -1;
+}
+
+void
+rt_tma_ok_update(const tlxrt_kernel *k, RtArg *out)
+{
+	int i;
+
+	for (i = k->nparams; i < k->nall; i++)
+		if (k->params[i].derived[0] == RT_TMA_OK)
+			out[i].bits = tma_ok(k, out);
+}
+
 void
 rt_args_to_sim(tlxrt_kernel *k, const RtArg *args, SimArg *out)
 {

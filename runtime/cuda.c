@@ -64,6 +64,28 @@ typedef struct CuLaunchConfig {
 
 _Static_assert(sizeof(CuLaunchAttr) == 72, "CUlaunchAttribute layout");
 
+/* CUDA_MEMCPY2D: where, in what memory and at what pitch, each side. */
+typedef struct CuMemcpy2D {
+	size_t src_x, src_y;
+	int src_type;
+	const void *src_host;
+	CUdeviceptr src;
+	void *src_array;
+	size_t src_pitch;
+	size_t dst_x, dst_y;
+	int dst_type;
+	void *dst_host;
+	CUdeviceptr dst;
+	void *dst_array;
+	size_t dst_pitch;
+	size_t width, height;
+} CuMemcpy2D;
+
+_Static_assert(sizeof(CuMemcpy2D) == 128 &&
+		       offsetof(CuMemcpy2D, src) == 32 &&
+		       offsetof(CuMemcpy2D, dst) == 88,
+	       "CUDA_MEMCPY2D layout");
+
 enum {
 	CUDA_ERROR_OUT_OF_MEMORY = 2,
 	ATTR_MAX_THREADS_PER_BLOCK = 1,
@@ -80,6 +102,7 @@ enum {
 	TMAP_U8 = 0, TMAP_U16, TMAP_U32, TMAP_I32, TMAP_U64, TMAP_I64,
 	TMAP_F16, TMAP_F32, TMAP_F64, TMAP_BF16,
 	TMAP_L2_128B = 2,
+	MEMORY_DEVICE = 2,  /* CUmemorytype */
 };
 
 typedef struct CuApi {
@@ -104,6 +127,7 @@ typedef struct CuApi {
 	CUresult (*MemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
 	CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t);
 	CUresult (*MemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+	CUresult (*Memcpy2DAsync)(const CuMemcpy2D *, CUstream);
 	CUresult (*ModuleLoadDataEx)(CUmodule *, const void *, unsigned,
 				     int *, void **);
 	CUresult (*ModuleUnload)(CUmodule);
@@ -157,6 +181,7 @@ static const struct {
 	S(MemcpyDtoD, "cuMemcpyDtoD_v2", NULL),
 	S(MemsetD8, "cuMemsetD8_v2", NULL),
 	S(MemsetD8Async, "cuMemsetD8Async", NULL),
+	S(Memcpy2DAsync, "cuMemcpy2DAsync_v2", NULL),
 	S(ModuleLoadDataEx, "cuModuleLoadDataEx", NULL),
 	S(ModuleUnload, "cuModuleUnload", NULL),
 	S(ModuleGetFunction, "cuModuleGetFunction", NULL),
@@ -441,6 +466,28 @@ cuda_memset_async(tlxrt_device *dev, tlxrt_ptr dst, int v, size_t n,
 	if (rc)
 		return rc;
 	CU(dev, MemsetD8Async, (dst, (unsigned char)v, n, s ? s->impl : NULL));
+	return TLXRT_OK;
+}
+
+static int
+cuda_copy2d_async(tlxrt_device *dev, tlxrt_ptr dst, size_t dpitch,
+		  tlxrt_ptr src, size_t spitch, size_t width, size_t rows,
+		  tlxrt_stream *s)
+{
+	CuMemcpy2D c;
+	int rc = bind(dev);
+
+	if (rc)
+		return rc;
+	memset(&c, 0, sizeof c);
+	c.src_type = c.dst_type = MEMORY_DEVICE;
+	c.src = src;
+	c.src_pitch = spitch;
+	c.dst = dst;
+	c.dst_pitch = dpitch;
+	c.width = width;
+	c.height = rows;
+	CU(dev, Memcpy2DAsync, (&c, s ? s->impl : NULL));
 	return TLXRT_OK;
 }
 
@@ -736,8 +783,7 @@ cuda_launch(tlxrt_kernel *k, const uint32_t grid[3], const uint32_t cluster[3],
 			ptrs[i] = &vals[i];
 		}
 	}
-	if (k->impl_fast && rt_fast_ok(&k->meta, args, k->nparams) &&
-	    rt_derived_ok(k, args)) {
+	if (k->impl_fast && rt_fast_launch_ok(k, &k->meta, args)) {
 		fn = k->impl_fast;
 		set = &k->smem_set_fast;
 	} else if (!fn) {
@@ -770,10 +816,14 @@ cuda_launch(tlxrt_kernel *k, const uint32_t grid[3], const uint32_t cluster[3],
 		cfg.attrs = &at;
 		cfg.nattrs = 1;
 	}
-	if (k->trace)
-		fprintf(stderr, "tlxrt: launch %s grid %ux%ux%u block %u smem %u\n",
+	if (k->trace) {
+		int ok = rt_tma_ok_value(k, args);
+
+		fprintf(stderr, "tlxrt: launch %s grid %ux%ux%u%s block %u smem %u\n",
 			fn == k->impl_fast ? k->meta.fast : k->fn->name, cfg.grid[0],
-			cfg.grid[1], cfg.grid[2], cfg.block[0], cfg.smem);
+			cfg.grid[1], cfg.grid[2], ok < 0 || fn == k->impl_fast ? ""
+			: ok ? " tma.ok" : " no tma", cfg.block[0], cfg.smem);
+	}
 	r = api(dev)->LaunchKernelEx(&cfg, fn, ptrs, NULL);
 	if (r != 0)
 		rc = cu_fail(dev, r, "cuLaunchKernelEx");
@@ -884,6 +934,7 @@ const RtBackend rt_cuda_backend = {
 	.dtod = cuda_dtod,
 	.memset = cuda_memset,
 	.memset_async = cuda_memset_async,
+	.copy2d_async = cuda_copy2d_async,
 	.module_load = cuda_module_load,
 	.module_unload = cuda_module_unload,
 	.kernel_prepare = cuda_kernel_prepare,

@@ -3,14 +3,17 @@
  * one line per kernel after the header:
  *
  *   tlx-meta 1 target=sm_90a
- *   kernel NAME threads=T smem=D static=S [fast=ENTRY align=0xA divN=0xB eq1=0xC]
+ *   kernel NAME threads=T smem=D static=S [fast=ENTRY align=0xA divN=0xB eq1=0xC
+ *          [tma_only=0xD] [generic=ptx]]
  *
  * and which entry a launch runs.  A kernel with a `fast` entry has two:
  * NAME, correct for any arguments, and ENTRY, correct when the arguments
  * of the parameters in `align` (bit i: parameter i) are 16-byte aligned
  * pointers, those in `divN` multiples of N (2, 4, 8 or 16: the elements
  * of 16 bytes of the kernel's smallest element type) and those in `eq1`
- * equal to 1; `generic=ptx`: the generic entry is PTX in the module's
+ * equal to 1 -- less those in `tma_only` (only the kernel's tensor maps
+ * need them) where the launch's derived tensors all make tensor maps,
+ * staged ones included; `generic=ptx`: the generic entry is PTX in the module's
  * __tlx_generic, for the driver to assemble.  Unknown keys are skipped,
  * so older readers take newer lines.
  */
@@ -82,6 +85,8 @@ field(const char *k, const char *e, RtMeta *m)
 	}
 	else if (is_key(k, eq, "eq1"))
 		m->eq1 = x;
+	else if (is_key(k, eq, "tma_only"))
+		m->tma_only = x;
 	return true;
 }
 
@@ -125,8 +130,8 @@ rt_meta_find(const char *text, size_t len, const char *kernel, RtMeta *out)
 	return TLXRT_NOT_FOUND;
 }
 
-bool
-rt_fast_ok(const RtMeta *m, const RtArg *args, int nargs)
+static bool
+fast_ok(const RtMeta *m, const RtArg *args, int nargs, uint64_t waived)
 {
 	uint64_t all = m->align | m->div | m->eq1;
 	int i;
@@ -136,7 +141,7 @@ rt_fast_ok(const RtMeta *m, const RtArg *args, int nargs)
 	for (i = 0; i < nargs && i < 64; i++) {
 		uint64_t bit = 1ull << i;
 
-		if (!(all & bit))
+		if (!(all & bit) || (waived & bit))
 			continue;
 		if (m->align & bit) {
 			if (args[i].kind != TLXRT_PARAM_POINTER ||
@@ -152,6 +157,18 @@ rt_fast_ok(const RtMeta *m, const RtArg *args, int nargs)
 		}
 	}
 	return true;
+}
+
+bool
+rt_fast_ok(const RtMeta *m, const RtArg *args, int nargs)
+{
+	return fast_ok(m, args, nargs, 0);
+}
+
+bool
+rt_fast_launch_ok(const tlxrt_kernel *k, const RtMeta *m, const RtArg *args)
+{
+	return rt_derived_ok(k, args) && fast_ok(m, args, k->nparams, m->tma_only);
 }
 
 bool

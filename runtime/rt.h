@@ -36,6 +36,8 @@ struct tlxrt_device {
 	int nobjects;             /* modules, streams, events alive */
 	tlxrt_ptr ws;             /* the workspace of launches on no stream */
 	size_t ws_size;
+	tlxrt_ptr stage;          /* their staged tensors (rt_stage) */
+	size_t stage_size;
 };
 
 /* RtParam.derived[0] of the workspace: zeroed memory of the kernel's
@@ -72,6 +74,7 @@ typedef struct RtMeta {
 	long long threads, smem, smem_static;
 	char fast[256];           /* the specialized entry; "" for none */
 	uint64_t align, div, eq1;  /* what it assumes (bit i: param i) */
+	uint64_t tma_only;         /* of those, what only tensor maps need */
 	long long divisor;         /* params in div are multiples of it */
 	bool generic_ptx;          /* the generic entry is in __tlx_generic */
 } RtMeta;
@@ -119,6 +122,8 @@ struct tlxrt_stream {
 	void *impl;
 	tlxrt_ptr ws;    /* the workspace of launches on this stream */
 	size_t ws_size;
+	tlxrt_ptr stage; /* their staged tensors (rt_stage) */
+	size_t stage_size;
 	bool borrowed;   /* tlxrt_stream_wrap: impl is not ours to destroy */
 };
 
@@ -159,6 +164,11 @@ struct RtBackend {
 	/* The same, ordered on stream s (NULL: the device's default). */
 	int (*memset_async)(tlxrt_device *dev, tlxrt_ptr dst, int v, size_t n,
 			    tlxrt_stream *s);
+	/* rows of width bytes from src (rows spitch bytes apart) to dst
+	 * (dpitch apart), ordered on stream s */
+	int (*copy2d_async)(tlxrt_device *dev, tlxrt_ptr dst, size_t dpitch,
+			    tlxrt_ptr src, size_t spitch, size_t width,
+			    size_t rows, tlxrt_stream *s);
 	/* Loads the image and returns the module's IR text (malloc'd, owned
 	 * by the caller). */
 	int (*module_load)(tlxrt_module *m, const void *image, size_t n,
@@ -213,6 +223,10 @@ int rt_image_elf_ir(const uint8_t *elf, size_t n, char **ir, size_t *len,
 int rt_meta_find(const char *text, size_t len, const char *kernel,
 		 RtMeta *out);
 bool rt_fast_ok(const RtMeta *m, const RtArg *args, int nargs);
+/* ... for a launch of k: its derived tensors all make tensor maps, and
+ * the arguments meet the assumptions but those only the maps need. */
+bool rt_fast_launch_ok(const tlxrt_kernel *k, const RtMeta *m,
+		       const RtArg *args);
 /* Do the derived tensors of a launch all make tensor maps?  (The fast
  * entry reads them; the generic one does not.) */
 bool rt_derived_ok(const tlxrt_kernel *k, const RtArg *args);
@@ -233,5 +247,15 @@ int rt_args_check(tlxrt_kernel *k, const tlxrt_launch_config *cfg,
 		  const tlxrt_arg *args, int nargs, RtArg *out,
 		  uint32_t grid[3], uint32_t cluster[3]);
 void rt_args_to_sim(tlxrt_kernel *k, const RtArg *args, SimArg *out);
+/* A derived tensor that makes no tensor map only because of where its
+ * rows lie (a base or a row pitch that is not a multiple of 16 bytes):
+ * true, and the same rows rounded up to 16 bytes apart from an aligned
+ * base in *staged (its ptr 0, for the caller to place), for a copy. */
+bool rt_stageable(const tlxrt_kernel *k, int i, const RtArg *a,
+		  tlxrt_tensor *staged);
+/* The launch's tma.ok, -1 where the kernel has none (traces). */
+int rt_tma_ok_value(const tlxrt_kernel *k, const RtArg *args);
+/* tma.ok again, after staged tensors replaced invalid ones. */
+void rt_tma_ok_update(const tlxrt_kernel *k, RtArg *out);
 
 #endif

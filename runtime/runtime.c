@@ -189,6 +189,8 @@ tlxrt_device_close(tlxrt_device *dev)
 	dev->be->sync(dev);
 	if (dev->ws)
 		dev->be->free(dev, dev->ws);
+	if (dev->stage)
+		dev->be->free(dev, dev->stage);
 	dev->be->close(dev);
 	buf_free(&dev->err);
 	free(dev);
@@ -386,34 +388,113 @@ tlxrt_device_get_steps(tlxrt_device *dev, uint64_t *out)
 
 /* ---- launches -------------------------------------------------------------- */
 
+/* Memory of a launch on stream s that grows to need bytes: one buffer
+ * per stream suffices, as the stream orders its launches; it grows after
+ * the stream's work is done, and is never shared between streams. */
+static int
+scratch(tlxrt_device *dev, tlxrt_stream *s, tlxrt_ptr *p, size_t *size,
+	size_t need)
+{
+	int rc;
+
+	if (need <= *size)
+		return TLXRT_OK;
+	if (*p) {
+		if ((rc = s ? dev->be->stream_sync(s) : dev->be->sync(dev)))
+			return rc;
+		dev->be->free(dev, *p);
+		*p = 0;
+		*size = 0;
+	}
+	need = need < 256 ? 256 : need;
+	if ((rc = dev->be->malloc(dev, need, p)))
+		return rc;
+	*size = need;
+	return TLXRT_OK;
+}
+
 /* The workspace of a launch on stream s (NULL: none): zeroed, on the
- * stream, before the kernel runs.  One per stream suffices, as the
- * stream orders its launches; it grows (after the stream's work is
- * done) and is never shared between streams. */
+ * stream, before the kernel runs. */
 static int
 workspace(tlxrt_kernel *k, tlxrt_stream *s, RtArg *ra)
 {
 	tlxrt_device *dev = k->mod->dev;
 	tlxrt_ptr *ws = s ? &s->ws : &dev->ws;
-	size_t *size = s ? &s->ws_size : &dev->ws_size;
-	size_t need = (size_t)k->ws_bytes;
-	int rc;
+	int rc = scratch(dev, s, ws, s ? &s->ws_size : &dev->ws_size,
+			 (size_t)k->ws_bytes);
 
-	if (need > *size) {
-		if (*ws) {
-			if ((rc = s ? dev->be->stream_sync(s) : dev->be->sync(dev)))
-				return rc;
-			dev->be->free(dev, *ws);
-			*ws = 0;
-			*size = 0;
-		}
-		need = need < 256 ? 256 : need;
-		if ((rc = dev->be->malloc(dev, need, ws)))
-			return rc;
-		*size = need;
-	}
+	if (rc)
+		return rc;
 	ra[k->ws_param].bits = *ws;
 	return dev->be->memset_async(dev, *ws, 0, (size_t)k->ws_bytes, s);
+}
+
+/* Staging: a derived tensor (pipeline-loads' TMA loop over plain
+ * pointers) that makes no tensor map only because its rows are not
+ * 16-byte aligned -- an odd K or N of a bf16 GEMM -- is copied, on the
+ * stream before the kernel, into scratch memory with rows 16 bytes
+ * aligned, and the tensor map is made of the copy: the launch runs the
+ * TMA loop at the price of one pass over the operand, where it would
+ * run the generic entry's realigned copies.  The copy reads what the
+ * kernel's masks let it read (the tensor's bounds are the masks'); the
+ * kernel must not write the operand, as for any pipelined load.  Off
+ * with TLXRT_STAGE=0, and where TLXRT_GENERIC=1 makes tma.ok 0. */
+static int
+stage(tlxrt_kernel *k, tlxrt_stream *s, RtArg *ra)
+{
+	tlxrt_device *dev = k->mod->dev;
+	tlxrt_tensor st[8];
+	int idx[8], n = 0, i, rc;
+	size_t off[8], need = 0, es;
+	const char *e;
+	tlxrt_ptr *p = s ? &s->stage : &dev->stage;
+
+	for (i = k->nparams; i < k->nall && n < 8; i++) {
+		if (!rt_stageable(k, i, &ra[i], &st[n]))
+			continue;
+		es = (size_t)tlxrt_type_size(k->params[i].type);
+		/* rows at most 2^32, a pitch at most 2^40 bytes: no more
+		 * than 2^44 bytes in all, or not staged */
+		if ((uint64_t)st[n].shape[0] > (1ull << 44) / 256 /
+		    ((uint64_t)st[n].strides[0] * es / 256 + 1))
+			continue;
+		off[n] = need;
+		need += ((size_t)st[n].shape[0] * (size_t)st[n].strides[0] * es +
+			 255) / 256 * 256;
+		idx[n++] = i;
+	}
+	if (!n || ((e = getenv("TLXRT_STAGE")) && !strcmp(e, "0")) ||
+	    rt_generic_forced())
+		return TLXRT_OK;
+	/* no memory for the copies: the generic entry, as without them */
+	if (scratch(dev, s, p, s ? &s->stage_size : &dev->stage_size, need))
+		return TLXRT_OK;
+	for (i = 0; i < n; i++) {
+		RtArg *a = &ra[idx[i]];
+
+		es = (size_t)tlxrt_type_size(k->params[idx[i]].type);
+		st[i].ptr = *p + off[i];
+		rc = dev->be->copy2d_async(dev, st[i].ptr,
+					   (size_t)st[i].strides[0] * es,
+					   a->tensor.ptr,
+					   (size_t)a->tensor.strides[0] * es,
+					   (size_t)a->tensor.shape[1] * es,
+					   (size_t)a->tensor.shape[0], s);
+		if (rc)
+			return rc;
+		if (k->trace)
+			fprintf(stderr, "tlxrt: stage %s (%lld x %lld, rows %lld "
+				"bytes apart at 0x%llx) %lld bytes apart\n",
+				k->params[idx[i]].name, (long long)a->tensor.shape[0],
+				(long long)a->tensor.shape[1],
+				(long long)(a->tensor.strides[0] * (int64_t)es),
+				(unsigned long long)a->tensor.ptr,
+				(long long)(st[i].strides[0] * (int64_t)es));
+		a->tensor = st[i];
+		a->invalid = false;
+	}
+	rt_tma_ok_update(k, ra);
+	return TLXRT_OK;
 }
 
 int
@@ -441,6 +522,8 @@ tlxrt_launch(tlxrt_kernel *k, const tlxrt_launch_config *cfg,
 	rc = rt_args_check(k, cfg, args, nargs, ra, grid, cluster);
 	if (rc == TLXRT_OK && k->ws_param >= 0)
 		rc = workspace(k, cfg ? cfg->stream : NULL, ra);
+	if (rc == TLXRT_OK && k->nall > k->nparams)
+		rc = stage(k, cfg ? cfg->stream : NULL, ra);
 	if (rc == TLXRT_OK)
 		rc = dev->be->launch(k, grid, cluster, cfg ? cfg->stream : NULL,
 				     ra);
@@ -519,6 +602,8 @@ tlxrt_stream_destroy(tlxrt_stream *s)
 	s->dev->be->stream_sync(s);
 	if (s->ws)
 		s->dev->be->free(s->dev, s->ws);
+	if (s->stage)
+		s->dev->be->free(s->dev, s->stage);
 	if (!s->borrowed)
 		s->dev->be->stream_destroy(s);
 	s->dev->nobjects--;

@@ -209,6 +209,26 @@ sim_memset_async(tlxrt_device *dev, tlxrt_ptr dst, int v, size_t n,
 }
 
 static int
+sim_copy2d_async(tlxrt_device *dev, tlxrt_ptr dst, size_t dpitch,
+		 tlxrt_ptr src, size_t spitch, size_t width, size_t rows,
+		 tlxrt_stream *s)
+{
+	size_t r;
+
+	(void)s;
+	for (r = 0; r < rows; r++) {
+		if (!sim_mem_find(mem_of(dev), src + r * spitch, width))
+			return bad_range(dev, "a staged tensor's copy (source)",
+					 src + r * spitch, width);
+		if (sim_mem_copy(mem_of(dev), dst + r * dpitch, src + r * spitch,
+				 width) != SIM_OK)
+			return bad_range(dev, "a staged tensor's copy",
+					 dst + r * dpitch, width);
+	}
+	return TLXRT_OK;
+}
+
+static int
 sim_module_load(tlxrt_module *m, const void *image, size_t n, char **ir,
 		size_t *len)
 {
@@ -261,10 +281,11 @@ fast_entry(tlxrt_kernel *k, const RtArg *args)
 	m.div = (uint64_t)attr_int(&k->fn->attrs, "fast.div", 0);
 	m.divisor = attr_int(&k->fn->attrs, "fast.divisor", 16);
 	m.eq1 = (uint64_t)attr_int(&k->fn->attrs, "fast.eq1", 0);
+	m.tma_only = (uint64_t)attr_int(&k->fn->attrs, "fast.tma_only", 0);
 	if (!(m.align | m.div | m.eq1) || rt_generic_forced())
 		return false;
 	m.fast[0] = 'y';
-	return rt_fast_ok(&m, args, k->nparams) && rt_derived_ok(k, args);
+	return rt_fast_launch_ok(k, &m, args);
 }
 
 static int
@@ -282,10 +303,14 @@ sim_launch_kernel(tlxrt_kernel *k, const uint32_t grid[3],
 	memcpy(cfg.grid, grid, sizeof cfg.grid);
 	memcpy(cfg.cluster, cluster, sizeof cfg.cluster);
 	cfg.fast_entry = fast_entry(k, args);
-	if (k->trace)  /* as the cuda backend's, for the entry it would run */
-		fprintf(stderr, "tlxrt: launch %s%s grid %ux%ux%u (sim)\n",
+	if (k->trace) {  /* as the cuda backend's, for the entry it would run */
+		int ok = rt_tma_ok_value(k, args);
+
+		fprintf(stderr, "tlxrt: launch %s%s grid %ux%ux%u%s (sim)\n",
 			k->fn->name, cfg.fast_entry ? "$fast" : "", grid[0],
-			grid[1], grid[2]);
+			grid[1], grid[2], ok < 0 || cfg.fast_entry ? ""
+			: ok ? " tma.ok" : " no tma");
+	}
 	if (!(sa = tlx_calloc((size_t)k->nall + 1, sizeof *sa)))
 		return rt_error(dev, TLXRT_NOMEM, "out of memory");
 	rt_args_to_sim(k, args, sa);
@@ -378,6 +403,7 @@ const RtBackend rt_sim_backend = {
 	.dtod = sim_dtod,
 	.memset = sim_memset,
 	.memset_async = sim_memset_async,
+	.copy2d_async = sim_copy2d_async,
 	.module_load = sim_module_load,
 	.module_unload = sim_module_unload,
 	.kernel_prepare = sim_kernel_prepare,

@@ -10,6 +10,7 @@
  *   examples_test softmax|softmax_loop MODULE ROWS COLS [STRIDE]
  *   examples_test layernorm|layernorm_loop MODULE ROWS COLS [STRIDE]
  *   examples_test matmul MODULE M N K
+ *   examples_test matmul_pitch MODULE M N K P (B's rows P >= N apart)
  *   examples_test gemm MODULE KERNEL M N K     (TMA GEMMs: gemm_ws, ...)
  *   examples_test gemm_fp8 MODULE KERNEL M N K (C = A @ BT^T, e4m3)
  *   examples_test gemm_bias MODULE KERNEL M N K (C = GELU(A @ B + bias))
@@ -476,20 +477,26 @@ check_gemm(const char *what, uint16_t *c, double *ref, int M, int N, int K,
 	return check_gemm_tol(what, c, ref, M, N, 1e-3 * sqrt((double)K), ms);
 }
 
+/* B's rows P >= N elements apart (the padding random): the launch's
+ * strides say so, and the reference reads the first N of each row. */
 static int
-run_matmul(const char *path, int M, int N, int K)
+run_matmul(const char *path, int M, int N, int K, int P)
 {
 	uint16_t *A = random_bf16((size_t)M * K, 1, 0),
-		 *B = random_bf16((size_t)K * N, 1, 0), *C;
-	tlxrt_ptr da = dalloc((size_t)M * K, 2), db = dalloc((size_t)K * N, 2),
+		 *B = random_bf16((size_t)K * P, 1, 0),
+		 *Bn = hmalloc((size_t)K * N * 2), *C;
+	tlxrt_ptr da = dalloc((size_t)M * K, 2), db = dalloc((size_t)K * P, 2),
 		  dc = dalloc((size_t)M * N, 2);
 	tlxrt_module *m;
 	tlxrt_kernel *k = kernel(path, "matmul", &m);
 	tlxrt_arg a[12];
 	float ms;
+	int r;
 
+	for (r = 0; r < K; r++)
+		memcpy(Bn + (size_t)r * N, B + (size_t)r * P, (size_t)N * 2);
 	upload(da, A, (size_t)M * K * 2);
-	upload(db, B, (size_t)K * N * 2);
+	upload(db, B, (size_t)K * P * 2);
 	a[0] = tlxrt_arg_ptr(da);
 	a[1] = tlxrt_arg_ptr(db);
 	a[2] = tlxrt_arg_ptr(dc);
@@ -498,13 +505,13 @@ run_matmul(const char *path, int M, int N, int K)
 	a[5] = tlxrt_arg_i32(K);
 	a[6] = tlxrt_arg_i32(K);   /* A: row stride K, column stride 1 */
 	a[7] = tlxrt_arg_i32(1);
-	a[8] = tlxrt_arg_i32(N);   /* B */
+	a[8] = tlxrt_arg_i32(P);   /* B */
 	a[9] = tlxrt_arg_i32(1);
 	a[10] = tlxrt_arg_i32(N);  /* C */
 	a[11] = tlxrt_arg_i32(1);
 	ms = launch(k, a, 12);
 	C = download(dc, (size_t)M * N, 2);
-	return check_gemm("matmul", C, gemm_ref(A, B, M, N, K), M, N, K, ms);
+	return check_gemm("matmul", C, gemm_ref(A, Bn, M, N, K), M, N, K, ms);
 }
 
 /* With bias (N floats): C = GELU(A @ B + bias), tanh form (gemm_epilogue;
@@ -901,7 +908,11 @@ main(int argc, char **argv)
 				   argc > 5 ? arg(argv, argc, 5) : arg(argv, argc, 4));
 	else if (!strcmp(what, "matmul"))
 		rc = run_matmul(path, arg(argv, argc, 3), arg(argv, argc, 4),
-				arg(argv, argc, 5));
+				arg(argv, argc, 5), arg(argv, argc, 4));
+	else if (!strcmp(what, "matmul_pitch") && argc >= 7 &&
+		 atoi(argv[6]) >= atoi(argv[4]))
+		rc = run_matmul(path, arg(argv, argc, 3), arg(argv, argc, 4),
+				arg(argv, argc, 5), arg(argv, argc, 6));
 	else if (!strcmp(what, "gemm") && argc >= 7)
 		rc = run_tma_gemm(path, argv[3], arg(argv, argc, 4),
 				  arg(argv, argc, 5), arg(argv, argc, 6));

@@ -15,7 +15,7 @@ static const char META[] =
 	"div16=0x578 eq1=0xa80\n"
 	"kernel mm2 threads=256 smem=65536 static=0\n"
 	"kernel mm8 threads=128 smem=0 static=0 fast=mm8$fast align=0x7 "
-	"div8=0x18 eq1=0x0 generic=ptx\n";
+	"div8=0x18 eq1=0x0 tma_only=0x11 generic=ptx\n";
 
 static void
 test_find(void)
@@ -42,8 +42,10 @@ test_find(void)
 	ASSERT(0x18, m.div);
 	ASSERT(8, m.divisor);
 	CHECK(m.generic_ptx);
+	ASSERT(0x11, m.tma_only);
 	ASSERT(TLXRT_OK, rt_meta_find(META, strlen(META), "mm", &m));
 	CHECK(!m.generic_ptx);
+	ASSERT(0, m.tma_only);
 	ASSERT(TLXRT_NOT_FOUND, rt_meta_find(META, strlen(META), "m", &m));
 	ASSERT(TLXRT_NOT_FOUND, rt_meta_find(META, strlen(META), "mm3", &m));
 	ASSERT(TLXRT_NOT_FOUND, rt_meta_find("", 0, "mm", &m));
