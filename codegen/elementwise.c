@@ -311,30 +311,35 @@ fma_f32(CgFn *fn, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c)
 /* The rare path of div_uniform: every a[i] / b[i] with div.rn, as a loop
  * over local arrays rather than one div.rn per register (ptxas expands
  * each into a dozen instructions and a call: a softmax row of 32
- * elements per thread took it 40 ms more to assemble).  Returns the block
- * the quotients are defined in. */
+ * elements per thread took it 40 ms more to assemble).  The arrays hold
+ * the registers that are not copies of others (dup), in order.  Returns
+ * the block the quotients are defined in. */
 static LLVMBasicBlockRef
 div_slow_loop(CgFn *fn, Type *e, LLVMValueRef *a, uint32_t dup, uint32_t n,
 	      LLVMValueRef *b, LLVMValueRef *r)
 {
 	Cg *cg = fn->cg;
 	LLVMBuilderRef B = cg->B;
-	LLVMTypeRef at = LLVMArrayType2(cg->t_f32, n);
-	LLVMValueRef arr = LLVMBuildAlloca(fn->Balloca, at, "quot"), ix[2], p;
-	LLVMValueRef den = b[0], d;
+	LLVMTypeRef at;
+	LLVMValueRef arr, ix[2], p, den = b[0], d;
 	CgLoop loop;
-	uint32_t i;
+	uint32_t i, m = 0;
 	bool one = true;
 
-	for (i = 1; i < n; i++)
-		one = one && (b[i] == b[0] || (i & dup));
+	for (i = 0; i < n; i++)
+		if (!(i & dup)) {
+			one = one && b[i] == b[0];
+			m++;
+		}
+	at = LLVMArrayType2(cg->t_f32, m);
+	arr = LLVMBuildAlloca(fn->Balloca, at, "quot");
 	if (!one)
 		den = LLVMBuildAlloca(fn->Balloca, at, "den");
 	ix[0] = cg_i32(cg, 0);
-	for (i = 0; i < n; i++) {
+	for (i = 0, m = 0; i < n; i++) {
 		if (i & dup)
 			continue;
-		ix[1] = cg_i32(cg, i);
+		ix[1] = cg_i32(cg, m++);
 		LLVMBuildStore(B, cg_widen(fn, e, a[i]),
 			       LLVMBuildGEP2(B, at, arr, ix, 2, ""));
 		if (!one)
@@ -346,11 +351,11 @@ div_slow_loop(CgFn *fn, Type *e, LLVMValueRef *a, uint32_t dup, uint32_t n,
 				       LLVMBuildGEP2(B, at, den, ix, 2, ""), "");
 	LLVMBuildStore(B, LLVMBuildFDiv(B, LLVMBuildLoad2(B, cg->t_f32, p, ""),
 					d, ""), p);
-	cg_loop_end(fn, &loop, n);
-	for (i = 0; i < n; i++) {
+	cg_loop_end(fn, &loop, m);
+	for (i = 0, m = 0; i < n; i++) {
 		if (i & dup)
 			continue;
-		ix[1] = cg_i32(cg, i);
+		ix[1] = cg_i32(cg, m++);
 		r[i] = LLVMBuildLoad2(B, cg->t_f32,
 				      LLVMBuildGEP2(B, at, arr, ix, 2, ""), "");
 	}
