@@ -47,6 +47,13 @@
  *     --stmts N, --depth N, --no-shared, --no-atomics, --no-dot,
  *     --async PCT (programs with tasks, pipes, TMA, ...: gen_test's),
  *     --approx PCT (math calls with `approx: true`: gen_test's)
+ *     --generic PCT         that share of the generated programs (by
+ *                           seed; default 25) run the generic entry on the
+ *                           device under test (TLXRT_GENERIC=1; files: as
+ *                           the environment says): a kernel with a fast
+ *                           entry runs it for aligned arguments, so the
+ *                           generic entry's run-time checks and their
+ *                           two paths per access are otherwise untested
  *     -v                    a line for every program; -q: only the
  *                           summary
  *   gen_gpu --self-test     checks of the comparison on made-up values
@@ -106,6 +113,7 @@ typedef struct Rec {
 	char outs[200];     /* the outputs that are not BITS, by class */
 	char cls[160];      /* the class of a finding or a skip */
 	char msg[768];
+	bool generic;       /* the device ran the generic entry (--generic) */
 } Rec;
 
 typedef struct Shared {
@@ -124,6 +132,7 @@ typedef struct Opts {
 	double time_limit, t0;
 	bool nan_equal, bits, inject, verbose, quiet, reduce, no_forgive;
 	int dev_order;      /* --device-order: the sim under test's reduce order */
+	int generic_pct;    /* --generic */
 	FzGenOpts gen;
 	char tmp[256];
 } Opts;
@@ -386,6 +395,7 @@ run_program(Worker *w, const char *src, size_t len, Rec *r)
 	char stem[400], err[256], *ir = NULL;
 	const char *why;
 	size_t irlen;
+	bool ok;
 	int i;
 
 	snprintf(stem, sizeof stem, "%s/w%d", o->tmp, w->id);
@@ -429,7 +439,12 @@ run_program(Worker *w, const char *src, size_t len, Rec *r)
 		    "sim: %s", fr.msg);
 		goto done;
 	}
-	if (!fz_run(w->dev, &img, &m, &in, &b, &fr)) {
+	if (r->generic)
+		setenv("TLXRT_GENERIC", "1", 1);
+	ok = fz_run(w->dev, &img, &m, &in, &b, &fr);
+	if (r->generic)
+		unsetenv("TLXRT_GENERIC");
+	if (!ok) {
 		set(r, fr.kind == FZ_LAUNCH ? O_FAULT : O_SETUP, fr.cls,
 		    "%s: %s", o->device, fr.msg);
 		/* a fault loses a CUDA context: this worker ends */
@@ -561,7 +576,8 @@ keep_open(const Opts *o, long i, const Rec *r, bool min, char *path, size_t n)
 		fprintf(f, ", reduced: %s\n", r->cls);
 	else
 		fprintf(f, ": %s\n// %.*s\n", r->cls, 600, r->msg);
-	fprintf(f, "// reproduce: gen_gpu --device %s%s%s %s\n", o->device,
+	fprintf(f, "// reproduce: %sgen_gpu --device %s%s%s %s\n",
+		r->generic ? "TLXRT_GENERIC=1 " : "", o->device,
 		o->inject ? " --inject-flip" : "", o->bits ? " --bits" : "", path);
 	return f;
 }
@@ -581,8 +597,9 @@ report(const Opts *o, long i, const Rec *r, const char *src, size_t len)
 		snprintf(name, sizeof name, "seed %llu",
 			 (unsigned long long)(o->seed + (uint64_t)i));
 	if (!o->quiet && (o->verbose || finding(r->outcome))) {
-		n = snprintf(line, sizeof line, "%s: %s: %s (outputs: %d bits, "
+		n = snprintf(line, sizeof line, "%s%s: %s: %s (outputs: %d bits, "
 			     "%d close, %d loose%s%s)\n", name,
+			     r->generic ? " (generic entry)" : "",
 			     outcome_names[r->outcome], r->msg, r->ncls[FZ_NUM_BITS],
 			     r->ncls[FZ_NUM_CLOSE] + r->ncls[FZ_NUM_REORD],
 			     r->ncls[FZ_NUM_LOOSE],
@@ -599,6 +616,17 @@ report(const Opts *o, long i, const Rec *r, const char *src, size_t len)
 	fclose(f);
 }
 
+/* --generic: does generated program i's device run take the generic
+ * entry?  A hash of its seed, so that a rerun of the seed takes the same.
+ * Files run as the environment says (TLXRT_GENERIC). */
+static bool
+generic_for(const Opts *o, long i)
+{
+	uint64_t h = (o->seed + (uint64_t)i) * 0x9e3779b97f4a7c15ull;
+
+	return !o->files && (int)((h >> 40) % 100) < o->generic_pct;
+}
+
 static void
 do_one(Worker *w, long i, Rec *r)
 {
@@ -607,6 +635,7 @@ do_one(Worker *w, long i, Rec *r)
 	char *src = program(w->o, i, &len, name, sizeof name);
 
 	memset(r, 0, sizeof *r);
+	r->generic = generic_for(w->o, i);
 	if (!src)
 		set(r, O_SETUP, "setup", "cannot read or generate %s", name);
 	else
@@ -641,6 +670,7 @@ kind_of(int outcome)
 typedef struct RedCtx {
 	const Opts *o;
 	Rec *rec;           /* in memory shared with the child */
+	bool generic;       /* the finding's run took the generic entry */
 } RedCtx;
 
 /* One candidate of a reduction: run as a worker would, in a child of its
@@ -654,6 +684,7 @@ reduce_test(void *ctx, const char *src, size_t len, FzResult *out)
 	int st;
 
 	memset(r, 0, sizeof *r);
+	r->generic = c->generic;
 	fflush(stdout);
 	fflush(stderr);
 	if ((pid = fork()) == 0) {
@@ -680,7 +711,7 @@ reduce_test(void *ctx, const char *src, size_t len, FzResult *out)
 static void
 reduce_findings(const Opts *o, const Rec *recs, Rec *scratch)
 {
-	RedCtx ctx = { o, scratch };
+	RedCtx ctx = { o, scratch, false };
 	FzReduceOpts ro = { .test = reduce_test, .ctx = &ctx,
 			    .verbose = o->verbose };
 	long i;
@@ -698,6 +729,7 @@ reduce_findings(const Opts *o, const Rec *recs, Rec *scratch)
 		    r->outcome == O_SETUP || !(src = program(o, i, &len, name, sizeof name)))
 			continue;
 		snprintf(want.cls, sizeof want.cls, "%s", r->cls);
+		ctx.generic = r->generic;
 		min = fz_reduce(src, &want, &ro, &tests);
 		for (k = 0; k < len; k++)
 			before += src[k] == '\n';
@@ -1159,7 +1191,7 @@ usage(void)
 		"[--emit cubin|ptx] [--target T] [--flags \"...\"] [--keep DIR] "
 		"[--timeout S] [--strict-nan] [--bits] [--inject-flip] [--reduce] [--device-order N] [--no-forgive] "
 		"[--stmts N] [--depth N] [--no-shared] [--no-atomics] [--no-dot] [--async PCT] "
-		"[--approx PCT] "
+		"[--approx PCT] [--generic PCT] "
 		"[-v|-q] [FILE.tlx...]\n");
 	exit(2);
 }
@@ -1188,7 +1220,7 @@ main(int argc, char **argv)
 {
 	Opts o = { .seed = 1, .count = 100, .jobs = 1, .device = "cuda",
 		   .ref = "same", .emit = "cubin", .target = "sm_90a",
-		   .timeout_s = 120, .nan_equal = true };
+		   .timeout_s = 120, .nan_equal = true, .generic_pct = 25 };
 	const char *tmpdir = getenv("TMPDIR");
 	Shared *sh;
 	Rec *recs;
@@ -1255,6 +1287,8 @@ main(int argc, char **argv)
 			o.gen.async_pct = atoi(argv[++i]);
 		else if (!strcmp(a, "--approx") && more)
 			o.gen.approx_pct = atoi(argv[++i]);
+		else if (!strcmp(a, "--generic") && more)
+			o.generic_pct = atoi(argv[++i]);
 		else if (!strcmp(a, "-v"))
 			o.verbose = true;
 		else if (!strcmp(a, "-q"))
