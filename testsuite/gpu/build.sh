@@ -103,7 +103,8 @@ done
 rm -f "$out/mma.ptx"
 "$tlxc" $t "$top/examples/matmul.tlx" -o "$out/cubin/gemm-default.cubin"
 # two of them with TLX_CG_REALIGN=all (the realigned copy for every row
-# that is not 16-byte aligned): bench/gemm_k.py's A/B, and run.sh's check
+# that is not 16-byte aligned): run.sh checks them (TLXRT_STAGE=0 there
+# keeps the generic entry on its copies)
 for c in "128 256 64 4 8" "128 128 64 3 4"; do
 	set -- $c
 	TLX_CG_REALIGN=all "$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 -D WARPS=$5 \

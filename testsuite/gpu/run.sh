@@ -16,6 +16,15 @@ t() {
 	fi
 	if ./examples_test "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 }
+# the same with TLXRT_STAGE=0: operands whose rows are not 16-byte aligned
+# stay where they are, and the generic entry copies them itself
+t0() {
+	if [ -n "$list" ]; then
+		echo "STAGE0 $*" >> "$list"
+		return
+	fi
+	if TLXRT_STAGE=0 ./examples_test "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+}
 for n in 1 1000 4096 1000003 16777216 100000007; do t vadd cubin/vadd.cubin $n; done
 t vadd cubin/vadd128.cubin 1000
 for n in 2047 65536 50000001; do t copy cubin/copy.cubin $n; done
@@ -185,13 +194,15 @@ for c in cubin/matmul.cubin cubin/gemm-128x256x64-s4-w8.cubin cubin/gemm-128x128
 		t matmul $c $s
 	done
 done
-for c in cubin/ra-gemm-*.cubin; do
+for c in cubin/ra-gemm-*.cubin cubin/gemm-128x256x64-s4-w8.cubin; do
 	for s in "257 129 4100" "129 257 4098" "64 64 4097" "300 200 102" "1000 1000 4097"; do
-		t matmul $c $s
+		t0 matmul $c $s
 	done
 done
 for o in 2 6 10 14; do
 	if TLX_TEST_OFFSET=$o ./examples_test matmul cubin/gemm-128x256x64-s4-w8.cubin 300 136 1001; then
+		pass=$((pass + 1)); else fail=$((fail + 1)); fi
+	if TLXRT_STAGE=0 TLX_TEST_OFFSET=$o ./examples_test matmul cubin/gemm-128x256x64-s4-w8.cubin 300 136 1001; then
 		pass=$((pass + 1)); else fail=$((fail + 1)); fi
 done
 for o in 2 4 6 8 10 12 14; do
@@ -302,7 +313,8 @@ else
 	fail=$((fail + 1))
 fi
 if [ -n "$list" ]; then
-	res=$(xargs -P "$GPU_TEST_JOBS" -L 1 sh -c 'if out=$(./examples_test "$@" 2>&1); then
+	res=$(xargs -P "$GPU_TEST_JOBS" -L 1 sh -c '[ "$1" = STAGE0 ] && shift && export TLXRT_STAGE=0
+		if out=$(./examples_test "$@" 2>&1); then
 		echo "$out" | tail -1; echo PASS; else echo "$out"; echo "FAIL: $*"; fi' _ < "$list")
 	printf '%s\n' "$res" | grep -v '^PASS$'
 	pass=$((pass + $(printf '%s\n' "$res" | grep -c '^PASS$')))
