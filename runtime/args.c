@@ -302,9 +302,7 @@ derive_tensors(tlxrt_kernel *k, RtArg *out)
 		out[i].invalid = tensor_problem(p, t, &why);
 		buf_free(&why);
 	}
-	for (i = k->nparams; i < k->nall; i++)
-		if (k->params[i].derived[0] == RT_TMA_OK)
-			out[i].bits = tma_ok(k, out);
+	rt_tma_ok_update(k, out);
 }
 
 bool
@@ -332,15 +330,15 @@ rt_stageable(const tlxrt_kernel *k, int i, const RtArg *a,
 	return !bad;
 }
 
-int
-rt_tma_ok_value(const tlxrt_kernel *k, const RtArg *args)
+const char *
+rt_tma_note(const tlxrt_kernel *k, const RtArg *args, bool fast)
 {
 	int i;
 
-	for (i = k->nparams; i < k->nall; i++)
+	for (i = k->nparams; i < k->nall && !fast; i++)
 		if (k->params[i].derived[0] == RT_TMA_OK)
-			return (int)args[i].bits;
-	return -1;
+			return args[i].bits ? " tma.ok" : " no tma";
+	return "";
 }
 
 void

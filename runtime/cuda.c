@@ -816,14 +816,12 @@ cuda_launch(tlxrt_kernel *k, const uint32_t grid[3], const uint32_t cluster[3],
 		cfg.attrs = &at;
 		cfg.nattrs = 1;
 	}
-	if (k->trace) {
-		int ok = rt_tma_ok_value(k, args);
-
+	if (k->trace)
 		fprintf(stderr, "tlxrt: launch %s grid %ux%ux%u%s block %u smem %u\n",
 			fn == k->impl_fast ? k->meta.fast : k->fn->name, cfg.grid[0],
-			cfg.grid[1], cfg.grid[2], ok < 0 || fn == k->impl_fast ? ""
-			: ok ? " tma.ok" : " no tma", cfg.block[0], cfg.smem);
-	}
+			cfg.grid[1], cfg.grid[2],
+			rt_tma_note(k, args, fn == k->impl_fast), cfg.block[0],
+			cfg.smem);
 	r = api(dev)->LaunchKernelEx(&cfg, fn, ptrs, NULL);
 	if (r != 0)
 		rc = cu_fail(dev, r, "cuLaunchKernelEx");

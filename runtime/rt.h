@@ -253,8 +253,9 @@ void rt_args_to_sim(tlxrt_kernel *k, const RtArg *args, SimArg *out);
  * base in *staged (its ptr 0, for the caller to place), for a copy. */
 bool rt_stageable(const tlxrt_kernel *k, int i, const RtArg *a,
 		  tlxrt_tensor *staged);
-/* The launch's tma.ok, -1 where the kernel has none (traces). */
-int rt_tma_ok_value(const tlxrt_kernel *k, const RtArg *args);
+/* For a launch's trace: whether a generic entry (fast: false) runs its
+ * TMA loops, " tma.ok" or " no tma"; "" where the kernel has none. */
+const char *rt_tma_note(const tlxrt_kernel *k, const RtArg *args, bool fast);
 /* tma.ok again, after staged tensors replaced invalid ones. */
 void rt_tma_ok_update(const tlxrt_kernel *k, RtArg *out);
 

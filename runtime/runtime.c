@@ -453,10 +453,10 @@ stage(tlxrt_kernel *k, tlxrt_stream *s, RtArg *ra)
 		if (!rt_stageable(k, i, &ra[i], &st[n]))
 			continue;
 		es = (size_t)tlxrt_type_size(k->params[i].type);
-		/* rows at most 2^32, a pitch at most 2^40 bytes: no more
-		 * than 2^44 bytes in all, or not staged */
-		if ((uint64_t)st[n].shape[0] > (1ull << 44) / 256 /
-		    ((uint64_t)st[n].strides[0] * es / 256 + 1))
+		/* at most 2^44 bytes a tensor (rows and pitch could make
+		 * 2^72), or not staged */
+		if ((uint64_t)st[n].shape[0] >
+		    (1ull << 44) / ((uint64_t)st[n].strides[0] * es))
 			continue;
 		off[n] = need;
 		need += ((size_t)st[n].shape[0] * (size_t)st[n].strides[0] * es +

@@ -303,14 +303,10 @@ sim_launch_kernel(tlxrt_kernel *k, const uint32_t grid[3],
 	memcpy(cfg.grid, grid, sizeof cfg.grid);
 	memcpy(cfg.cluster, cluster, sizeof cfg.cluster);
 	cfg.fast_entry = fast_entry(k, args);
-	if (k->trace) {  /* as the cuda backend's, for the entry it would run */
-		int ok = rt_tma_ok_value(k, args);
-
+	if (k->trace)  /* as the cuda backend's, for the entry it would run */
 		fprintf(stderr, "tlxrt: launch %s%s grid %ux%ux%u%s (sim)\n",
 			k->fn->name, cfg.fast_entry ? "$fast" : "", grid[0],
-			grid[1], grid[2], ok < 0 || cfg.fast_entry ? ""
-			: ok ? " tma.ok" : " no tma");
-	}
+			grid[1], grid[2], rt_tma_note(k, args, cfg.fast_entry));
 	if (!(sa = tlx_calloc((size_t)k->nall + 1, sizeof *sa)))
 		return rt_error(dev, TLXRT_NOMEM, "out of memory");
 	rt_args_to_sim(k, args, sa);
