@@ -2,7 +2,9 @@
 # 16-byte aligned (a K or N of a bf16 GEMM that is not a multiple of 8:
 # no tensor map of the arguments themselves), in one run, for each build:
 #   staged   the default: the launch copies such an operand into rows 16
-#            bytes apart and reads the copy with TMA (docs/runtime.md)
+#            bytes apart and reads the copy with TMA (docs/runtime.md);
+#            the copy is runtime/stage.tlx's kernel
+#   copy2d   the same with TLXRT_STAGE=copy2d: the copy by cuMemcpy2DAsync
 #   unstaged TLXRT_STAGE=0: the generic entry's cp.async copies
 #   aligned  the same build on the nearest shape whose K and N are
 #            multiples of 8 (issue 15's yardstick)
@@ -24,11 +26,12 @@ SHAPES = [(4096, 4096, 4096), (4096, 4096, 4100), (4096, 4096, 4098), (4096, 409
 CFGS = ["128x256x64-s4-w8", "128x128x64-s3-w4"]
 
 
-def ours(cubin, M, N, K, stage=True):
-    if stage:
+def ours(cubin, M, N, K, stage=None):
+    """TFLOP/s of the build on M x N x K; stage: TLXRT_STAGE's value."""
+    if stage is None:
         os.environ.pop("TLXRT_STAGE", None)
     else:
-        os.environ["TLXRT_STAGE"] = "0"
+        os.environ["TLXRT_STAGE"] = stage
     try:
         r = tlxbench.run(["matmul", cubin, M, N, K], here, timeout=300)
     finally:
@@ -55,11 +58,13 @@ for M, N, K in SHAPES:
         if not os.path.exists(path):
             continue
         s = ours(path, M, N, K)
-        u = ours(path, M, N, K, stage=False)
-        al = ours(path, M, up8(N), up8(K)) if (up8(N), up8(K)) != (N, K) else s
+        odd = (up8(N), up8(K)) != (N, K)
+        c2 = ours(path, M, N, K, stage="copy2d") if odd else s
+        u = ours(path, M, N, K, stage="0")
+        al = ours(path, M, up8(N), up8(K)) if odd else s
         # the aligned shape does more work: compare times, not rates
         al_t = al and al / (2 * M * up8(N) * up8(K)) * (2 * M * N * K)
-        r[cfg] = {"staged": s, "unstaged": u, "aligned": al,
+        r[cfg] = {"staged": s, "copy2d": c2, "unstaged": u, "aligned": al,
                   "staged/aligned": s / al_t if s and al_t else None,
                   "staged/cublas": s / r["cublas"] if s else None}
     res["rows"].append(r)

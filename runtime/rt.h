@@ -38,6 +38,8 @@ struct tlxrt_device {
 	size_t ws_size;
 	tlxrt_ptr stage;          /* their staged tensors (rt_stage) */
 	size_t stage_size;
+	tlxrt_module *stage_mod;  /* runtime/stage.tlx, loaded at its first use */
+	bool stage_failed;        /* it did not load: the backend copies */
 };
 
 /* RtParam.derived[0] of the workspace: zeroed memory of the kernel's

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "rt.h"
+#include "runtime/stage_ptx.h"
 
 int
 tlxrt_libversion_number(void)
@@ -182,6 +183,10 @@ tlxrt_device_close(tlxrt_device *dev)
 {
 	if (!dev)
 		return TLXRT_OK;
+	if (dev->stage_mod) {
+		tlxrt_module_unload(dev->stage_mod);
+		dev->stage_mod = NULL;
+	}
 	if (dev->nobjects)
 		return rt_error(dev, TLXRT_MISUSE, "the device still has %d "
 				"modules, streams or events: release them first",
@@ -429,6 +434,58 @@ workspace(tlxrt_kernel *k, tlxrt_stream *s, RtArg *ra)
 	return dev->be->memset_async(dev, *ws, 0, (size_t)k->ws_bytes, s);
 }
 
+/* One staged tensor's rows: `rows` rows of `width` bytes, `spitch` apart
+ * at src, into rows `dpitch` apart at dst (16-byte aligned).  On either
+ * backend a kernel of runtime/stage.tlx copies them, in units of the
+ * widest of 8, 4 and 2 bytes that the source rows allow, and fills each
+ * row to 16 bytes with zeros; rows of single bytes, and copies too large
+ * for its grid, go to the backend's copy2d_async (cuMemcpy2DAsync).  The
+ * kernel is about 1.5x faster than cuMemcpy2DAsync on an H100.
+ * TLXRT_STAGE=copy2d takes the backend's copy always. */
+static int
+stage_copy(tlxrt_device *dev, tlxrt_ptr dst, size_t dpitch, tlxrt_ptr src,
+	   size_t spitch, size_t width, size_t rows, tlxrt_stream *s)
+{
+	static const char *const names[] = { "stage_u16", "stage_u32",
+					      "stage_u64" };
+	tlxrt_launch_config cfg;
+	tlxrt_kernel *k;
+	tlxrt_arg a[7];
+	size_t u = 8, wide = (width + 15) / 16 * 16;
+	const char *e = getenv("TLXRT_STAGE");
+
+	while (u > 1 && ((src | spitch | width) & (u - 1)))
+		u /= 2;
+	/* each program copies 512 bytes of a row: at most 65535 of them */
+	if (u < 2 || (e && !strcmp(e, "copy2d")) || dev->stage_failed ||
+	    (dst | dpitch) & 15 || wide > dpitch || rows > INT32_MAX ||
+	    wide > (size_t)65535 * 512)
+		return dev->be->copy2d_async(dev, dst, dpitch, src, spitch,
+					     width, rows, s);
+	if (!dev->stage_mod &&
+	    tlxrt_module_load(dev, rt_stage_ptx, sizeof rt_stage_ptx,
+			      &dev->stage_mod)) {
+		dev->stage_failed = true;
+		dev->stage_mod = NULL;
+		rt_clear(dev);
+		return dev->be->copy2d_async(dev, dst, dpitch, src, spitch,
+					     width, rows, s);
+	}
+	if (tlxrt_kernel_get(dev->stage_mod, names[u == 2 ? 0 : u == 4 ? 1 : 2],
+			     &k))
+		return TLXRT_ERROR;
+	a[0] = tlxrt_arg_ptr(src);
+	a[1] = tlxrt_arg_ptr(dst);
+	a[2] = tlxrt_arg_i32((int32_t)rows);
+	a[3] = tlxrt_arg_i32((int32_t)(width / u));
+	a[4] = tlxrt_arg_i32((int32_t)(wide / u));
+	a[5] = tlxrt_arg_i64((int64_t)(spitch / u));
+	a[6] = tlxrt_arg_i64((int64_t)(dpitch / u));
+	memset(&cfg, 0, sizeof cfg);
+	cfg.stream = s;
+	return tlxrt_launch(k, &cfg, a, 7);
+}
+
 /* Staging: a derived tensor (pipeline-loads' TMA loop over plain
  * pointers) that makes no tensor map only because its rows are not
  * 16-byte aligned -- an odd K or N of a bf16 GEMM -- is copied, on the
@@ -474,12 +531,11 @@ stage(tlxrt_kernel *k, tlxrt_stream *s, RtArg *ra)
 
 		es = (size_t)tlxrt_type_size(k->params[idx[i]].type);
 		st[i].ptr = *p + off[i];
-		rc = dev->be->copy2d_async(dev, st[i].ptr,
-					   (size_t)st[i].strides[0] * es,
-					   a->tensor.ptr,
-					   (size_t)a->tensor.strides[0] * es,
-					   (size_t)a->tensor.shape[1] * es,
-					   (size_t)a->tensor.shape[0], s);
+		rc = stage_copy(dev, st[i].ptr,
+				(size_t)st[i].strides[0] * es, a->tensor.ptr,
+				(size_t)a->tensor.strides[0] * es,
+				(size_t)a->tensor.shape[1] * es,
+				(size_t)a->tensor.shape[0], s);
 		if (rc)
 			return rc;
 		if (k->trace)

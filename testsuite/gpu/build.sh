@@ -10,7 +10,7 @@ build=${1:?usage: build.sh BUILDDIR [DIR]}
 out=${2:-$top/.device-carry}
 tlxc="$build/tools/tlxc"
 mkdir -p "$out/cubin"
-cc="gcc -std=c11 -D_GNU_SOURCE -O2 -I$top -I$top/include"
+cc="gcc -std=c11 -D_GNU_SOURCE -O2 -I$top -I$build -I$top/include"
 rt="$top/runtime/*.c $top/sim/*.c $top/ir/*.c $top/support/*.c -ldl -lm -lpthread"
 # shellcheck disable=SC2086
 $cc -o "$out/examples_test" "$top/testsuite/e2e/examples_test.c" $rt
