@@ -581,7 +581,49 @@ typedef struct Pick {
 	Func *f;
 	const Axis *gen;
 	uint64_t eq1;
+	Op *cols[32];  /* muls whose dims become leading dims: row offsets */
+	int ncols;
 } Pick;
+
+/* The muls that v is a sum (or conversion) of. */
+static void
+mark_cols(Pick *p, Value v, int depth)
+{
+	Op *d = ir_val(p->f, v)->def;
+
+	if (!d || depth > 8)
+		return;
+	if (d->kind == OP_MUL) {
+		if (p->ncols < (int)(sizeof p->cols / sizeof *p->cols))
+			p->cols[p->ncols++] = d;
+		return;
+	}
+	if (d->kind == OP_ADD || d->kind == OP_SUB) {
+		mark_cols(p, d->opnds[0], depth + 1);
+		mark_cols(p, d->opnds[1], depth + 1);
+	} else if (d->kind == OP_CVT) {
+		mark_cols(p, d->opnds[0], depth + 1);
+	}
+}
+
+/* `(r * stride)[:, None]`: a product that a reshape or expand_dims turns
+ * into a column (its last dim of 1) offsets rows; its stride is not an
+ * inner one. */
+static void
+cols_op(Op *op, void *ud)
+{
+	Pick *p = ud;
+	Type *t, *a;
+
+	if ((op->kind != OP_RESHAPE && op->kind != OP_EXPAND_DIMS) ||
+	    op->nres != 1 || !op->nopnds)
+		return;
+	t = ir_type(p->f, op->res[0]);
+	a = ir_type(p->f, op->opnds[0]);
+	if (t->kind == TY_TILE && a->kind == TY_TILE && t->rank > a->rank &&
+	    t->shape[t->rank - 1] == 1 && a->shape[a->rank - 1] > 1)
+		mark_cols(p, op->opnds[0], 0);
+}
 
 static void
 pick_op(Op *op, void *ud)
@@ -592,6 +634,9 @@ pick_op(Op *op, void *ud)
 
 	if (op->kind != OP_MUL || op->nres != 1)
 		return;
+	for (i = 0; i < p->ncols; i++)
+		if (p->cols[i] == op)
+			return;
 	t = ir_type(p->f, op->res[0]);
 	if (t->kind != TY_TILE || !ty_is_int(t))
 		return;
@@ -642,6 +687,7 @@ axis_pick_assumptions(Func *f, const Axis *gen, Assume *as)
 	uint32_t i;
 
 	memset(as, 0, sizeof *as);
+	ir_walk(f, cols_op, &p);
 	ir_walk(f, pick_op, &p);
 	/* 16 bytes of the smallest global element type: what its vectors
 	 * and tensor maps need (16 without pointers) */
