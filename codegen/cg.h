@@ -182,6 +182,8 @@ struct CgFn {
 	Axis *ax_narrow[4];     /* under the assumptions at 8, 4, 2 and 1
 				   bytes (cg_axis_narrow), made when first
 				   asked */
+	Axis *ax_eq1;           /* under the unit strides alone (cg_axis_eq1),
+				   made when first asked */
 	LLVMValueRef tid, lane, warp;  /* in a task: relative to its first warp */
 	int task_bar;           /* in a task: its named barrier (0: none, one
 				   warp); -1 outside tasks */
@@ -264,6 +266,9 @@ LLVMValueRef cg_guard(CgFn *fn, uint64_t deps);
 /* The facts under the fast path's assumptions at an alignment of 8 or 4
  * bytes (axis_at_bytes), and the check of those assumptions on deps. */
 const Axis *cg_axis_narrow(CgFn *fn, int bytes);
+/* The facts under the fast path's unit-stride assumptions (fast.eq1)
+ * alone: contiguity without alignment. */
+const Axis *cg_axis_eq1(CgFn *fn);
 LLVMValueRef cg_guard_narrow(CgFn *fn, uint64_t deps, int bytes);
 LLVMValueRef *cg_regs(CgFn *fn, const Layout *ly);  /* fresh array */
 /* The registers and layout of tile v (not rematerialized) that a use in

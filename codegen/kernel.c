@@ -423,6 +423,20 @@ cg_axis_narrow(CgFn *fn, int bytes)
 	return fn->ax_narrow[i];
 }
 
+const Axis *
+cg_axis_eq1(CgFn *fn)
+{
+	if (!fn->ax_eq1) {
+		Assume as;
+
+		memset(&as, 0, sizeof as);
+		as.eq1 = fn->assume.eq1;
+		as.divisor = fn->assume.divisor;
+		fn->ax_eq1 = axis_compute(fn->f, fn->a, &as);
+	}
+	return fn->ax_eq1;
+}
+
 LLVMValueRef
 cg_guard_narrow(CgFn *fn, uint64_t deps, int bytes)
 {

@@ -1040,6 +1040,45 @@ access_all(Access *a, int n, bool load)
 	return r;
 }
 
+/* The generic path of a store (vectors of vg) whose fast vectors also
+ * need inner strides of 1 (fast.eq1): where those strides are 1 at run
+ * time its vectors are contiguous, if not aligned, and go realigned (a
+ * GEMM's C whose rows are an odd number of elements long, whose inner
+ * stride is a parameter); elsewhere element by element. */
+static void
+store_slow(Access *a, int vg)
+{
+	CgFn *fn = a->fn;
+	LLVMBuilderRef B = fn->cg->B;
+	uint64_t e = cg_fast_deps(fn, a->op) & fn->assume.eq1;
+	const Axis *gen = a->gen;
+	LLVMBasicBlockRef rb, eb, join;
+	bool ok;
+
+	if (e && !realign_ok(a, a->vfast)) {
+		a->gen = cg_axis_eq1(fn);
+		ok = realign_ok(a, a->vfast);
+		a->gen = gen;
+		if (ok) {
+			rb = cg_new_block(fn, "st.contig");
+			eb = cg_new_block(fn, "st.elems");
+			join = cg_new_block(fn, "st.contig.join");
+			LLVMBuildCondBr(B, cg_guard(fn, e), rb, eb);
+			LLVMPositionBuilderAtEnd(B, rb);
+			a->gen = cg_axis_eq1(fn);
+			access_all(a, vg, false);
+			a->gen = gen;
+			LLVMBuildBr(B, join);
+			LLVMPositionBuilderAtEnd(B, eb);
+			access_all(a, vg, false);
+			LLVMBuildBr(B, join);
+			LLVMPositionBuilderAtEnd(B, join);
+			return;
+		}
+	}
+	access_all(a, vg, false);
+}
+
 /* Branches on the check of deps to a fast block, where it leaves the
  * builder (in CG_FAST mode), and *gb, the generic one; both go on to
  * *join. */
@@ -1080,12 +1119,16 @@ access(Access *a, bool load)
 	int vf = ly_mem_vec(fn->f, ptr, a->ly, fn->ax);
 	int vg = ly_mem_vec(fn->f, ptr, a->ly, fn->ax_gen);
 	LLVMBasicBlockRef gb, fe, ge, join;
-	LLVMValueRef *rf, *rg, *r;
+	LLVMValueRef *rf, *rg = NULL, *r;
 	uint32_t i;
 	int n = one_width(fn, vf, vg);
 
 	a->vfast = vf;
 	a->slow = fn->mode == CG_GENERIC && vf > vg;
+	if (n && a->slow && !load) {
+		store_slow(a, n);
+		return NULL;
+	}
 	if (n)
 		return access_all(a, n, load);
 	/* the fast path checks the mask's assumptions too when they make it
@@ -1099,7 +1142,10 @@ access(Access *a, bool load)
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, gb);
 	a->slow = true;
-	rg = access_all(a, vg, load);
+	if (load)
+		rg = access_all(a, vg, load);
+	else
+		store_slow(a, vg);
 	ge = LLVMGetInsertBlock(B);
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, join);
@@ -1451,10 +1497,10 @@ stream_store(Access *a)
 	Op *op = a->op;
 	Value ptr = op->opnds[0], v = op->opnds[1];
 	Value m = op->nopnds > 2 ? op->opnds[2] : 0;
-	const Layout *ly = cg_operand_layout(fn, op, 0), *from;
+	const Layout *ly = cg_operand_layout(fn, op, 0), *from, *lc;
 	LLVMValueRef *src, c[TY_MAX_RANK], vals[16], g, p, at, mk = NULL;
 	uint32_t nr = (uint32_t)ly_nregs(ly);
-	int n, k, dim = cg_vec_dim(ly);
+	int n, k, dim = cg_vec_dim(ly), order[TY_MAX_RANK];
 	int64_t off, step;
 	CgLoop loop;
 	bool fence;
@@ -1470,11 +1516,28 @@ stream_store(Access *a)
 	if (!n || nr / (uint32_t)n < 4 ||
 	    (m && cg_is_tile(fn, m) && cg_axis(fn, m)->cnst[dim] < n))
 		return false;
+	/* element by element (a generic entry's rows that are not aligned):
+	 * the loop takes the copy's elements in the order of a blocked
+	 * layout without vectors, consecutive lanes consecutive elements of
+	 * a row, so that a warp's stores are 64 contiguous bytes instead of
+	 * one element in each of 32 vectors */
+	lc = ly;
+	if (n == 1 && dim == ly->rank - 1) {
+		const Layout *b;
+
+		for (k = 0; k < ly->rank; k++)
+			order[k] = ly->rank - 1 - k;
+		b = ly_blocked(&cg->layouts, ly->rank, ly->shape, order, 1,
+			       fn->nwarps);
+		if (!ly_dup_mask(b) && !ly_lane_dup(b) && !ly_warp_dup(b) &&
+		    (uint32_t)ly_nregs(b) == nr)
+			lc = b;
+	}
 	fence = cg_conv_fence(fn, v);
 	cg_convert_write(fn, a->ety, src, from, ly, off);
 	g = LLVMBuildMul(cg->B, cg_loop_begin(fn, &loop, "st"),
 			 cg_i32(cg, n), "");
-	cg_reg_coords(fn, ly, g, c);
+	cg_reg_coords(fn, lc, g, c);
 	at = cg_convert_addr(fn, ly, c, a->eb, off);
 	step = cg_convert_step(ly, dim, a->eb);
 	if (cg_convert_vec_ok(ly, n, a->eb, off))
@@ -1487,7 +1550,7 @@ stream_store(Access *a)
 	p = cg_elem_at(fn, ptr, c);
 	if (m)
 		mk = cg_is_tile(fn, m) ? cg_elem_at(fn, m, c) : cg_scalar(fn, m);
-	a->ly = ly;
+	a->ly = lc;
 	a->dim = dim;
 	vec_store(a, p, n, mk, vals);
 	cg_loop_end(fn, &loop, nr / (uint32_t)n);
