@@ -9,7 +9,15 @@
 #include <time.h>
 
 #include "rt.h"
+/* rt_stage_ptx[]: runtime/stage.tlx compiled by the build (Makefile.inc);
+ * a build of the runtime from the sources alone (testsuite/gpu/build.sh
+ * without the build folder) stages with the backend's 2D copy */
+#if defined(__has_include)
+#if __has_include("runtime/stage_ptx.h")
 #include "runtime/stage_ptx.h"
+#define RT_STAGE_KERNELS 1
+#endif
+#endif
 
 int
 tlxrt_libversion_number(void)
@@ -457,14 +465,21 @@ stage_copy(tlxrt_device *dev, tlxrt_ptr dst, size_t dpitch, tlxrt_ptr src,
 	while (u > 1 && ((src | spitch | width) & (u - 1)))
 		u /= 2;
 	/* each program copies 512 bytes of a row: at most 65535 of them */
+#ifndef RT_STAGE_KERNELS
+	dev->stage_failed = true;
+#endif
 	if (u < 2 || (e && !strcmp(e, "copy2d")) || dev->stage_failed ||
 	    (dst | dpitch) & 15 || wide > dpitch || rows > INT32_MAX ||
 	    wide > (size_t)65535 * 512)
 		return dev->be->copy2d_async(dev, dst, dpitch, src, spitch,
 					     width, rows, s);
+#ifdef RT_STAGE_KERNELS
 	if (!dev->stage_mod &&
 	    tlxrt_module_load(dev, rt_stage_ptx, sizeof rt_stage_ptx,
 			      &dev->stage_mod)) {
+#else
+	if (!dev->stage_mod) {
+#endif
 		dev->stage_failed = true;
 		dev->stage_mod = NULL;
 		rt_clear(dev);
