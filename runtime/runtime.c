@@ -464,12 +464,13 @@ stage_copy(tlxrt_device *dev, tlxrt_ptr dst, size_t dpitch, tlxrt_ptr src,
 
 	while (u > 1 && ((src | spitch | width) & (u - 1)))
 		u /= 2;
-	/* each program copies 512 bytes of a row: at most 65535 of them */
+	/* each program copies 512 bytes of a row, 65535 of them at most (the
+	 * grid's y), and rows + 7 stays an i32 (the grid function's) */
 #ifndef RT_STAGE_KERNELS
 	dev->stage_failed = true;
 #endif
 	if (u < 2 || (e && !strcmp(e, "copy2d")) || dev->stage_failed ||
-	    (dst | dpitch) & 15 || wide > dpitch || rows > INT32_MAX ||
+	    (dst | dpitch) & 15 || wide > dpitch || rows > INT32_MAX - 8 ||
 	    wide > (size_t)65535 * 512)
 		return dev->be->copy2d_async(dev, dst, dpitch, src, spitch,
 					     width, rows, s);
