@@ -25,6 +25,11 @@
  *     --target T            (default sm_90a)
  *     --keep DIR            findings: DIR/seed-S.tlx (or the file's
  *                           name), the program with a note on top
+ *     --dump DIR            every program's buffers, raw: DIR/seed-S.ARG.in
+ *                           (the inputs), .sim and .dev (what each run
+ *                           left), and DIR/seed-S.args (a line an
+ *                           argument: name, role, type, elements or
+ *                           value), to look into a finding (numpy.fromfile)
  *     --time S              take no new program after S seconds
  *     --timeout S           per program (default 120; tlxc half of it)
  *     --strict-nan          NaNs must have the same bits too
@@ -127,7 +132,7 @@ typedef struct Opts {
 	char **files;
 	int nfiles;
 	int jobs;
-	const char *device, *ref, *tlxc, *emit, *target, *keep, *flags;
+	const char *device, *ref, *tlxc, *emit, *target, *keep, *flags, *dump;
 	int timeout_s;
 	double time_limit, t0;
 	bool nan_equal, bits, inject, verbose, quiet, reduce, no_forgive;
@@ -383,6 +388,44 @@ order_dependent(Worker *w, const FzImage *img, const FzMeta *m,
 	return dep;
 }
 
+/* --dump: the buffers of one kind ("in", "sim", "dev") of program m. */
+static void
+dump_data(const Opts *o, const FzMeta *m, const FzData *d, const char *kind)
+{
+	char path[1200];
+	FILE *f;
+	int i;
+
+	for (i = 0; i < m->nargs && i < d->nargs; i++) {
+		if (!d->buf[i])
+			continue;
+		snprintf(path, sizeof path, "%s/seed-%llu.%s.%s", o->dump,
+			 (unsigned long long)m->seed, m->args[i].name, kind);
+		if ((f = fopen(path, "wb"))) {
+			fwrite(d->buf[i], 1, d->bytes[i], f);
+			fclose(f);
+		}
+	}
+	if (strcmp(kind, "in"))
+		return;
+	snprintf(path, sizeof path, "%s/seed-%llu.args", o->dump,
+		 (unsigned long long)m->seed);
+	if (!(f = fopen(path, "w")))
+		return;
+	for (i = 0; i < m->nargs; i++) {
+		static const char *const role[] = { "in", "out", "inout", "scalar" };
+		const FzArg *g = &m->args[i];
+
+		if (g->role == FZ_SCALAR)
+			fprintf(f, "%s scalar %s %lld %.17g\n", g->name,
+				tlxrt_type_name(g->type), (long long)g->i, g->f);
+		else
+			fprintf(f, "%s %s %s %zu\n", g->name, role[g->role],
+				tlxrt_type_name(g->type), g->n);
+	}
+	fclose(f);
+}
+
 static void
 run_program(Worker *w, const char *src, size_t len, Rec *r)
 {
@@ -444,6 +487,12 @@ run_program(Worker *w, const char *src, size_t len, Rec *r)
 	ok = fz_run(w->dev, &img, &m, &in, &b, &fr);
 	if (r->generic)
 		unsetenv("TLXRT_GENERIC");
+	if (o->dump) {
+		dump_data(o, &m, &in, "in");
+		dump_data(o, &m, &a, "sim");
+		if (ok)
+			dump_data(o, &m, &b, "dev");
+	}
 	if (!ok) {
 		set(r, fr.kind == FZ_LAUNCH ? O_FAULT : O_SETUP, fr.cls,
 		    "%s: %s", o->device, fr.msg);
@@ -1188,7 +1237,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: gen_gpu [--seed S] [--count N] [-j N] "
 		"[--device cuda|sim] [--ref same|O0] [--tlxc PATH] "
-		"[--emit cubin|ptx] [--target T] [--flags \"...\"] [--keep DIR] "
+		"[--emit cubin|ptx] [--target T] [--flags \"...\"] [--keep DIR] [--dump DIR] "
 		"[--timeout S] [--strict-nan] [--bits] [--inject-flip] [--reduce] [--device-order N] [--no-forgive] "
 		"[--stmts N] [--depth N] [--no-shared] [--no-atomics] [--no-dot] [--async PCT] "
 		"[--approx PCT] [--generic PCT] "
@@ -1257,6 +1306,8 @@ main(int argc, char **argv)
 			o.flags = argv[++i];
 		else if (!strcmp(a, "--keep") && more)
 			o.keep = argv[++i];
+		else if (!strcmp(a, "--dump") && more)
+			o.dump = argv[++i];
 		else if (!strcmp(a, "--time") && more)
 			o.time_limit = strtod(argv[++i], NULL);
 		else if (!strcmp(a, "--timeout") && more)
