@@ -552,8 +552,22 @@ stage(tlxrt_kernel *k, tlxrt_stream *s, RtArg *ra)
 				(size_t)a->tensor.strides[0] * es,
 				(size_t)a->tensor.shape[1] * es,
 				(size_t)a->tensor.shape[0], s);
-		if (rc)
+		if (rc) {
+			/* the copy's message names the staging kernel: say
+			 * which argument of which kernel it was copying */
+			char *m = dev->err.n ? strndup(dev->err.s, dev->err.n)
+					     : NULL;
+
+			rt_error(dev, rc, "copying %s (%lld x %lld, rows %lld "
+				 "bytes apart) into aligned rows for kernel "
+				 "'%s': %s", k->params[idx[i]].name,
+				 (long long)a->tensor.shape[0],
+				 (long long)a->tensor.shape[1],
+				 (long long)(a->tensor.strides[0] * (int64_t)es),
+				 k->fn->name, m ? m : tlxrt_errstr(rc));
+			free(m);
 			return rc;
+		}
 		if (k->trace)
 			fprintf(stderr, "tlxrt: stage %s (%lld x %lld, rows %lld "
 				"bytes apart at 0x%llx) %lld bytes apart\n",
