@@ -1053,30 +1053,30 @@ store_slow(Access *a, int vg)
 	uint64_t e = cg_fast_deps(fn, a->op) & fn->assume.eq1;
 	const Axis *gen = a->gen;
 	LLVMBasicBlockRef rb, eb, join;
-	bool ok;
+	bool ok = false;
 
 	if (e && !realign_ok(a, a->vfast)) {
 		a->gen = cg_axis_eq1(fn);
 		ok = realign_ok(a, a->vfast);
 		a->gen = gen;
-		if (ok) {
-			rb = cg_new_block(fn, "st.contig");
-			eb = cg_new_block(fn, "st.elems");
-			join = cg_new_block(fn, "st.contig.join");
-			LLVMBuildCondBr(B, cg_guard(fn, e), rb, eb);
-			LLVMPositionBuilderAtEnd(B, rb);
-			a->gen = cg_axis_eq1(fn);
-			access_all(a, vg, false);
-			a->gen = gen;
-			LLVMBuildBr(B, join);
-			LLVMPositionBuilderAtEnd(B, eb);
-			access_all(a, vg, false);
-			LLVMBuildBr(B, join);
-			LLVMPositionBuilderAtEnd(B, join);
-			return;
-		}
 	}
+	if (!ok) {
+		access_all(a, vg, false);
+		return;
+	}
+	rb = cg_new_block(fn, "st.contig");
+	eb = cg_new_block(fn, "st.elems");
+	join = cg_new_block(fn, "st.contig.join");
+	LLVMBuildCondBr(B, cg_guard(fn, e), rb, eb);
+	LLVMPositionBuilderAtEnd(B, rb);
+	a->gen = cg_axis_eq1(fn);
 	access_all(a, vg, false);
+	a->gen = gen;
+	LLVMBuildBr(B, join);
+	LLVMPositionBuilderAtEnd(B, eb);
+	access_all(a, vg, false);
+	LLVMBuildBr(B, join);
+	LLVMPositionBuilderAtEnd(B, join);
 }
 
 /* Branches on the check of deps to a fast block, where it leaves the

@@ -442,6 +442,39 @@ workspace(tlxrt_kernel *k, tlxrt_stream *s, RtArg *ra)
 	return dev->be->memset_async(dev, *ws, 0, (size_t)k->ws_bytes, s);
 }
 
+#ifdef RT_STAGE_KERNELS
+/* runtime/stage.tlx's kernel for units of u bytes (2, 4 or 8), its
+ * module loaded at the first use; NULL where it does not load. */
+static tlxrt_kernel *
+stage_kernel(tlxrt_device *dev, size_t u)
+{
+	static const char *const names[] = { "stage_u16", "stage_u32",
+					      "stage_u64" };
+	tlxrt_kernel *k;
+
+	if (!dev->stage_mod && !dev->stage_failed &&
+	    tlxrt_module_load(dev, rt_stage_ptx, sizeof rt_stage_ptx,
+			      &dev->stage_mod)) {
+		dev->stage_failed = true;
+		dev->stage_mod = NULL;
+		rt_clear(dev);
+	}
+	if (!dev->stage_mod ||
+	    tlxrt_kernel_get(dev->stage_mod, names[u == 2 ? 0 : u == 4 ? 1 : 2],
+			     &k))
+		return NULL;
+	return k;
+}
+#else
+static tlxrt_kernel *
+stage_kernel(tlxrt_device *dev, size_t u)
+{
+	(void)dev;
+	(void)u;
+	return NULL;
+}
+#endif
+
 /* One staged tensor's rows: `rows` rows of `width` bytes, `spitch` apart
  * at src, into rows `dpitch` apart at dst (16-byte aligned).  On either
  * backend a kernel of runtime/stage.tlx copies them, in units of the
@@ -454,8 +487,6 @@ static int
 stage_copy(tlxrt_device *dev, tlxrt_ptr dst, size_t dpitch, tlxrt_ptr src,
 	   size_t spitch, size_t width, size_t rows, tlxrt_stream *s)
 {
-	static const char *const names[] = { "stage_u16", "stage_u32",
-					      "stage_u64" };
 	tlxrt_launch_config cfg;
 	tlxrt_kernel *k;
 	tlxrt_arg a[7];
@@ -466,30 +497,11 @@ stage_copy(tlxrt_device *dev, tlxrt_ptr dst, size_t dpitch, tlxrt_ptr src,
 		u /= 2;
 	/* each program copies 512 bytes of a row, 65535 of them at most (the
 	 * grid's y), and rows + 7 stays an i32 (the grid function's) */
-#ifndef RT_STAGE_KERNELS
-	dev->stage_failed = true;
-#endif
-	if (u < 2 || (e && !strcmp(e, "copy2d")) || dev->stage_failed ||
-	    (dst | dpitch) & 15 || wide > dpitch || rows > INT32_MAX - 8 ||
-	    wide > (size_t)65535 * 512)
+	if (u < 2 || (e && !strcmp(e, "copy2d")) || (dst | dpitch) & 15 ||
+	    wide > dpitch || rows > INT32_MAX - 8 ||
+	    wide > (size_t)65535 * 512 || !(k = stage_kernel(dev, u)))
 		return dev->be->copy2d_async(dev, dst, dpitch, src, spitch,
 					     width, rows, s);
-#ifdef RT_STAGE_KERNELS
-	if (!dev->stage_mod &&
-	    tlxrt_module_load(dev, rt_stage_ptx, sizeof rt_stage_ptx,
-			      &dev->stage_mod)) {
-#else
-	if (!dev->stage_mod) {
-#endif
-		dev->stage_failed = true;
-		dev->stage_mod = NULL;
-		rt_clear(dev);
-		return dev->be->copy2d_async(dev, dst, dpitch, src, spitch,
-					     width, rows, s);
-	}
-	if (tlxrt_kernel_get(dev->stage_mod, names[u == 2 ? 0 : u == 4 ? 1 : 2],
-			     &k))
-		return TLXRT_ERROR;
 	a[0] = tlxrt_arg_ptr(src);
 	a[1] = tlxrt_arg_ptr(dst);
 	a[2] = tlxrt_arg_i32((int32_t)rows);
