@@ -864,6 +864,74 @@ store_piece(Access *a, LLVMValueRef base, LLVMValueRef o, LLVMValueRef *x,
 	       true, false);
 }
 
+/* The vector's bytes before the aligned address pa + VB, its first VB -
+ * d (x: its words and a zero), where pred holds: a piece of s bytes at d
+ * rounded up to s where that has bit s, the vector's bytes from there
+ * less d. */
+static void
+head_pieces(Access *a, int n, LLVMValueRef pa, LLVMValueRef d, LLVMValueRef *x,
+	    LLVMValueRef pred)
+{
+	Cg *cg = a->fn->cg;
+	LLVMBuilderRef B = cg->B;
+	int vb = n * a->eb, s;
+	LLVMValueRef off, at, zero32 = cg_i32(cg, 0);
+
+	for (s = a->eb; s < vb; s *= 2) {
+		off = LLVMBuildAnd(B, LLVMBuildAdd(B, d, cg_i32(cg, s - 1), ""),
+				   cg_i32(cg, ~(s - 1)), "");
+		at = LLVMBuildAnd(B, pred, LLVMBuildICmp(B, LLVMIntNE,
+				  LLVMBuildAnd(B, off, cg_i32(cg, s), ""), zero32, ""),
+				  "");
+		store_piece(a, pa, off, x, vb / 4, LLVMBuildSub(B, off, d, ""), s,
+			    at);
+	}
+}
+
+/* Its last d bytes, from the aligned address pb, where pred holds:
+ * pieces of d's bits, largest first; the vector's bytes from VB - d +
+ * off. */
+static void
+tail_pieces(Access *a, int n, LLVMValueRef pb, LLVMValueRef d, LLVMValueRef *x,
+	    LLVMValueRef pred)
+{
+	Cg *cg = a->fn->cg;
+	LLVMBuilderRef B = cg->B;
+	int vb = n * a->eb, s;
+	LLVMValueRef off, at, zero32 = cg_i32(cg, 0);
+	LLVMValueRef vbd = LLVMBuildSub(B, cg_i32(cg, vb), d, "");
+
+	for (s = vb / 2; s >= a->eb; s /= 2) {
+		off = LLVMBuildAnd(B, d, cg_i32(cg, ~(2 * s - 1)), "");
+		at = LLVMBuildAnd(B, pred, LLVMBuildICmp(B, LLVMIntNE,
+				  LLVMBuildAnd(B, d, cg_i32(cg, s), ""), zero32, ""),
+				  "");
+		store_piece(a, pb, off, x, vb / 4, LLVMBuildAdd(B, vbd, off, ""), s,
+			    at);
+	}
+}
+
+/* Vector values vs[n] stored element by element under masks ms (NULL:
+ * none) and pred (NULL: none). */
+static void
+elem_stores(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef pred,
+	    LLVMValueRef *vs, int n)
+{
+	Cg *cg = a->fn->cg;
+	LLVMBuilderRef B = cg->B;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		LLVMValueRef eo = cg_i64(cg, (int64_t)i * a->eb);
+		LLVMValueRef m = ms ? ms[i] : NULL;
+
+		if (pred)
+			m = m ? LLVMBuildAnd(B, m, pred, "") : pred;
+		vec_store(a, i ? LLVMBuildGEP2(B, cg->t_i8, pv, &eo, 1, "") : pv, 1,
+			  m, vs + i);
+	}
+}
+
 /* The vector at pv with masks ms[n] (NULL: none) and values vs[n]. */
 static void
 realign_store(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
@@ -872,7 +940,7 @@ realign_store(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 	CgFn *fn = a->fn;
 	Cg *cg = fn->cg;
 	LLVMBuilderRef B = cg->B;
-	int vb = n * a->eb, w = vb / 4, s, i;
+	int vb = n * a->eb, w = vb / 4, i;
 	LLVMValueRef p = LLVMBuildPtrToInt(B, pv, cg->t_i64, "");
 	LLVMValueRef d64 = LLVMBuildAnd(B, p, cg_i64(cg, vb - 1), "");
 	LLVMValueRef d = LLVMBuildTrunc(B, d64, cg->t_i32, "");
@@ -880,7 +948,7 @@ realign_store(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 	LLVMValueRef split = LLVMBuildNot(B, whole, "");
 	LLVMValueRef pa = LLVMBuildIntToPtr(B, LLVMBuildSub(B, p, d64, ""),
 					    LLVMTypeOf(pv), "");
-	LLVMValueRef pb, v, x[5], off, pred, zero32, vbd;
+	LLVMValueRef pb, v, x[5], pred;
 	LLVMBasicBlockRef st, edge, join;
 
 	st = cg_new_block(fn, "st.realign");
@@ -893,49 +961,32 @@ realign_store(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 	LLVMPositionBuilderAtEnd(B, st);
 	vec_store(a, pv, n, whole, vs);
 	v = pack(a, vs, n);
-	zero32 = cg_i32(cg, 0);
 	for (i = 0; i < w; i++)
 		x[i] = word(a, v, w, i);
-	x[w] = zero32;
+	x[w] = cg_i32(cg, 0);
 	pb = LLVMBuildGEP2(B, cg->t_i8, pa, (LLVMValueRef[]){ cg_i64(cg, vb) }, 1,
 			   "");
-	/* up to the aligned address: a piece of s bytes at d rounded up to
-	 * s, where that has bit s; the vector's bytes from off - d */
-	for (s = a->eb; s < vb; s *= 2) {
-		off = LLVMBuildAnd(B, LLVMBuildAdd(B, d, cg_i32(cg, s - 1), ""),
-				   cg_i32(cg, ~(s - 1)), "");
-		pred = LLVMBuildAnd(B, split, LLVMBuildICmp(B, LLVMIntNE,
-				    LLVMBuildAnd(B, off, cg_i32(cg, s), ""), zero32, ""),
-				    "");
-		store_piece(a, pa, off, x, w, LLVMBuildSub(B, off, d, ""), s, pred);
-	}
-	/* after it: pieces of d's bits, largest first; the vector's bytes
-	 * from VB - d + off */
-	vbd = LLVMBuildSub(B, cg_i32(cg, vb), d, "");
-	for (s = vb / 2; s >= a->eb; s /= 2) {
-		off = LLVMBuildAnd(B, d, cg_i32(cg, ~(2 * s - 1)), "");
-		pred = LLVMBuildICmp(B, LLVMIntNE, LLVMBuildAnd(B, d, cg_i32(cg, s), ""),
-				     zero32, "");
-		store_piece(a, pb, off, x, w, LLVMBuildAdd(B, vbd, off, ""), s, pred);
-	}
+	head_pieces(a, n, pa, d, x, split);
+	tail_pieces(a, n, pb, d, x, LLVMConstInt(cg->t_i1, 1, 0));
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, edge);
-	for (i = 0; i < n; i++) {
-		LLVMValueRef eo = cg_i64(cg, (int64_t)i * a->eb);
-
-		vec_store(a, i ? LLVMBuildGEP2(B, cg->t_i8, pv, &eo, 1, "") : pv, 1,
-			  ms ? ms[i] : NULL, vs + i);
-	}
+	elem_stores(a, pv, ms, NULL, vs, n);
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, join);
 }
 
+static void store_warp_vec(Access *a, LLVMValueRef pv, LLVMValueRef *ms,
+			   LLVMValueRef *vs, int n, LLVMValueRef first,
+			   LLVMValueRef last);
+
 /* The realigned stores as a loop over the thread's vectors, their values
  * through a local array as store_loop's: one copy of the code, one
  * vector's registers at a time (unrolled, a row kernel's 32 values and
- * every vector's pieces at once spilled at 64 registers). */
+ * every vector's pieces at once spilled at 64 registers).  With first
+ * and last (the lane's place in its run), across the warp
+ * (store_warp_vec). */
 static void
-realign_store_loop(Access *a, int n)
+realign_store_loop(Access *a, int n, LLVMValueRef first, LLVMValueRef last)
 {
 	CgFn *fn = a->fn;
 	Cg *cg = fn->cg;
@@ -967,8 +1018,157 @@ realign_store_loop(Access *a, int n)
 	w = LLVMBuildLoad2(B, word_type(a, n, &words), elem_slot(a, arr, j), "");
 	LLVMSetAlignment(w, (unsigned)(n * a->eb));
 	unpack(a, w, n, vs);
-	realign_store(a, p, mp, vs, n);
+	if (first)
+		store_warp_vec(a, p, mp, vs, n, first, last);
+	else
+		realign_store(a, p, mp, vs, n);
 	cg_loop_end(fn, &loop, nr / (uint32_t)n);
+}
+
+/*
+ * Realigned stores across a warp.  Where lanes j = 0 .. 2^L - 1 of each
+ * run of 2^L lanes hold vectors that follow one another in memory (the
+ * vectors' registers, then the run's lane bits, along the contiguous
+ * dim), every vector of the run is d = p % VB bytes past an aligned
+ * address, and the aligned block under lane j's first byte is lane j -
+ * 1's last d bytes and lane j's first VB - d.  Each lane takes its left
+ * neighbour's words (shfl.up) and stores that block as one aligned
+ * vector, where both vectors are all in.  The rest is rare, behind one
+ * branch: a lane without such a left neighbour stores its own head in
+ * pieces (realign_store's), one whose right neighbour does not store
+ * the block after it stores its tail in pieces, and a vector not all in
+ * goes element by element.
+ */
+
+/* L: the lane bits that continue vector n's run along its dim, over
+ * which the pointers are contiguous; 0 where there are none. */
+static int
+lane_run(Access *a, int n)
+{
+	const Layout *l = a->ly;
+	int d = a->dim, b = ly_dim_shift(l, d) + log2i(n);
+	int end = ly_dim_shift(l, d) + ly_dim_bits(l, d), k = 0;
+	int64_t contig = a->gen[a->op->opnds[a->pi]].contig[d];
+
+	while (k < LY_LANES && b + k < end && l->lane[k] == 1u << (b + k) &&
+	       contig >= (int64_t)n << (k + 1))
+		k++;
+	return k;
+}
+
+/* shfl.sync.up by one lane of a word. */
+static LLVMValueRef
+shfl_up1(Cg *cg, LLVMValueRef x)
+{
+	LLVMValueRef args[4] = { cg_i32(cg, -1), x, cg_i32(cg, 1), cg_i32(cg, 0) };
+
+	return cg_intr(cg, "llvm.nvvm.shfl.sync.up.i32", NULL, 0, args, 4);
+}
+
+/* Bit `sh` places above lane's (sh = -1: below) of ballot b. */
+static LLVMValueRef
+ballot_at(Cg *cg, LLVMValueRef b, LLVMValueRef lane, int sh)
+{
+	LLVMBuilderRef B = cg->B;
+
+	if (sh < 0)
+		b = LLVMBuildShl(B, b, cg_i32(cg, 1), "");
+	b = LLVMBuildLShr(B, b, lane, "");
+	if (sh > 0)
+		b = LLVMBuildLShr(B, b, cg_i32(cg, 1), "");
+	return LLVMBuildTrunc(B, b, cg->t_i1, "");
+}
+
+/* The vector at pv with masks ms[n] (NULL: none) and values vs[n];
+ * first and last: whether the lane is its run's first or last. */
+static void
+store_warp_vec(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
+	       int n, LLVMValueRef first, LLVMValueRef last)
+{
+	CgFn *fn = a->fn;
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	int vb = n * a->eb, w = vb / 4, words, i;
+	LLVMValueRef yes = LLVMConstInt(cg->t_i1, 1, 0);
+	LLVMValueRef p = LLVMBuildPtrToInt(B, pv, cg->t_i64, "");
+	LLVMValueRef d64 = LLVMBuildAnd(B, p, cg_i64(cg, vb - 1), "");
+	LLVMValueRef d = LLVMBuildTrunc(B, d64, cg->t_i32, "");
+	LLVMValueRef aligned = LLVMBuildICmp(B, LLVMIntEQ, d, cg_i32(cg, 0), "");
+	LLVMValueRef pa = LLVMBuildIntToPtr(B, LLVMBuildSub(B, p, d64, ""),
+					    LLVMTypeOf(pv), "");
+	LLVMValueRef pb = LLVMBuildGEP2(B, cg->t_i8, pa,
+					(LLVMValueRef[]){ cg_i64(cg, vb) }, 1, "");
+	LLVMValueRef ok = yes, okl = yes, okr = yes;
+	LLVMValueRef v = pack(a, vs, n), x[9], blk, whole, tail, rare, bv[16];
+	LLVMTypeRef wt = word_type(a, n, &words);
+	LLVMBasicBlockRef rb, join;
+
+	for (i = 0; i < w; i++) {
+		x[w + i] = word(a, v, w, i);
+		/* where d is 0 the block is the lane's own vector */
+		x[i] = LLVMBuildSelect(B, aligned, x[w + i], shfl_up1(cg, x[w + i]),
+				       "");
+	}
+	for (i = 0; ms && i < n; i++)
+		ok = LLVMBuildAnd(B, ok, ms[i], "");
+	if (ms) {
+		LLVMValueRef args[2] = { cg_i32(cg, -1), ok };
+		LLVMValueRef bal = cg_intr(cg, "llvm.nvvm.vote.ballot.sync", NULL, 0,
+					   args, 2);
+
+		okl = ballot_at(cg, bal, fn->lane, -1);
+		okr = ballot_at(cg, bal, fn->lane, 1);
+	}
+	blk = LLVMBuildBitCast(B, realign_words(a, x, w, LLVMBuildAnd(B,
+				LLVMBuildSub(B, cg_i32(cg, vb), d, ""),
+				cg_i32(cg, vb - 1), "")), wt, "");
+	unpack(a, blk, n, bv);
+	whole = LLVMBuildAnd(B, ok, LLVMBuildOr(B, aligned, LLVMBuildAnd(B,
+			     LLVMBuildNot(B, first, ""), okl, ""), ""), "");
+	tail = LLVMBuildAnd(B, LLVMBuildAnd(B, ok, LLVMBuildNot(B, aligned, ""), ""),
+			    LLVMBuildOr(B, last, LLVMBuildNot(B, okr, ""), ""), "");
+	vec_store(a, pa, n, whole, bv);
+	rare = LLVMBuildOr(B, LLVMBuildNot(B, whole, ""), tail, "");
+	rb = cg_new_block(fn, "st.warp.rare");
+	join = cg_new_block(fn, "st.warp.join");
+	LLVMBuildCondBr(B, rare, rb, join);
+	LLVMPositionBuilderAtEnd(B, rb);
+	/* the lane's own words from x[w] on, and a zero after them */
+	x[2 * w] = cg_i32(cg, 0);
+	head_pieces(a, n, pa, d, x + w, LLVMBuildAnd(B, ok,
+		    LLVMBuildNot(B, whole, ""), ""));
+	tail_pieces(a, n, pb, d, x + w, tail);
+	elem_stores(a, pv, ms, LLVMBuildNot(B, ok, ""), vs, n);
+	LLVMBuildBr(B, join);
+	LLVMPositionBuilderAtEnd(B, join);
+}
+
+/* Every vector of n elements of the store, over runs of 2^L lanes:
+ * unrolled, or as realign_store_loop's loop where that would take it. */
+static void
+realign_store_warp(Access *a, int n, int L, bool loop)
+{
+	CgFn *fn = a->fn;
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	uint32_t dup = ly_dup_mask(a->ly), nr = (uint32_t)ly_nregs(a->ly), g;
+	LLVMValueRef j = LLVMBuildAnd(B, fn->lane, cg_i32(cg, (1 << L) - 1), "");
+	LLVMValueRef first = LLVMBuildICmp(B, LLVMIntEQ, j, cg_i32(cg, 0), "");
+	LLVMValueRef last = LLVMBuildICmp(B, LLVMIntEQ, j,
+					  cg_i32(cg, (1 << L) - 1), "");
+
+	if (loop) {
+		realign_store_loop(a, n, first, last);
+		return;
+	}
+	cg_scope_push(fn);
+	operands(a);
+	a->vec = n;
+	for (g = 0; g < nr; g += (uint32_t)n)
+		if (!(g & dup))
+			store_warp_vec(a, a->ptr[g], a->mask ? a->mask + g : NULL,
+				       a->val + g, n, first, last);
+	cg_scope_pop(fn);
 }
 
 /* All groups of the tile with vectors of n; loads return registers. */
@@ -992,8 +1192,15 @@ access_all(Access *a, int n, bool load)
 		return r;
 	}
 	if (!load && vr > n && realign_ok(a, vr)) {
-		if (!dup && loop_ok(a, 1, nr) && nr > (uint32_t)vr) {
-			realign_store_loop(a, vr);
+		int L = lane_run(a, vr);
+		bool loop = !dup && loop_ok(a, 1, nr) && nr > (uint32_t)vr;
+
+		if (L) {
+			realign_store_warp(a, vr, L, loop);
+			return NULL;
+		}
+		if (loop) {
+			realign_store_loop(a, vr, NULL, NULL);
 			return NULL;
 		}
 		cg_scope_push(a->fn);
