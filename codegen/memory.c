@@ -1033,11 +1033,11 @@ realign_store_loop(Access *a, int n, LLVMValueRef first, LLVMValueRef last)
  * address, and the aligned block under lane j's first byte is lane j -
  * 1's last d bytes and lane j's first VB - d.  Each lane takes its left
  * neighbour's words (shfl.up) and stores that block as one aligned
- * vector, where both vectors are all in.  The rest is rare, behind one
- * branch: a lane without such a left neighbour stores its own head in
+ * vector, where both vectors are all in.  The rest is rare, behind
+ * branches: a lane without such a left neighbour stores its own head in
  * pieces (realign_store's), one whose right neighbour does not store
- * the block after it stores its tail in pieces, and a vector not all in
- * goes element by element.
+ * the block after it stores its tail in pieces, and a vector partly in
+ * goes element by element (one wholly out stores nothing).
  */
 
 /* L: the lane bits that continue vector n's run along its dim, over
@@ -1099,7 +1099,8 @@ store_warp_vec(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 	LLVMValueRef pb = LLVMBuildGEP2(B, cg->t_i8, pa,
 					(LLVMValueRef[]){ cg_i64(cg, vb) }, 1, "");
 	LLVMValueRef ok = yes, okl = yes, okr = yes;
-	LLVMValueRef v = pack(a, vs, n), x[9], blk, whole, tail, rare, bv[16];
+	LLVMValueRef v = pack(a, vs, n), x[9], blk, whole, tail, head, any = NULL;
+	LLVMValueRef bv[16];
 	LLVMTypeRef wt = word_type(a, n, &words);
 	LLVMBasicBlockRef rb, join;
 
@@ -1128,17 +1129,28 @@ store_warp_vec(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 	tail = LLVMBuildAnd(B, LLVMBuildAnd(B, ok, LLVMBuildNot(B, aligned, ""), ""),
 			    LLVMBuildOr(B, last, LLVMBuildNot(B, okr, ""), ""), "");
 	vec_store(a, pa, n, whole, bv);
-	rare = LLVMBuildOr(B, LLVMBuildNot(B, whole, ""), tail, "");
-	rb = cg_new_block(fn, "st.warp.rare");
+	head = LLVMBuildAnd(B, ok, LLVMBuildNot(B, whole, ""), "");
+	rb = cg_new_block(fn, "st.warp.pieces");
 	join = cg_new_block(fn, "st.warp.join");
-	LLVMBuildCondBr(B, rare, rb, join);
+	LLVMBuildCondBr(B, LLVMBuildOr(B, head, tail, ""), rb, join);
 	LLVMPositionBuilderAtEnd(B, rb);
 	/* the lane's own words from x[w] on, and a zero after them */
 	x[2 * w] = cg_i32(cg, 0);
-	head_pieces(a, n, pa, d, x + w, LLVMBuildAnd(B, ok,
-		    LLVMBuildNot(B, whole, ""), ""));
+	head_pieces(a, n, pa, d, x + w, head);
 	tail_pieces(a, n, pb, d, x + w, tail);
-	elem_stores(a, pv, ms, LLVMBuildNot(B, ok, ""), vs, n);
+	LLVMBuildBr(B, join);
+	LLVMPositionBuilderAtEnd(B, join);
+	if (!ms)
+		return;
+	/* a vector partly in (one wholly out stores nothing) */
+	for (i = 0; i < n; i++)
+		any = i ? LLVMBuildOr(B, any, ms[i], "") : ms[0];
+	rb = cg_new_block(fn, "st.warp.elems");
+	join = cg_new_block(fn, "st.warp.elems.join");
+	LLVMBuildCondBr(B, LLVMBuildAnd(B, any, LLVMBuildNot(B, ok, ""), ""), rb,
+			join);
+	LLVMPositionBuilderAtEnd(B, rb);
+	elem_stores(a, pv, ms, NULL, vs, n);
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, join);
 }
@@ -1195,7 +1207,7 @@ access_all(Access *a, int n, bool load)
 		int L = lane_run(a, vr);
 		bool loop = !dup && loop_ok(a, 1, nr) && nr > (uint32_t)vr;
 
-		if (L) {
+		if (L && !a->fn->cg->no_warp_store) {
 			realign_store_warp(a, vr, L, loop);
 			return NULL;
 		}
@@ -1731,7 +1743,8 @@ stream_warp_layout(Access *a, const Layout *ly, const int *order,
 	uint64_t e = cg_fast_deps(fn, a->op) & fn->assume.eq1;
 	const Layout *l;
 
-	if (vf < 2 || (vf * a->eb != 8 && vf * a->eb != 16))
+	if (vf < 2 || (vf * a->eb != 8 && vf * a->eb != 16) ||
+	    fn->cg->no_warp_store)
 		return 0;
 	l = ly_blocked(&fn->cg->layouts, ly->rank, ly->shape, order, vf,
 		       fn->nwarps);
