@@ -67,8 +67,8 @@ struct Cg {
 	bool timing;          /* TLX_CG_TIME: phase times to stderr */
 	bool realign_all;     /* TLX_CG_REALIGN=all: no 8-/4-byte cp.async */
 	bool no_elem_tail;    /* TLX_CG_ELEM_TAIL=0: generic tails as code */
-	bool no_warp_store;   /* TLX_CG_WARP_STORE=0: realigned stores lane
-				 by lane */
+	bool warp_store;      /* TLX_CG_WARP_STORE=1: realigned stores
+				 across the warp */
 	double t0;
 };
 

@@ -888,7 +888,7 @@ gen_start(CgRun *r, Module *m, const CgOpts *o, Diag *d, CgPrep *preps,
 	g->cg.dyn_smem = "__tlx_smem_generic";
 	g->cg.realign_all = r->cg.realign_all;
 	g->cg.no_elem_tail = r->cg.no_elem_tail;
-	g->cg.no_warp_store = r->cg.no_warp_store;
+	g->cg.warp_store = r->cg.warp_store;
 	ly_tab_init(&g->cg.layouts, &g->cg.arena, &m->ctx->layouts);
 	g->preps = preps;
 	g->n = nk;
@@ -932,8 +932,8 @@ cg_run(CgRun *r, Module *m, const CgOpts *o, Diag *d, CgResult *out)
 	r->cg.timing = getenv("TLX_CG_TIME") != NULL;
 	r->cg.no_elem_tail = getenv("TLX_CG_ELEM_TAIL") &&
 			     !strcmp(getenv("TLX_CG_ELEM_TAIL"), "0");
-	r->cg.no_warp_store = getenv("TLX_CG_WARP_STORE") &&
-			      !strcmp(getenv("TLX_CG_WARP_STORE"), "0");
+	r->cg.warp_store = getenv("TLX_CG_WARP_STORE") &&
+			   !strcmp(getenv("TLX_CG_WARP_STORE"), "1");
 	r->cg.realign_all = getenv("TLX_CG_REALIGN") &&
 			    !strcmp(getenv("TLX_CG_REALIGN"), "all");
 	phase(&r->cg, NULL);

@@ -1026,18 +1026,19 @@ realign_store_loop(Access *a, int n, LLVMValueRef first, LLVMValueRef last)
 }
 
 /*
- * Realigned stores across a warp.  Where lanes j = 0 .. 2^L - 1 of each
- * run of 2^L lanes hold vectors that follow one another in memory (the
- * vectors' registers, then the run's lane bits, along the contiguous
- * dim), every vector of the run is d = p % VB bytes past an aligned
- * address, and the aligned block under lane j's first byte is lane j -
- * 1's last d bytes and lane j's first VB - d.  Each lane takes its left
- * neighbour's words (shfl.up) and stores that block as one aligned
- * vector, where both vectors are all in.  The rest is rare, behind
- * branches: a lane without such a left neighbour stores its own head in
- * pieces (realign_store's), one whose right neighbour does not store
- * the block after it stores its tail in pieces, and a vector partly in
- * goes element by element (one wholly out stores nothing).
+ * Realigned stores across a warp (TLX_CG_WARP_STORE=1; by default each
+ * lane stores its vector in pieces, realign_store).  Where lanes j = 0
+ * .. 2^L - 1 of each run of 2^L lanes hold vectors that follow one
+ * another in memory (the vectors' registers, then the run's lane bits,
+ * along the contiguous dim), every vector of the run is d = p % VB bytes
+ * past an aligned address, and the aligned block under lane j's first
+ * byte is lane j - 1's last d bytes and lane j's first VB - d.  Each lane
+ * takes its left neighbour's words (shfl.up) and stores that block as
+ * one aligned vector, where both vectors are all in (a ballot says which
+ * are).  The rest goes element by element, behind one branch: the head
+ * of a lane without such a left neighbour, the tail of one whose right
+ * neighbour does not store the block after it, and the elements in of a
+ * vector partly in.
  */
 
 /* L: the lane bits that continue vector n's run along its dim, over
@@ -1096,11 +1097,9 @@ store_warp_vec(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 	LLVMValueRef aligned = LLVMBuildICmp(B, LLVMIntEQ, d, cg_i32(cg, 0), "");
 	LLVMValueRef pa = LLVMBuildIntToPtr(B, LLVMBuildSub(B, p, d64, ""),
 					    LLVMTypeOf(pv), "");
-	LLVMValueRef pb = LLVMBuildGEP2(B, cg->t_i8, pa,
-					(LLVMValueRef[]){ cg_i64(cg, vb) }, 1, "");
 	LLVMValueRef ok = yes, okl = yes, okr = yes;
 	LLVMValueRef v = pack(a, vs, n), x[9], blk, whole, tail, head, any = NULL;
-	LLVMValueRef bv[16];
+	LLVMValueRef bv[16], pm[16], rare, vbd;
 	LLVMTypeRef wt = word_type(a, n, &words);
 	LLVMBasicBlockRef rb, join;
 
@@ -1129,28 +1128,32 @@ store_warp_vec(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 	tail = LLVMBuildAnd(B, LLVMBuildAnd(B, ok, LLVMBuildNot(B, aligned, ""), ""),
 			    LLVMBuildOr(B, last, LLVMBuildNot(B, okr, ""), ""), "");
 	vec_store(a, pa, n, whole, bv);
+	/* the rest element by element, one block for all three: the head
+	 * (bytes below VB - d) of a lane whose block is not stored whole,
+	 * the tail of one whose right neighbour does not store it, the
+	 * elements in of a vector partly in */
 	head = LLVMBuildAnd(B, ok, LLVMBuildNot(B, whole, ""), "");
-	rb = cg_new_block(fn, "st.warp.pieces");
-	join = cg_new_block(fn, "st.warp.join");
-	LLVMBuildCondBr(B, LLVMBuildOr(B, head, tail, ""), rb, join);
-	LLVMPositionBuilderAtEnd(B, rb);
-	/* the lane's own words from x[w] on, and a zero after them */
-	x[2 * w] = cg_i32(cg, 0);
-	head_pieces(a, n, pa, d, x + w, head);
-	tail_pieces(a, n, pb, d, x + w, tail);
-	LLVMBuildBr(B, join);
-	LLVMPositionBuilderAtEnd(B, join);
-	if (!ms)
-		return;
-	/* a vector partly in (one wholly out stores nothing) */
-	for (i = 0; i < n; i++)
+	rare = LLVMBuildOr(B, head, tail, "");
+	for (i = 0; ms && i < n; i++)
 		any = i ? LLVMBuildOr(B, any, ms[i], "") : ms[0];
+	if (ms)
+		rare = LLVMBuildOr(B, rare, LLVMBuildAnd(B, any,
+				   LLVMBuildNot(B, ok, ""), ""), "");
 	rb = cg_new_block(fn, "st.warp.elems");
-	join = cg_new_block(fn, "st.warp.elems.join");
-	LLVMBuildCondBr(B, LLVMBuildAnd(B, any, LLVMBuildNot(B, ok, ""), ""), rb,
-			join);
+	join = cg_new_block(fn, "st.warp.join");
+	LLVMBuildCondBr(B, rare, rb, join);
 	LLVMPositionBuilderAtEnd(B, rb);
-	elem_stores(a, pv, ms, NULL, vs, n);
+	vbd = LLVMBuildSub(B, cg_i32(cg, vb), d, "");
+	for (i = 0; i < n; i++) {
+		LLVMValueRef lo = LLVMBuildICmp(B, LLVMIntULT, cg_i32(cg, i * a->eb),
+						vbd, "");
+		LLVMValueRef in = LLVMBuildOr(B, LLVMBuildAnd(B, head, lo, ""),
+					      LLVMBuildAnd(B, tail,
+					      LLVMBuildNot(B, lo, ""), ""), "");
+
+		pm[i] = ms ? LLVMBuildSelect(B, ok, in, ms[i], "") : in;
+	}
+	elem_stores(a, pv, pm, NULL, vs, n);
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, join);
 }
@@ -1207,7 +1210,7 @@ access_all(Access *a, int n, bool load)
 		int L = lane_run(a, vr);
 		bool loop = !dup && loop_ok(a, 1, nr) && nr > (uint32_t)vr;
 
-		if (L && !a->fn->cg->no_warp_store) {
+		if (L && a->fn->cg->warp_store) {
 			realign_store_warp(a, vr, L, loop);
 			return NULL;
 		}
@@ -1694,85 +1697,6 @@ cg_store_elem(CgFn *fn, Op *op, LLVMValueRef p, LLVMValueRef v, LLVMValueRef m)
 	vec_store(&a, p, 1, m, &v);
 }
 
-/* stream_store's vector at c (values vs, masks ms) where the strides
- * eq1 may not be 1: realigned across the warp where they are (the
- * check is uniform), else element by element at each element's own
- * address. */
-static void
-stream_eq1(Access *a, uint64_t eq1, LLVMValueRef p, LLVMValueRef *ms,
-	   LLVMValueRef *vs, int n, LLVMValueRef first, LLVMValueRef last,
-	   LLVMValueRef *c)
-{
-	CgFn *fn = a->fn;
-	LLVMBuilderRef B = fn->cg->B;
-	LLVMBasicBlockRef wb = cg_new_block(fn, "st.warp"),
-			  eb = cg_new_block(fn, "st.elems"),
-			  join = cg_new_block(fn, "st.warp.done");
-	LLVMValueRef ck[TY_MAX_RANK];
-	int k;
-
-	LLVMBuildCondBr(B, cg_guard(fn, eq1), wb, eb);
-	LLVMPositionBuilderAtEnd(B, wb);
-	store_warp_vec(a, p, ms, vs, n, first, last);
-	LLVMBuildBr(B, join);
-	LLVMPositionBuilderAtEnd(B, eb);
-	for (k = 0; k < n; k++) {
-		memcpy(ck, c, sizeof ck);
-		ck[a->dim] = LLVMBuildAdd(B, c[a->dim], cg_i32(fn->cg, k), "");
-		vec_store(a, k ? cg_elem_at(fn, a->op->opnds[0], ck) : p, 1,
-			  ms ? ms[k] : NULL, vs + k);
-	}
-	LLVMBuildBr(B, join);
-	LLVMPositionBuilderAtEnd(B, join);
-}
-
-/* The layout in which stream_store's generic path stores the fast
- * path's vectors realigned across the warp: blocked in `order` with
- * those vectors, the copy's reads of them contiguous, lanes along the
- * vectors' dim over pointers contiguous there -- under the generic
- * path's facts, or where those need the unit strides of the fast path's
- * eq1 (a GEMM's C, whose inner stride is a parameter) under those
- * alone, *eq1 then the strides to check.  Its vector width, *b and the
- * lane run's bits *run; 0 where there is none. */
-static int
-stream_warp_layout(Access *a, const Layout *ly, const int *order,
-		   int64_t off, const Layout **b, int *run, uint64_t *eq1)
-{
-	CgFn *fn = a->fn;
-	int vf = ly_mem_vec(fn->f, a->op->opnds[0], ly, fn->ax), k = 0;
-	uint64_t e = cg_fast_deps(fn, a->op) & fn->assume.eq1;
-	const Layout *l;
-
-	if (vf < 2 || (vf * a->eb != 8 && vf * a->eb != 16) ||
-	    fn->cg->no_warp_store)
-		return 0;
-	l = ly_blocked(&fn->cg->layouts, ly->rank, ly->shape, order, vf,
-		       fn->nwarps);
-	if (ly_dup_mask(l) || ly_lane_dup(l) || ly_warp_dup(l) ||
-	    ly_nregs(l) != ly_nregs(ly) || !cg_convert_vec_ok(l, vf, a->eb, off))
-		return 0;
-	a->ly = l;
-	a->dim = cg_vec_dim(l);
-	a->slow = true;
-	*eq1 = 0;
-	if (realign_ok(a, vf))
-		k = lane_run(a, vf);
-	if (!k && e) {
-		a->gen = cg_axis_eq1(fn);
-		if (realign_ok(a, vf))
-			k = lane_run(a, vf);
-		*eq1 = k ? e : 0;
-	}
-	if (!k)
-		a->gen = fn->ax_gen;
-	a->ly = ly;
-	a->slow = false;
-	if (!k)
-		return 0;
-	*b = l;
-	*run = k;
-	return vf;
-}
 
 
 /*
@@ -1800,8 +1724,7 @@ stream_store(Access *a)
 	const Layout *ly = cg_operand_layout(fn, op, 0), *from, *lc;
 	LLVMValueRef *src, c[TY_MAX_RANK], vals[16], g, p, at, mk = NULL;
 	uint32_t nr = (uint32_t)ly_nregs(ly);
-	int n, k, dim = cg_vec_dim(ly), order[TY_MAX_RANK], vw = 0, run = 0;
-	uint64_t eq1 = 0;
+	int n, k, dim = cg_vec_dim(ly), order[TY_MAX_RANK];
 	int64_t off, step;
 	CgLoop loop;
 	bool fence;
@@ -1833,13 +1756,6 @@ stream_store(Access *a)
 		if (!ly_dup_mask(b) && !ly_lane_dup(b) && !ly_warp_dup(b) &&
 		    (uint32_t)ly_nregs(b) == nr)
 			lc = b;
-		/* better: the fast path's vectors in that order, realigned
-		 * across the warp (store_warp_vec) */
-		vw = stream_warp_layout(a, ly, order, off, &b, &run, &eq1);
-		if (vw) {
-			lc = b;
-			n = vw;
-		}
 	}
 	fence = cg_conv_fence(fn, v);
 	cg_convert_write(fn, a->ety, src, from, ly, off);
@@ -1848,7 +1764,7 @@ stream_store(Access *a)
 	cg_reg_coords(fn, lc, g, c);
 	at = cg_convert_addr(fn, ly, c, a->eb, off);
 	step = cg_convert_step(ly, dim, a->eb);
-	if (cg_convert_vec_ok(lc, n, a->eb, off))
+	if (cg_convert_vec_ok(ly, n, a->eb, off))
 		cg_smem_load_vec(fn, a->mt, vals, n, at, n * a->eb);
 	else  /* the vector runs down the copy's columns: rows apart */
 		for (k = 0; k < n; k++)
@@ -1860,27 +1776,7 @@ stream_store(Access *a)
 		mk = cg_is_tile(fn, m) ? cg_elem_at(fn, m, c) : cg_scalar(fn, m);
 	a->ly = lc;
 	a->dim = dim;
-	if (vw) {
-		LLVMValueRef ms[16], ck[TY_MAX_RANK], j, first, last;
-
-		for (k = 0; m && k < vw; k++) {
-			memcpy(ck, c, sizeof ck);
-			ck[dim] = LLVMBuildAdd(cg->B, c[dim], cg_i32(cg, k), "");
-			ms[k] = !k ? mk : cg_is_tile(fn, m) ? cg_elem_at(fn, m, ck) : mk;
-		}
-		j = LLVMBuildAnd(cg->B, fn->lane, cg_i32(cg, (1 << run) - 1), "");
-		first = LLVMBuildICmp(cg->B, LLVMIntEQ, j, cg_i32(cg, 0), "");
-		last = LLVMBuildICmp(cg->B, LLVMIntEQ, j,
-				     cg_i32(cg, (1 << run) - 1), "");
-		if (eq1)
-			stream_eq1(a, eq1, p, m ? ms : NULL, vals, vw, first, last,
-				   c);
-		else
-			store_warp_vec(a, p, m ? ms : NULL, vals, vw, first, last);
-		a->gen = fn->ax_gen;
-	} else {
-		vec_store(a, p, n, mk, vals);
-	}
+	vec_store(a, p, n, mk, vals);
 	cg_loop_end(fn, &loop, nr / (uint32_t)n);
 	if (fence)
 		cg_barrier(fn);
