@@ -5,7 +5,8 @@
 #
 #   python3 ab.py [--only WORD] OUT_JSON DIR...
 #
-# --only keeps the cases whose label contains WORD (e.g. matmul).
+# --only keeps the cases whose label contains WORD (e.g. matmul, odd: the
+# rows of odd widths and the GEMMs of odd N).
 # Prints, per kernel and folder, the median over rounds of bench_kernels'
 # median, and its ratio to the baseline.
 import json, os, statistics, subprocess, sys
@@ -51,12 +52,50 @@ def baselines():
         b[f"layernorm {M}x{N}"] = bw / med(
             lambda: torch.nn.functional.layer_norm(xx, (N,), w, w)) / 1e9
         del xx
+    for M, N in ODD_ROWS:
+        xx = torch.randn(M, N, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(N, device="cuda", dtype=torch.bfloat16)
+        bw = 2 * xx.numel() * 2
+        b[f"softmax {M}x{N}"] = bw / med(lambda: torch.softmax(xx, -1)) / 1e9
+        b[f"layernorm {M}x{N}"] = bw / med(
+            lambda: torch.nn.functional.layer_norm(xx, (N,), w, w)) / 1e9
+        del xx
     for s in (4096, 8192):
         a = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
         b[f"matmul {s}"] = 2 * s**3 / med(lambda: a @ a) / 1e9
         del a
+    for M, N, K in ODD_GEMMS:
+        a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        bb = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
+        b[f"matmul {M}x{N}x{K}"] = 2 * M * N * K / med(lambda: a @ bb) / 1e9
+        del a, bb
     torch.cuda.empty_cache()
     return b
+
+
+# rows whose width is not a multiple of 16 (odd pitches: the generic
+# entry's realigned loads and stores), each with the examples' rule's
+# build (BLOCK the smallest power of two >= the width; softmax_loop past
+# 32768), and GEMMs whose N is odd (staged B, the generic epilogue)
+ODD_ROWS = [(671088, 100), (528416, 127), (65472, 1025), (16380, 4097), (2236, 30001),
+            (1335, 50257)]
+ODD_GEMMS = [(4096, 4097, 4096), (2048, 2049, 2048), (1000, 1001, 1000)]
+
+
+def odd_cases():
+    c = []
+    for M, N in ODD_ROWS:
+        blk = 1 << (N - 1).bit_length()
+        for k in ("softmax", "layernorm"):
+            if blk <= 32768:
+                c.append((f"{k} odd {M}x{N}", k, f"{k}-B{blk}.cubin", (M, N), f"{k} {M}x{N}"))
+            elif k == "softmax":
+                c.append((f"softmax_loop odd {M}x{N}", "softmax_loop",
+                          "softmax_loop-B8192.cubin", (M, N), f"softmax {M}x{N}"))
+    for M, N, K in ODD_GEMMS:
+        c.append((f"matmul odd {M}x{N}x{K}", "matmul", "gemm-128x256x64-s4-w8.cubin",
+                  (M, N, K), f"matmul {M}x{N}x{K}"))
+    return c
 
 
 # (label, kernel, cubin, sizes, baseline key)

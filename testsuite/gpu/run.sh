@@ -25,6 +25,17 @@ t0() {
 	fi
 	if TLXRT_STAGE=0 ./examples_test "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 }
+# the same with every buffer O bytes past an aligned address
+# (TLX_TEST_OFFSET): to O ARGS...
+to() {
+	o=$1
+	shift
+	if [ -n "$list" ]; then
+		echo "OFF$o $*" >> "$list"
+		return
+	fi
+	if TLX_TEST_OFFSET=$o ./examples_test "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+}
 for n in 1 1000 4096 1000003 16777216 100000007; do t vadd cubin/vadd.cubin $n; done
 t vadd cubin/vadd128.cubin 1000
 for n in 2047 65536 50000001; do t copy cubin/copy.cubin $n; done
@@ -213,6 +224,19 @@ for o in 4 8 12; do
 	if TLX_TEST_OFFSET=$o ./examples_test vadd cubin/vadd.cubin 1000003; then
 		pass=$((pass + 1)); else fail=$((fail + 1)); fi
 done
+# the row kernels with TLX_CG_WARP_STORE=1 (build.sh's cubin-warp/): odd
+# widths, rows wider than the width, buffers 0 and 6 bytes off
+for b in 128 2048 8192 32768; do
+	for k in softmax layernorm; do
+		for rc in "33 $((b * 3 / 4 + 1))" "5 $((b - 1)) $((b + 8))" "7 $b" \
+			  "3 $((b / 2 + 1)) $((b + 3))"; do
+			for o in 0 6; do to $o $k cubin-warp/$k-B$b.cubin $rc; done
+		done
+	done
+done
+for rc in "8 30001" "3 50257 50260" "16 32768"; do
+	to 6 softmax_loop cubin-warp/softmax_loop-B8192.cubin $rc
+done
 # entry KERNEL ARGS...: the launch took entry KERNEL; STAGE=0 in the
 # environment runs it with TLXRT_STAGE=0
 entry() {
@@ -319,6 +343,7 @@ else
 fi
 if [ -n "$list" ]; then
 	res=$(xargs -P "$GPU_TEST_JOBS" -L 1 sh -c '[ "$1" = STAGE0 ] && shift && export TLXRT_STAGE=0
+		case $1 in OFF*) export TLX_TEST_OFFSET=${1#OFF}; shift;; esac
 		if out=$(./examples_test "$@" 2>&1); then
 		echo "$out" | tail -1; echo PASS; else echo "$out"; echo "FAIL: $*"; fi' _ < "$list")
 	printf '%s\n' "$res" | grep -v '^PASS$'
