@@ -864,71 +864,20 @@ store_piece(Access *a, LLVMValueRef base, LLVMValueRef o, LLVMValueRef *x,
 	       true, false);
 }
 
-/* The vector's bytes before the aligned address pa + VB, its first VB -
- * d (x: its words and a zero), where pred holds: a piece of s bytes at d
- * rounded up to s where that has bit s, the vector's bytes from there
- * less d. */
+/* Vector values vs[n] at pv stored element by element under masks ms
+ * (NULL: none). */
 static void
-head_pieces(Access *a, int n, LLVMValueRef pa, LLVMValueRef d, LLVMValueRef *x,
-	    LLVMValueRef pred)
+elem_stores(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
+	    int n)
 {
 	Cg *cg = a->fn->cg;
-	LLVMBuilderRef B = cg->B;
-	int vb = n * a->eb, s;
-	LLVMValueRef off, at, zero32 = cg_i32(cg, 0);
-
-	for (s = a->eb; s < vb; s *= 2) {
-		off = LLVMBuildAnd(B, LLVMBuildAdd(B, d, cg_i32(cg, s - 1), ""),
-				   cg_i32(cg, ~(s - 1)), "");
-		at = LLVMBuildAnd(B, pred, LLVMBuildICmp(B, LLVMIntNE,
-				  LLVMBuildAnd(B, off, cg_i32(cg, s), ""), zero32, ""),
-				  "");
-		store_piece(a, pa, off, x, vb / 4, LLVMBuildSub(B, off, d, ""), s,
-			    at);
-	}
-}
-
-/* Its last d bytes, from the aligned address pb, where pred holds:
- * pieces of d's bits, largest first; the vector's bytes from VB - d +
- * off. */
-static void
-tail_pieces(Access *a, int n, LLVMValueRef pb, LLVMValueRef d, LLVMValueRef *x,
-	    LLVMValueRef pred)
-{
-	Cg *cg = a->fn->cg;
-	LLVMBuilderRef B = cg->B;
-	int vb = n * a->eb, s;
-	LLVMValueRef off, at, zero32 = cg_i32(cg, 0);
-	LLVMValueRef vbd = LLVMBuildSub(B, cg_i32(cg, vb), d, "");
-
-	for (s = vb / 2; s >= a->eb; s /= 2) {
-		off = LLVMBuildAnd(B, d, cg_i32(cg, ~(2 * s - 1)), "");
-		at = LLVMBuildAnd(B, pred, LLVMBuildICmp(B, LLVMIntNE,
-				  LLVMBuildAnd(B, d, cg_i32(cg, s), ""), zero32, ""),
-				  "");
-		store_piece(a, pb, off, x, vb / 4, LLVMBuildAdd(B, vbd, off, ""), s,
-			    at);
-	}
-}
-
-/* Vector values vs[n] stored element by element under masks ms (NULL:
- * none) and pred (NULL: none). */
-static void
-elem_stores(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef pred,
-	    LLVMValueRef *vs, int n)
-{
-	Cg *cg = a->fn->cg;
-	LLVMBuilderRef B = cg->B;
 	int i;
 
 	for (i = 0; i < n; i++) {
 		LLVMValueRef eo = cg_i64(cg, (int64_t)i * a->eb);
-		LLVMValueRef m = ms ? ms[i] : NULL;
 
-		if (pred)
-			m = m ? LLVMBuildAnd(B, m, pred, "") : pred;
-		vec_store(a, i ? LLVMBuildGEP2(B, cg->t_i8, pv, &eo, 1, "") : pv, 1,
-			  m, vs + i);
+		vec_store(a, i ? LLVMBuildGEP2(cg->B, cg->t_i8, pv, &eo, 1, "") : pv, 1,
+			  ms ? ms[i] : NULL, vs + i);
 	}
 }
 
@@ -940,7 +889,7 @@ realign_store(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 	CgFn *fn = a->fn;
 	Cg *cg = fn->cg;
 	LLVMBuilderRef B = cg->B;
-	int vb = n * a->eb, w = vb / 4, i;
+	int vb = n * a->eb, w = vb / 4, s, i;
 	LLVMValueRef p = LLVMBuildPtrToInt(B, pv, cg->t_i64, "");
 	LLVMValueRef d64 = LLVMBuildAnd(B, p, cg_i64(cg, vb - 1), "");
 	LLVMValueRef d = LLVMBuildTrunc(B, d64, cg->t_i32, "");
@@ -948,7 +897,7 @@ realign_store(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 	LLVMValueRef split = LLVMBuildNot(B, whole, "");
 	LLVMValueRef pa = LLVMBuildIntToPtr(B, LLVMBuildSub(B, p, d64, ""),
 					    LLVMTypeOf(pv), "");
-	LLVMValueRef pb, v, x[5], pred;
+	LLVMValueRef pb, v, x[5], off, pred, zero32, vbd;
 	LLVMBasicBlockRef st, edge, join;
 
 	st = cg_new_block(fn, "st.realign");
@@ -961,16 +910,34 @@ realign_store(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 	LLVMPositionBuilderAtEnd(B, st);
 	vec_store(a, pv, n, whole, vs);
 	v = pack(a, vs, n);
+	zero32 = cg_i32(cg, 0);
 	for (i = 0; i < w; i++)
 		x[i] = word(a, v, w, i);
-	x[w] = cg_i32(cg, 0);
+	x[w] = zero32;
 	pb = LLVMBuildGEP2(B, cg->t_i8, pa, (LLVMValueRef[]){ cg_i64(cg, vb) }, 1,
 			   "");
-	head_pieces(a, n, pa, d, x, split);
-	tail_pieces(a, n, pb, d, x, LLVMConstInt(cg->t_i1, 1, 0));
+	/* up to the aligned address: a piece of s bytes at d rounded up to
+	 * s, where that has bit s; the vector's bytes from off - d */
+	for (s = a->eb; s < vb; s *= 2) {
+		off = LLVMBuildAnd(B, LLVMBuildAdd(B, d, cg_i32(cg, s - 1), ""),
+				   cg_i32(cg, ~(s - 1)), "");
+		pred = LLVMBuildAnd(B, split, LLVMBuildICmp(B, LLVMIntNE,
+				    LLVMBuildAnd(B, off, cg_i32(cg, s), ""), zero32, ""),
+				    "");
+		store_piece(a, pa, off, x, w, LLVMBuildSub(B, off, d, ""), s, pred);
+	}
+	/* after it: pieces of d's bits, largest first; the vector's bytes
+	 * from VB - d + off */
+	vbd = LLVMBuildSub(B, cg_i32(cg, vb), d, "");
+	for (s = vb / 2; s >= a->eb; s /= 2) {
+		off = LLVMBuildAnd(B, d, cg_i32(cg, ~(2 * s - 1)), "");
+		pred = LLVMBuildICmp(B, LLVMIntNE, LLVMBuildAnd(B, d, cg_i32(cg, s), ""),
+				     zero32, "");
+		store_piece(a, pb, off, x, w, LLVMBuildAdd(B, vbd, off, ""), s, pred);
+	}
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, edge);
-	elem_stores(a, pv, ms, NULL, vs, n);
+	elem_stores(a, pv, ms, vs, n);
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, join);
 }
@@ -1153,7 +1120,7 @@ store_warp_vec(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 
 		pm[i] = ms ? LLVMBuildSelect(B, ok, in, ms[i], "") : in;
 	}
-	elem_stores(a, pv, pm, NULL, vs, n);
+	elem_stores(a, pv, pm, vs, n);
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, join);
 }
