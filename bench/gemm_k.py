@@ -11,7 +11,10 @@
 # and cuBLAS (torch.matmul) on the odd shape.  Runs on the GPU machine
 # from the folder testsuite/gpu/build.sh fills.
 #
-#   python3 gemm_k.py [OUT_JSON]
+#   python3 gemm_k.py [OUT_JSON] [SHAPES]
+#
+# SHAPES: a comma-separated subset of the shapes below (e.g.
+# 1000x1001x1000,8192x8192x8191), for a call that cannot take them all.
 import json, os, sys, tempfile, time
 import tlxbench
 
@@ -24,6 +27,9 @@ SHAPES = [(4096, 4096, 4096), (4096, 4096, 4100), (4096, 4096, 4098), (4096, 409
           (4096, 4100, 4096), (4096, 4097, 4096), (4096, 4097, 4097), (2048, 2049, 2048),
           (2048, 2048, 2049), (8192, 8191, 8192), (8192, 8192, 8191), (1000, 1001, 1000)]
 CFGS = ["128x256x64-s4-w8", "128x128x64-s3-w4"]
+if len(sys.argv) > 2:
+    want = sys.argv[2].split(",")
+    SHAPES = [s for s in SHAPES if "%dx%dx%d" % s in want]
 
 
 def ours(cubin, M, N, K, stage=None):
