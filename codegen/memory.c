@@ -942,56 +942,6 @@ realign_store(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 	LLVMPositionBuilderAtEnd(B, join);
 }
 
-static void store_warp_vec(Access *a, LLVMValueRef pv, LLVMValueRef *ms,
-			   LLVMValueRef *vs, int n, LLVMValueRef first,
-			   LLVMValueRef last);
-
-/* The realigned stores as a loop over the thread's vectors, their values
- * through a local array as store_loop's: one copy of the code, one
- * vector's registers at a time (unrolled, a row kernel's 32 values and
- * every vector's pieces at once spilled at 64 registers).  With first
- * and last (the lane's place in its run), across the warp
- * (store_warp_vec). */
-static void
-realign_store_loop(Access *a, int n, LLVMValueRef first, LLVMValueRef last)
-{
-	CgFn *fn = a->fn;
-	Cg *cg = fn->cg;
-	LLVMBuilderRef B = cg->B;
-	uint32_t nr = (uint32_t)ly_nregs(a->ly), i;
-	LLVMValueRef arr = elem_array(a, "st.vals"), c[TY_MAX_RANK], p, m, j, st;
-	LLVMValueRef ms[16], vs[16], *mp = NULL, w;
-	Value mv = ir_access_mask(a->op);
-	CgLoop loop;
-	int words, k;
-
-	for (i = 0; i < nr; i += (uint32_t)n) {
-		st = LLVMBuildStore(B, pack(a, a->val + i, n),
-				    elem_slot(a, arr, cg_i32(cg, (int)i)));
-		LLVMSetAlignment(st, (unsigned)(n * a->eb));
-	}
-	j = LLVMBuildMul(B, cg_loop_begin(fn, &loop, "st"), cg_i32(cg, n), "");
-	elem_at(a, j, c, &p, &m);
-	if (m) {
-		mp = ms;
-		for (k = 0; k < n; k++) {
-			LLVMValueRef ck[TY_MAX_RANK];
-
-			memcpy(ck, c, sizeof ck);
-			ck[a->dim] = LLVMBuildAdd(B, c[a->dim], cg_i32(cg, k), "");
-			ms[k] = k ? cg_elem_at(fn, mv, ck) : m;
-		}
-	}
-	w = LLVMBuildLoad2(B, word_type(a, n, &words), elem_slot(a, arr, j), "");
-	LLVMSetAlignment(w, (unsigned)(n * a->eb));
-	unpack(a, w, n, vs);
-	if (first)
-		store_warp_vec(a, p, mp, vs, n, first, last);
-	else
-		realign_store(a, p, mp, vs, n);
-	cg_loop_end(fn, &loop, nr / (uint32_t)n);
-}
-
 /*
  * Realigned stores across a warp (TLX_CG_WARP_STORE=1; by default each
  * lane stores its vector in pieces, realign_store).  Where lanes j = 0
@@ -1076,8 +1026,10 @@ store_warp_vec(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 		x[i] = LLVMBuildSelect(B, aligned, x[w + i], shfl_up1(cg, x[w + i]),
 				       "");
 	}
-	for (i = 0; ms && i < n; i++)
+	for (i = 0; ms && i < n; i++) {
 		ok = LLVMBuildAnd(B, ok, ms[i], "");
+		any = i ? LLVMBuildOr(B, any, ms[i], "") : ms[0];
+	}
 	if (ms) {
 		LLVMValueRef args[2] = { cg_i32(cg, -1), ok };
 		LLVMValueRef bal = cg_intr(cg, "llvm.nvvm.vote.ballot.sync", NULL, 0,
@@ -1086,8 +1038,8 @@ store_warp_vec(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 		okl = ballot_at(cg, bal, fn->lane, -1);
 		okr = ballot_at(cg, bal, fn->lane, 1);
 	}
-	blk = LLVMBuildBitCast(B, realign_words(a, x, w, LLVMBuildAnd(B,
-				LLVMBuildSub(B, cg_i32(cg, vb), d, ""),
+	vbd = LLVMBuildSub(B, cg_i32(cg, vb), d, "");
+	blk = LLVMBuildBitCast(B, realign_words(a, x, w, LLVMBuildAnd(B, vbd,
 				cg_i32(cg, vb - 1), "")), wt, "");
 	unpack(a, blk, n, bv);
 	whole = LLVMBuildAnd(B, ok, LLVMBuildOr(B, aligned, LLVMBuildAnd(B,
@@ -1101,8 +1053,6 @@ store_warp_vec(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 	 * elements in of a vector partly in */
 	head = LLVMBuildAnd(B, ok, LLVMBuildNot(B, whole, ""), "");
 	rare = LLVMBuildOr(B, head, tail, "");
-	for (i = 0; ms && i < n; i++)
-		any = i ? LLVMBuildOr(B, any, ms[i], "") : ms[0];
 	if (ms)
 		rare = LLVMBuildOr(B, rare, LLVMBuildAnd(B, any,
 				   LLVMBuildNot(B, ok, ""), ""), "");
@@ -1110,7 +1060,6 @@ store_warp_vec(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 	join = cg_new_block(fn, "st.warp.join");
 	LLVMBuildCondBr(B, rare, rb, join);
 	LLVMPositionBuilderAtEnd(B, rb);
-	vbd = LLVMBuildSub(B, cg_i32(cg, vb), d, "");
 	for (i = 0; i < n; i++) {
 		LLVMValueRef lo = LLVMBuildICmp(B, LLVMIntULT, cg_i32(cg, i * a->eb),
 						vbd, "");
@@ -1123,6 +1072,52 @@ store_warp_vec(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 	elem_stores(a, pv, pm, vs, n);
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, join);
+}
+
+/* The realigned stores as a loop over the thread's vectors, their values
+ * through a local array as store_loop's: one copy of the code, one
+ * vector's registers at a time (unrolled, a row kernel's 32 values and
+ * every vector's pieces at once spilled at 64 registers).  With first
+ * and last (the lane's place in its run), across the warp
+ * (store_warp_vec). */
+static void
+realign_store_loop(Access *a, int n, LLVMValueRef first, LLVMValueRef last)
+{
+	CgFn *fn = a->fn;
+	Cg *cg = fn->cg;
+	LLVMBuilderRef B = cg->B;
+	uint32_t nr = (uint32_t)ly_nregs(a->ly), i;
+	LLVMValueRef arr = elem_array(a, "st.vals"), c[TY_MAX_RANK], p, m, j, st;
+	LLVMValueRef ms[16], vs[16], *mp = NULL, w;
+	Value mv = ir_access_mask(a->op);
+	CgLoop loop;
+	int words, k;
+
+	for (i = 0; i < nr; i += (uint32_t)n) {
+		st = LLVMBuildStore(B, pack(a, a->val + i, n),
+				    elem_slot(a, arr, cg_i32(cg, (int)i)));
+		LLVMSetAlignment(st, (unsigned)(n * a->eb));
+	}
+	j = LLVMBuildMul(B, cg_loop_begin(fn, &loop, "st"), cg_i32(cg, n), "");
+	elem_at(a, j, c, &p, &m);
+	if (m) {
+		mp = ms;
+		for (k = 0; k < n; k++) {
+			LLVMValueRef ck[TY_MAX_RANK];
+
+			memcpy(ck, c, sizeof ck);
+			ck[a->dim] = LLVMBuildAdd(B, c[a->dim], cg_i32(cg, k), "");
+			ms[k] = k ? cg_elem_at(fn, mv, ck) : m;
+		}
+	}
+	w = LLVMBuildLoad2(B, word_type(a, n, &words), elem_slot(a, arr, j), "");
+	LLVMSetAlignment(w, (unsigned)(n * a->eb));
+	unpack(a, w, n, vs);
+	if (first)
+		store_warp_vec(a, p, mp, vs, n, first, last);
+	else
+		realign_store(a, p, mp, vs, n);
+	cg_loop_end(fn, &loop, nr / (uint32_t)n);
 }
 
 /* Every vector of n elements of the store, over runs of 2^L lanes:
@@ -1174,10 +1169,10 @@ access_all(Access *a, int n, bool load)
 		return r;
 	}
 	if (!load && vr > n && realign_ok(a, vr)) {
-		int L = lane_run(a, vr);
+		int L = a->fn->cg->warp_store ? lane_run(a, vr) : 0;
 		bool loop = !dup && loop_ok(a, 1, nr) && nr > (uint32_t)vr;
 
-		if (L && a->fn->cg->warp_store) {
+		if (L) {
 			realign_store_warp(a, vr, L, loop);
 			return NULL;
 		}
@@ -1663,8 +1658,6 @@ cg_store_elem(CgFn *fn, Op *op, LLVMValueRef p, LLVMValueRef v, LLVMValueRef m)
 	access_init(&a, fn, op, ir_type(fn->f, op->opnds[1]));
 	vec_store(&a, p, 1, m, &v);
 }
-
-
 
 /*
  * A store whose values would first be converted through shared memory (a
