@@ -211,19 +211,12 @@ for c in cubin/ra-gemm-*.cubin cubin/gemm-128x256x64-s4-w8.cubin; do
 	done
 done
 for o in 2 6 10 14; do
-	if TLX_TEST_OFFSET=$o ./examples_test matmul cubin/gemm-128x256x64-s4-w8.cubin 300 136 1001; then
-		pass=$((pass + 1)); else fail=$((fail + 1)); fi
+	to $o matmul cubin/gemm-128x256x64-s4-w8.cubin 300 136 1001
 	if TLXRT_STAGE=0 TLX_TEST_OFFSET=$o ./examples_test matmul cubin/gemm-128x256x64-s4-w8.cubin 300 136 1001; then
 		pass=$((pass + 1)); else fail=$((fail + 1)); fi
 done
-for o in 2 4 6 8 10 12 14; do
-	if TLX_TEST_OFFSET=$o ./examples_test matmul cubin/matmul.cubin 300 200 104; then
-		pass=$((pass + 1)); else fail=$((fail + 1)); fi
-done
-for o in 4 8 12; do
-	if TLX_TEST_OFFSET=$o ./examples_test vadd cubin/vadd.cubin 1000003; then
-		pass=$((pass + 1)); else fail=$((fail + 1)); fi
-done
+for o in 2 4 6 8 10 12 14; do to $o matmul cubin/matmul.cubin 300 200 104; done
+for o in 4 8 12; do to $o vadd cubin/vadd.cubin 1000003; done
 # the row kernels with TLX_CG_WARP_STORE=1 (build.sh's cubin-warp/): odd
 # widths, rows wider than the width, buffers 0 and 6 bytes off
 for b in 128 2048 8192 32768; do
