@@ -118,7 +118,7 @@ CASES = [
      ("gemm_epilogue", 4096, 4096, 4096), "matmul 4096"),
     ("gemm_fp8 8192^3", "gemm_fp8", "fp8-128x256x128-s3.cubin", ("gemm_fp8", 8192, 8192, 8192),
      "matmul 8192"),
-]
+] + odd_cases()
 
 CASES = [c for c in CASES if not only or only in c[0]]
 base = baselines()

@@ -707,8 +707,8 @@ realign_group(Access *a, uint32_t g, int n, LLVMValueRef *rw)
 	LLVMValueRef d = LLVMBuildTrunc(B, d64, cg->t_i32, "");
 	LLVMValueRef split = LLVMBuildICmp(B, LLVMIntNE, d, cg_i32(cg, 0), "");
 	LLVMValueRef c[TY_MAX_RANK], last, ok, in, zero[16], vs[16], pb;
-	LLVMValueRef ra_v[3], edge_v[3];
-	LLVMBasicBlockRef ra, edge, join, ib[2];
+	LLVMValueRef ra_v[3], edge_v[3], none_v[3], any;
+	LLVMBasicBlockRef ra, edge, join, elems, none, ib[3];
 	Value m = ir_access_mask(a->op);
 
 	/* the element that holds the second block's last byte:
@@ -753,7 +753,16 @@ realign_group(Access *a, uint32_t g, int n, LLVMValueRef *rw)
 	ra_v[2] = d;
 	ib[0] = LLVMGetInsertBlock(B);
 	LLVMBuildBr(B, join);
+	/* ok is false only under a mask: a vector none of whose elements
+	 * are in (a row's end in a tile wider than the row) loads nothing */
 	LLVMPositionBuilderAtEnd(B, edge);
+	any = a->mask ? a->mask[g] : LLVMConstInt(cg->t_i1, 1, 0);
+	for (i = 1; a->mask && i < n; i++)
+		any = LLVMBuildOr(B, any, a->mask[g + i], "");
+	elems = cg_new_block(fn, "ld.elems");
+	none = cg_new_block(fn, "ld.none");
+	LLVMBuildCondBr(B, any, elems, none);
+	LLVMPositionBuilderAtEnd(B, elems);
 	for (i = 0; i < n; i++)
 		vec_load(a, elem_ptr(a, g, i), 1, a->mask ? a->mask[g + i] : NULL,
 			 a->other + g + i, vs + i);
@@ -761,12 +770,17 @@ realign_group(Access *a, uint32_t g, int n, LLVMValueRef *rw)
 	edge_v[2] = cg_i32(cg, 0);
 	ib[1] = LLVMGetInsertBlock(B);
 	LLVMBuildBr(B, join);
+	LLVMPositionBuilderAtEnd(B, none);
+	none_v[0] = none_v[1] = pack(a, a->other + g, n);
+	none_v[2] = cg_i32(cg, 0);
+	ib[2] = none;
+	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, join);
 	for (k = 0; k < 3; k++) {
-		LLVMValueRef iv[2] = { ra_v[k], edge_v[k] };
+		LLVMValueRef iv[3] = { ra_v[k], edge_v[k], none_v[k] };
 
 		rw[k] = LLVMBuildPhi(B, k < 2 ? wt : cg->t_i32, "");
-		LLVMAddIncoming(rw[k], iv, ib, 2);
+		LLVMAddIncoming(rw[k], iv, ib, 3);
 	}
 }
 
@@ -827,13 +841,17 @@ realign_all(Access *a, int n, int flight, LLVMValueRef *words)
  * own bytes: one vector store where d = 0; else the bytes up to the next
  * aligned address (pieces of 1, 2, 4, 8 bytes where that address's bits
  * say, rising) and those after it (8, 4, 2, 1 where d's bits say) --
- * three or four stores of 8 bf16 on average instead of eight.  A piece's
- * bytes are the vector's words picked and funnel-shifted by the byte it
- * starts at.  A vector not all in is stored element by element.
+ * three or four stores of 8 bf16 on average instead of eight.  A switch
+ * on d picks the pieces, so that each case's offsets, sizes and words are
+ * constants (a piece computed from d took a dozen selects to find its
+ * words, 120 instructions a vector); the lanes of a warp take as many
+ * cases as their vectors have values of d, one for rows of a pitch that
+ * is a multiple of 16 bytes, two to eight for narrow rows.  A vector not
+ * all in is stored element by element.
  */
 
 /* Stores `size` bytes of the vector's bytes from byte e (x: its words and
- * a zero) at address base + o, where pred holds. */
+ * a zero) at address base + o, where pred holds (NULL: always). */
 static void
 store_piece(Access *a, LLVMValueRef base, LLVMValueRef o, LLVMValueRef *x,
 	    int w, LLVMValueRef e, int size, LLVMValueRef pred)
@@ -849,8 +867,9 @@ store_piece(Access *a, LLVMValueRef base, LLVMValueRef o, LLVMValueRef *x,
 	if (size == 8) {
 		args[2] = funnel_word(cg, x, e, 1, w - 1);
 		args[3] = pred;
-		cg_asm(cg, cg->t_void, "@$3 st.global.v2.b32 [$0], {$1, $2};",
-		       "l,r,r,b", args, 4, true, false);
+		cg_asm(cg, cg->t_void, pred ? "@$3 st.global.v2.b32 [$0], {$1, $2};"
+		       : "st.global.v2.b32 [$0], {$1, $2};", pred ? "l,r,r,b" : "l,r,r",
+		       args, pred ? 4 : 3, true, false);
 		return;
 	}
 	if (size < 4)
@@ -859,9 +878,10 @@ store_piece(Access *a, LLVMValueRef base, LLVMValueRef o, LLVMValueRef *x,
 		args[1] = LLVMBuildAnd(B, args[1], LLVMConstInt(cg->t_i16, 255, 0),
 				       "");
 	args[2] = pred;
-	snprintf(text, sizeof text, "@$2 st.global.b%d [$0], $1;", size * 8);
-	cg_asm(cg, cg->t_void, text, size == 4 ? "l,r,b" : "l,h,b", args, 3,
-	       true, false);
+	snprintf(text, sizeof text, "%sst.global.b%d [$0], $1;", pred ? "@$2 " : "",
+		 size * 8);
+	cg_asm(cg, cg->t_void, text, size == 4 ? (pred ? "l,r,b" : "l,r")
+	       : (pred ? "l,h,b" : "l,h"), args, pred ? 3 : 2, true, false);
 }
 
 /* Vector values vs[n] at pv stored element by element under masks ms
@@ -881,6 +901,35 @@ elem_stores(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 	}
 }
 
+/* The pieces of a vector d bytes past the aligned address pa (a constant
+ * d, a multiple of the element size, 0 < d < VB), x its w words and a
+ * zero. */
+static void
+store_pieces(Access *a, LLVMValueRef pa, LLVMValueRef *x, int w, int d)
+{
+	Cg *cg = a->fn->cg;
+	int vb = 4 * w, s, off;
+	LLVMValueRef pb = LLVMBuildGEP2(cg->B, cg->t_i8, pa,
+					(LLVMValueRef[]){ cg_i64(cg, vb) }, 1, "");
+
+	/* up to the aligned address: a piece of s bytes at d rounded up to
+	 * s, where that has bit s; the vector's bytes from off - d */
+	for (s = a->eb; s < vb; s *= 2) {
+		off = (d + s - 1) & ~(s - 1);
+		if (off & s)
+			store_piece(a, pa, cg_i64(cg, off), x, w, cg_i32(cg, off - d), s,
+				    NULL);
+	}
+	/* after it: pieces of d's bits, largest first; the vector's bytes
+	 * from VB - d + off */
+	for (s = vb / 2; s >= a->eb; s /= 2)
+		if (d & s) {
+			off = d & ~(2 * s - 1);
+			store_piece(a, pb, cg_i64(cg, off), x, w,
+				    cg_i32(cg, vb - d + off), s, NULL);
+		}
+}
+
 /* The vector at pv with masks ms[n] (NULL: none) and values vs[n]. */
 static void
 realign_store(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
@@ -889,16 +938,14 @@ realign_store(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 	CgFn *fn = a->fn;
 	Cg *cg = fn->cg;
 	LLVMBuilderRef B = cg->B;
-	int vb = n * a->eb, w = vb / 4, s, i;
+	int vb = n * a->eb, w = vb / 4, i;
 	LLVMValueRef p = LLVMBuildPtrToInt(B, pv, cg->t_i64, "");
 	LLVMValueRef d64 = LLVMBuildAnd(B, p, cg_i64(cg, vb - 1), "");
 	LLVMValueRef d = LLVMBuildTrunc(B, d64, cg->t_i32, "");
-	LLVMValueRef whole = LLVMBuildICmp(B, LLVMIntEQ, d, cg_i32(cg, 0), "");
-	LLVMValueRef split = LLVMBuildNot(B, whole, "");
 	LLVMValueRef pa = LLVMBuildIntToPtr(B, LLVMBuildSub(B, p, d64, ""),
 					    LLVMTypeOf(pv), "");
-	LLVMValueRef pb, v, x[5], off, pred, zero32, vbd;
-	LLVMBasicBlockRef st, edge, join;
+	LLVMValueRef v, x[5], pred, sw, any;
+	LLVMBasicBlockRef st, edge, join, cb;
 
 	st = cg_new_block(fn, "st.realign");
 	edge = cg_new_block(fn, "st.edge");
@@ -908,35 +955,33 @@ realign_store(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 		pred = LLVMBuildAnd(B, pred, ms[i], "");
 	LLVMBuildCondBr(B, pred, st, edge);
 	LLVMPositionBuilderAtEnd(B, st);
-	vec_store(a, pv, n, whole, vs);
 	v = pack(a, vs, n);
-	zero32 = cg_i32(cg, 0);
 	for (i = 0; i < w; i++)
 		x[i] = word(a, v, w, i);
-	x[w] = zero32;
-	pb = LLVMBuildGEP2(B, cg->t_i8, pa, (LLVMValueRef[]){ cg_i64(cg, vb) }, 1,
-			   "");
-	/* up to the aligned address: a piece of s bytes at d rounded up to
-	 * s, where that has bit s; the vector's bytes from off - d */
-	for (s = a->eb; s < vb; s *= 2) {
-		off = LLVMBuildAnd(B, LLVMBuildAdd(B, d, cg_i32(cg, s - 1), ""),
-				   cg_i32(cg, ~(s - 1)), "");
-		pred = LLVMBuildAnd(B, split, LLVMBuildICmp(B, LLVMIntNE,
-				    LLVMBuildAnd(B, off, cg_i32(cg, s), ""), zero32, ""),
-				    "");
-		store_piece(a, pa, off, x, w, LLVMBuildSub(B, off, d, ""), s, pred);
-	}
-	/* after it: pieces of d's bits, largest first; the vector's bytes
-	 * from VB - d + off */
-	vbd = LLVMBuildSub(B, cg_i32(cg, vb), d, "");
-	for (s = vb / 2; s >= a->eb; s /= 2) {
-		off = LLVMBuildAnd(B, d, cg_i32(cg, ~(2 * s - 1)), "");
-		pred = LLVMBuildICmp(B, LLVMIntNE, LLVMBuildAnd(B, d, cg_i32(cg, s), ""),
-				     zero32, "");
-		store_piece(a, pb, off, x, w, LLVMBuildAdd(B, vbd, off, ""), s, pred);
-	}
+	x[w] = cg_i32(cg, 0);
+	/* d is a multiple of the element size: the default is d = 0 */
+	cb = cg_new_block(fn, "st.whole");
+	sw = LLVMBuildSwitch(B, d, cb, (unsigned)(n - 1));
+	LLVMPositionBuilderAtEnd(B, cb);
+	vec_store(a, pv, n, NULL, vs);
 	LLVMBuildBr(B, join);
+	for (i = 1; i < n; i++) {
+		cb = cg_new_block(fn, "st.pieces");
+		LLVMAddCase(sw, cg_i32(cg, i * a->eb), cb);
+		LLVMPositionBuilderAtEnd(B, cb);
+		store_pieces(a, pa, x, w, i * a->eb);
+		LLVMBuildBr(B, join);
+	}
+	/* a vector none of whose elements are in stores nothing */
 	LLVMPositionBuilderAtEnd(B, edge);
+	if (ms) {
+		any = ms[0];
+		for (i = 1; i < n; i++)
+			any = LLVMBuildOr(B, any, ms[i], "");
+		cb = cg_new_block(fn, "st.elems");
+		LLVMBuildCondBr(B, any, cb, join);
+		LLVMPositionBuilderAtEnd(B, cb);
+	}
 	elem_stores(a, pv, ms, vs, n);
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, join);
