@@ -502,9 +502,13 @@ edge_value(LLVMBuilderRef B, LLVMValueRef x, bool neg)
 	return LLVMBuildTrunc(B, edge_asm(B, w, neg), t, "");
 }
 
-/* log2(-c) where I is `mul x, c` of i8 or i16 with a constant c that is
- * minus a power of two (NVPTX makes it shl.b16 and neg.s16), else -1;
- * *x the other operand. */
+static bool feeds_min_max(LLVMValueRef I);
+
+/* log2(-c) where I is `mul x, c` with a constant c that is minus a power
+ * of two (NVPTX makes it a shift and a neg) of i8 or i16, or of i32 or
+ * i64 that feeds an integer min or max (gen_gpu seed 601711: -8 * x into
+ * a min reduction lost its negation as 78529's -x did), else -1; *x the
+ * other operand. */
 static int
 neg_pow2_mul(LLVMValueRef I, LLVMValueRef *x)
 {
@@ -512,8 +516,10 @@ neg_pow2_mul(LLVMValueRef I, LLVMValueRef *x)
 	unsigned w;
 
 	if (LLVMGetInstructionOpcode(I) != LLVMMul ||
-	    LLVMGetTypeKind(t) != LLVMIntegerTypeKind ||
-	    ((w = LLVMGetIntTypeWidth(t)) != 8 && w != 16))
+	    LLVMGetTypeKind(t) != LLVMIntegerTypeKind)
+		return -1;
+	w = LLVMGetIntTypeWidth(t);
+	if (w != 8 && w != 16 && !((w == 32 || w == 64) && feeds_min_max(I)))
 		return -1;
 	for (int i = 0; i < 2; i++) {
 		LLVMValueRef c = LLVMGetOperand(I, (unsigned)i);
