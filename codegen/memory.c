@@ -707,8 +707,8 @@ realign_group(Access *a, uint32_t g, int n, LLVMValueRef *rw)
 	LLVMValueRef d = LLVMBuildTrunc(B, d64, cg->t_i32, "");
 	LLVMValueRef split = LLVMBuildICmp(B, LLVMIntNE, d, cg_i32(cg, 0), "");
 	LLVMValueRef c[TY_MAX_RANK], last, ok, in, zero[16], vs[16], pb;
-	LLVMValueRef ra_v[3], edge_v[3], none_v[3], any;
-	LLVMBasicBlockRef ra, edge, join, elems, none, ib[3];
+	LLVMValueRef ra_v[3], edge_v[3];
+	LLVMBasicBlockRef ra, edge, join, ib[2];
 	Value m = ir_access_mask(a->op);
 
 	/* the element that holds the second block's last byte:
@@ -753,16 +753,7 @@ realign_group(Access *a, uint32_t g, int n, LLVMValueRef *rw)
 	ra_v[2] = d;
 	ib[0] = LLVMGetInsertBlock(B);
 	LLVMBuildBr(B, join);
-	/* ok is false only under a mask: a vector none of whose elements
-	 * are in (a row's end in a tile wider than the row) loads nothing */
 	LLVMPositionBuilderAtEnd(B, edge);
-	any = a->mask ? a->mask[g] : LLVMConstInt(cg->t_i1, 1, 0);
-	for (i = 1; a->mask && i < n; i++)
-		any = LLVMBuildOr(B, any, a->mask[g + i], "");
-	elems = cg_new_block(fn, "ld.elems");
-	none = cg_new_block(fn, "ld.none");
-	LLVMBuildCondBr(B, any, elems, none);
-	LLVMPositionBuilderAtEnd(B, elems);
 	for (i = 0; i < n; i++)
 		vec_load(a, elem_ptr(a, g, i), 1, a->mask ? a->mask[g + i] : NULL,
 			 a->other + g + i, vs + i);
@@ -770,17 +761,12 @@ realign_group(Access *a, uint32_t g, int n, LLVMValueRef *rw)
 	edge_v[2] = cg_i32(cg, 0);
 	ib[1] = LLVMGetInsertBlock(B);
 	LLVMBuildBr(B, join);
-	LLVMPositionBuilderAtEnd(B, none);
-	none_v[0] = none_v[1] = pack(a, a->other + g, n);
-	none_v[2] = cg_i32(cg, 0);
-	ib[2] = none;
-	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, join);
 	for (k = 0; k < 3; k++) {
-		LLVMValueRef iv[3] = { ra_v[k], edge_v[k], none_v[k] };
+		LLVMValueRef iv[2] = { ra_v[k], edge_v[k] };
 
 		rw[k] = LLVMBuildPhi(B, k < 2 ? wt : cg->t_i32, "");
-		LLVMAddIncoming(rw[k], iv, ib, 3);
+		LLVMAddIncoming(rw[k], iv, ib, 2);
 	}
 }
 
@@ -846,8 +832,8 @@ realign_all(Access *a, int n, int flight, LLVMValueRef *words)
  * constants (a piece computed from d took a dozen selects to find its
  * words, 120 instructions a vector); the lanes of a warp take as many
  * cases as their vectors have values of d, one for rows of a pitch that
- * is a multiple of 16 bytes, two to eight for narrow rows.  A vector not
- * all in is stored element by element.
+ * is a multiple of 16 bytes, two to eight for narrow rows.  A vector
+ * partly in is stored element by element, one wholly out not at all.
  */
 
 /* Stores `size` bytes of the vector's bytes from byte e (x: its words and
