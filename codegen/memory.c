@@ -702,7 +702,12 @@ realign_group(Access *a, uint32_t g, int n, LLVMValueRef *rw)
 	int vb = n * a->eb, words, i, k;
 	LLVMTypeRef wt = word_type(a, n, &words);
 	LLVMValueRef p = LLVMBuildPtrToInt(B, a->ptr[g], cg->t_i64, "");
-	LLVMValueRef d64 = LLVMBuildAnd(B, p, cg_i64(cg, vb - 1), "");
+	/* an element's address is a multiple of its size, and so is d:
+	 * saying so for 4- and 8-byte elements folds their byte funnel
+	 * shift away (for 2-byte ones LLVM made the shift by 0 or 16 a
+	 * select of both, which spilled softmax at 32768 columns) */
+	LLVMValueRef d64 = LLVMBuildAnd(B, p, cg_i64(cg, (vb - 1) &
+					~(a->eb >= 4 ? a->eb - 1 : 0)), "");
 	LLVMValueRef pa = LLVMBuildSub(B, p, d64, "");
 	LLVMValueRef d = LLVMBuildTrunc(B, d64, cg->t_i32, "");
 	LLVMValueRef split = LLVMBuildICmp(B, LLVMIntNE, d, cg_i32(cg, 0), "");
@@ -1201,7 +1206,12 @@ access_all(Access *a, int n, bool load)
 	}
 	if (!load && vr > n && realign_ok(a, vr)) {
 		int L = a->fn->cg->warp_store ? lane_run(a, vr) : 0;
-		bool loop = !dup && loop_ok(a, 1, nr) && nr > (uint32_t)vr;
+		/* a loop through a local array past two vectors a thread
+		 * (four, unrolled, spilled softmax's and layer norm's generic
+		 * entries at 8192 columns and more); unrolled, one or two
+		 * vectors need no array, no loop and no per-vector address
+		 * from the register's index */
+		bool loop = !dup && loop_ok(a, 1, nr) && nr > 2 * (uint32_t)vr;
 
 		if (L) {
 			realign_store_warp(a, vr, L, loop);
