@@ -712,8 +712,9 @@ realign_group(Access *a, uint32_t g, int n, LLVMValueRef *rw)
 	LLVMValueRef d = LLVMBuildTrunc(B, d64, cg->t_i32, "");
 	LLVMValueRef split = LLVMBuildICmp(B, LLVMIntNE, d, cg_i32(cg, 0), "");
 	LLVMValueRef c[TY_MAX_RANK], last, ok, in, zero[16], vs[16], pb;
-	LLVMValueRef ra_v[3], edge_v[3];
-	LLVMBasicBlockRef ra, edge, join, ib[2];
+	LLVMValueRef ra_v[3], edge_v[3], none_v[3] = { NULL, NULL, NULL };
+	LLVMBasicBlockRef ra, edge, join, ib[3];
+	unsigned ni = 2;
 	Value m = ir_access_mask(a->op);
 
 	/* the element that holds the second block's last byte:
@@ -758,7 +759,24 @@ realign_group(Access *a, uint32_t g, int n, LLVMValueRef *rw)
 	ra_v[2] = d;
 	ib[0] = LLVMGetInsertBlock(B);
 	LLVMBuildBr(B, join);
+	/* a thread's one or two vectors: one none of whose elements are in
+	 * (a row's end in a tile wider than the row) loads nothing; with
+	 * more, the branch added spills where registers were full (softmax
+	 * at 32768 columns, layer norm at 8192 and more) */
 	LLVMPositionBuilderAtEnd(B, edge);
+	if (a->mask && (uint32_t)ly_nregs(a->ly) <= (uint32_t)(2 * n)) {
+		LLVMValueRef any = a->mask[g];
+		LLVMBasicBlockRef el = cg_new_block(fn, "ld.elems");
+
+		for (i = 1; i < n; i++)
+			any = LLVMBuildOr(B, any, a->mask[g + i], "");
+		none_v[0] = none_v[1] = pack(a, a->other + g, n);
+		none_v[2] = cg_i32(cg, 0);
+		ib[2] = edge;
+		LLVMBuildCondBr(B, any, el, join);
+		LLVMPositionBuilderAtEnd(B, el);
+		ni = 3;
+	}
 	for (i = 0; i < n; i++)
 		vec_load(a, elem_ptr(a, g, i), 1, a->mask ? a->mask[g + i] : NULL,
 			 a->other + g + i, vs + i);
@@ -768,10 +786,10 @@ realign_group(Access *a, uint32_t g, int n, LLVMValueRef *rw)
 	LLVMBuildBr(B, join);
 	LLVMPositionBuilderAtEnd(B, join);
 	for (k = 0; k < 3; k++) {
-		LLVMValueRef iv[2] = { ra_v[k], edge_v[k] };
+		LLVMValueRef iv[3] = { ra_v[k], edge_v[k], none_v[k] };
 
 		rw[k] = LLVMBuildPhi(B, k < 2 ? wt : cg->t_i32, "");
-		LLVMAddIncoming(rw[k], iv, ib, 2);
+		LLVMAddIncoming(rw[k], iv, ib, ni);
 	}
 }
 
