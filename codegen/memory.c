@@ -277,6 +277,18 @@ all_of(Access *a, uint32_t g, int n)
 	return r;
 }
 
+/* Whether any of the n masks ms is true. */
+static LLVMValueRef
+any_of(Access *a, LLVMValueRef *ms, int n)
+{
+	LLVMValueRef r = ms[0];
+	int i;
+
+	for (i = 1; i < n; i++)
+		r = LLVMBuildOr(a->fn->cg->B, r, ms[i], "");
+	return r;
+}
+
 /* Element i of vector g: contiguous, so an offset from the vector's
  * first (no need to keep every element's address). */
 static LLVMValueRef
@@ -765,15 +777,12 @@ realign_group(Access *a, uint32_t g, int n, LLVMValueRef *rw)
 	 * at 32768 columns, layer norm at 8192 and more) */
 	LLVMPositionBuilderAtEnd(B, edge);
 	if (a->mask && (uint32_t)ly_nregs(a->ly) <= (uint32_t)(2 * n)) {
-		LLVMValueRef any = a->mask[g];
 		LLVMBasicBlockRef el = cg_new_block(fn, "ld.elems");
 
-		for (i = 1; i < n; i++)
-			any = LLVMBuildOr(B, any, a->mask[g + i], "");
 		none_v[0] = none_v[1] = pack(a, a->other + g, n);
 		none_v[2] = cg_i32(cg, 0);
 		ib[2] = edge;
-		LLVMBuildCondBr(B, any, el, join);
+		LLVMBuildCondBr(B, any_of(a, a->mask + g, n), el, join);
 		LLVMPositionBuilderAtEnd(B, el);
 		ni = 3;
 	}
@@ -953,7 +962,7 @@ realign_store(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 	LLVMValueRef d = LLVMBuildTrunc(B, d64, cg->t_i32, "");
 	LLVMValueRef pa = LLVMBuildIntToPtr(B, LLVMBuildSub(B, p, d64, ""),
 					    LLVMTypeOf(pv), "");
-	LLVMValueRef v, x[5], pred, sw, any;
+	LLVMValueRef v, x[5], pred, sw;
 	LLVMBasicBlockRef st, edge, join, cb;
 
 	st = cg_new_block(fn, "st.realign");
@@ -984,11 +993,8 @@ realign_store(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 	/* a vector none of whose elements are in stores nothing */
 	LLVMPositionBuilderAtEnd(B, edge);
 	if (ms) {
-		any = ms[0];
-		for (i = 1; i < n; i++)
-			any = LLVMBuildOr(B, any, ms[i], "");
 		cb = cg_new_block(fn, "st.elems");
-		LLVMBuildCondBr(B, any, cb, join);
+		LLVMBuildCondBr(B, any_of(a, ms, n), cb, join);
 		LLVMPositionBuilderAtEnd(B, cb);
 	}
 	elem_stores(a, pv, ms, vs, n);
@@ -1080,15 +1086,13 @@ store_warp_vec(Access *a, LLVMValueRef pv, LLVMValueRef *ms, LLVMValueRef *vs,
 		x[i] = LLVMBuildSelect(B, aligned, x[w + i], shfl_up1(cg, x[w + i]),
 				       "");
 	}
-	for (i = 0; ms && i < n; i++) {
+	for (i = 0; ms && i < n; i++)
 		ok = LLVMBuildAnd(B, ok, ms[i], "");
-		any = i ? LLVMBuildOr(B, any, ms[i], "") : ms[0];
-	}
 	if (ms) {
-		LLVMValueRef args[2] = { cg_i32(cg, -1), ok };
-		LLVMValueRef bal = cg_intr(cg, "llvm.nvvm.vote.ballot.sync", NULL, 0,
-					   args, 2);
+		LLVMValueRef args[2] = { cg_i32(cg, -1), ok }, bal;
 
+		any = any_of(a, ms, n);
+		bal = cg_intr(cg, "llvm.nvvm.vote.ballot.sync", NULL, 0, args, 2);
 		okl = ballot_at(cg, bal, fn->lane, -1);
 		okr = ballot_at(cg, bal, fn->lane, 1);
 	}
