@@ -12,6 +12,7 @@
  * or a whole file.  A file whose header, size or checksum does not match
  * is ignored (and replaced by the next write).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -40,6 +41,24 @@ mix_str(uint64_t h[2], const char *s, size_t n)
 	h[0] = hash_mix(h[0], n);
 }
 
+/* The binary this code is in (libtlx, or a program linked with it
+ * statically): its size, time and inode, so that a rebuilt compiler of
+ * the same version never reads what the old one wrote. */
+static void
+mix_build(uint64_t h[2])
+{
+	Dl_info info;
+	struct stat st;
+	char tmp[96];
+
+	if (!dladdr((void *)(uintptr_t)mix_build, &info) || !info.dli_fname ||
+	    stat(info.dli_fname, &st) != 0)
+		return;
+	snprintf(tmp, sizeof tmp, "%lld/%lld/%lld", (long long)st.st_size,
+		 (long long)st.st_mtime, (long long)st.st_ino);
+	mix_str(h, tmp, strlen(tmp));
+}
+
 CacheKey
 cache_key(const Job *j)
 {
@@ -49,6 +68,7 @@ cache_key(const Job *j)
 
 	mix_str(h, PACKAGE_VERSION, strlen(PACKAGE_VERSION));
 	mix_str(h, __DATE__ __TIME__, strlen(__DATE__ __TIME__));
+	mix_build(h);
 	mix_str(h, j->name, strlen(j->name));
 	mix_str(h, j->text, j->len);
 	snprintf(tmp, sizeof tmp, "%d/%d/%d/%d/%d", j->sm, j->olevel,
