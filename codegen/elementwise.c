@@ -268,6 +268,26 @@ cg_ptr_add(CgFn *fn, Type *ptrty, Type *offty, LLVMValueRef p,
 	return LLVMBuildGEP2(cg->B, cg_type(cg, pe), p, &off, 1, "");
 }
 
+/* misalign: (address % bytes) / the element's size; the constant the
+ * entry's axis facts prove (0 in a fast entry whose pointers are
+ * assumed aligned). */
+static LLVMValueRef
+misalign(CgFn *fn, Op *op, LLVMValueRef p)
+{
+	Cg *cg = fn->cg;
+	const Axis *ax = cg_axis(fn, op->res[0]);
+	int64_t bytes = attr_int(&op->attrs, "bytes", 16);
+	int es = MAX(1, ty_bytes(ty_elem(ir_type(fn->f, op->opnds[0]))->elem));
+	LLVMValueRef a;
+
+	if (ax->has_known)
+		return cg_i32(cg, (int)ax->known);
+	a = LLVMBuildAnd(cg->B, LLVMBuildPtrToInt(cg->B, p, cg->t_i64, ""),
+			 cg_i64(cg, bytes - 1), "");
+	a = LLVMBuildTrunc(cg->B, a, cg->t_i32, "");
+	return LLVMBuildUDiv(cg->B, a, cg_i32(cg, es), "");
+}
+
 /* One element of op, given its operands' elements. */
 static LLVMValueRef
 elem(CgFn *fn, Op *op, LLVMValueRef *x)
@@ -284,6 +304,8 @@ elem(CgFn *fn, Op *op, LLVMValueRef *x)
 		return fma3(fn, x[0], x[1], x[2]);
 	case OP_PTR_ADD:
 		return cg_ptr_add(fn, t0, ir_type(f, op->opnds[1]), x[0], x[1]);
+	case OP_MISALIGN:
+		return misalign(fn, op, x[0]);
 	default:
 		if (op_has(op, F_MATH))
 			return cg_math(fn, op->kind, ty_elem(t0), cg_approx(fn, op), x[0]);

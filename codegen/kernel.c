@@ -511,7 +511,8 @@ lower_op(CgFn *fn, Op *op)
 		return cg_tma_op(fn, op);
 	default:
 		if (op_has(op, F_ELEM) || op->kind == OP_CMP ||
-		    op->kind == OP_SELECT || op->kind == OP_PTR_ADD)
+		    op->kind == OP_SELECT || op->kind == OP_PTR_ADD ||
+		    op->kind == OP_MISALIGN)
 			return cg_elementwise(fn, op);
 		cg_unsupported(fn->cg, op, NULL);
 		return false;
@@ -536,7 +537,7 @@ quiet(Op *op)
 	case OP_EXPAND_DIMS: case OP_RESHAPE: case OP_TRANS: case OP_CVT:
 	case OP_EXTRACT_SLICE:
 	case OP_BITCAST: case OP_LOAD: case OP_STORE: case OP_CMP:
-	case OP_SELECT: case OP_PTR_ADD:
+	case OP_SELECT: case OP_PTR_ADD: case OP_MISALIGN:
 		return true;
 	default:
 		return op_has(op, F_ELEM);
@@ -577,6 +578,7 @@ scalar_only(CgFn *fn, Op *op)
 		return false;
 	switch (op->kind) {
 	case OP_MBAR_AT: case OP_CONST: case OP_CMP: case OP_SELECT:
+	case OP_MISALIGN:
 	case OP_PROGRAM_ID: case OP_NUM_PROGRAMS: case OP_TASK_REPLICA:
 	case OP_CLUSTER_RANK:
 		return true;
@@ -995,7 +997,7 @@ tail_op(Op *op)
 	case OP_CONST: case OP_RANGE: case OP_SPLAT: case OP_BROADCAST:
 	case OP_EXPAND_DIMS: case OP_RESHAPE: case OP_TRANS: case OP_PTR_ADD:
 	case OP_CMP: case OP_SELECT: case OP_PROGRAM_ID: case OP_NUM_PROGRAMS:
-	case OP_RETURN:
+	case OP_MISALIGN: case OP_RETURN:
 		return true;
 	default:
 		return op_has(op, F_ELEM);

@@ -704,9 +704,13 @@ realign_second(Access *a, LLVMValueRef pb, LLVMValueRef d, LLVMValueRef split,
  * in, else its elements loaded one by one and d = 0 (with edge_later:
  * zeros, and rw[3] is whether it is all in).  realign_words
  * shifts them after every vector's loads are issued, so that the loads
- * of a thread's vectors are in flight together. */
+ * of a thread's vectors are in flight together; with fin, rw[0] is the
+ * vector's words already shifted (rw[2] = 0), and where d = 0 they are
+ * one aligned load. */
+static LLVMValueRef realign_finish(Access *a, LLVMValueRef *rw, int n);
+
 static void
-realign_group(Access *a, uint32_t g, int n, LLVMValueRef *rw)
+realign_group(Access *a, uint32_t g, int n, bool fin, LLVMValueRef *rw)
 {
 	CgFn *fn = a->fn;
 	Cg *cg = fn->cg;
@@ -766,9 +770,36 @@ realign_group(Access *a, uint32_t g, int n, LLVMValueRef *rw)
 	join = cg_new_block(fn, "ld.join");
 	LLVMBuildCondBr(B, ok, ra, edge);
 	LLVMPositionBuilderAtEnd(B, ra);
-	ra_v[0] = vec_load_words(a, pa, n, NULL, NULL);
-	ra_v[1] = realign_second(a, pb, d, split, in, n);
-	ra_v[2] = d;
+	if (fin) {
+		/* d = 0 (a row the peel-rows pass shifted to a 16-byte
+		 * boundary): one vector load, no shift */
+		LLVMBasicBlockRef al = cg_new_block(fn, "ld.aligned");
+		LLVMBasicBlockRef sh = cg_new_block(fn, "ld.shift");
+		LLVMBasicBlockRef mg = cg_new_block(fn, "ld.realigned");
+		LLVMBasicBlockRef fb[2];
+		LLVMValueRef fv[2], x[2];
+
+		LLVMBuildCondBr(B, split, sh, al);
+		LLVMPositionBuilderAtEnd(B, al);
+		fv[0] = vec_load_words(a, pa, n, NULL, NULL);
+		fb[0] = LLVMGetInsertBlock(B);
+		LLVMBuildBr(B, mg);
+		LLVMPositionBuilderAtEnd(B, sh);
+		x[0] = vec_load_words(a, pa, n, NULL, NULL);
+		x[1] = realign_second(a, pb, d, split, in, n);
+		fv[1] = realign_finish(a, (LLVMValueRef[]){ x[0], x[1], d }, n);
+		fb[1] = LLVMGetInsertBlock(B);
+		LLVMBuildBr(B, mg);
+		LLVMPositionBuilderAtEnd(B, mg);
+		ra_v[0] = LLVMBuildPhi(B, wt, "");
+		LLVMAddIncoming(ra_v[0], fv, fb, 2);
+		ra_v[1] = ra_v[0];
+		ra_v[2] = cg_i32(cg, 0);
+	} else {
+		ra_v[0] = vec_load_words(a, pa, n, NULL, NULL);
+		ra_v[1] = realign_second(a, pb, d, split, in, n);
+		ra_v[2] = d;
+	}
 	ib[0] = LLVMGetInsertBlock(B);
 	LLVMBuildBr(B, join);
 	/* a thread's one or two vectors: one none of whose elements are in
@@ -839,12 +870,15 @@ realign_all(Access *a, int n, int flight, LLVMValueRef *words)
 	for (g = 0; g < nr; g = h) {
 		for (h = g, k = 0; h < nr && k < (uint32_t)flight; h += (uint32_t)n)
 			if (!(h & dup)) {
-				realign_group(a, h, n, rw + 4 * h);
+				realign_group(a, h, n, flight == 1 &&
+					      !a->edge_later, rw + 4 * h);
 				k++;
 			}
 		for (; g < h; g += (uint32_t)n)
 			if (!(g & dup))
-				words[g] = realign_finish(a, rw + 4 * g, n);
+				words[g] = flight == 1 && !a->edge_later
+					? rw[4 * g]
+					: realign_finish(a, rw + 4 * g, n);
 	}
 	if (a->edge_later)
 		for (g = 0; g < nr; g += (uint32_t)n)

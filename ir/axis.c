@@ -502,10 +502,29 @@ axis_op(AxCtx *c, Op *op)
 		for (i = 0; i < (uint32_t)rank; i++)
 			r->cnst[i] = a->cnst[i];
 		break;
-	case OP_SELECT:
+	case OP_SELECT: {
+		const Axis *e = &c->ax[op->opnds[2]];
+
 		for (i = 0; i < (uint32_t)rank; i++)
-			r->cnst[i] = MIN(a->cnst[i], MIN(b->cnst[i],
-				c->ax[op->opnds[2]].cnst[i]));
+			r->cnst[i] = MIN(a->cnst[i], MIN(b->cnst[i], e->cnst[i]));
+		/* each element is one of the two arms' */
+		r->div = MIN(elem_div(b, rank), elem_div(e, rank));
+		if (b->has_known && e->has_known && b->known == e->known) {
+			r->known = b->known;
+			r->has_known = true;
+		}
+		break;
+	}
+	case OP_MISALIGN:
+		/* 0 where every pointer is a multiple of bytes */
+		if (elem_div(a, rank) >= attr_int(&op->attrs, "bytes", 16)) {
+			ax_uniform(r, rt, AX_BIG);
+			r->known = 0;
+			r->has_known = true;
+		} else {
+			for (i = 0; i < (uint32_t)rank; i++)
+				r->cnst[i] = a->cnst[i];
+		}
 		break;
 	case OP_CVT:
 		if (ty_is_int(rt) && ty_is_int(ir_type(f, op->opnds[0])))

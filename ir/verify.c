@@ -222,6 +222,7 @@ static const AttrRule attr_rules[] = {
 	{ OP_PROGRAM_ID, "axis", ATTR_INT, true, 0, 2, NULL },
 	{ OP_NUM_PROGRAMS, "axis", ATTR_INT, true, 0, 2, NULL },
 	{ OP_CMP, "pred", ATTR_SYM, true, ANY, "eq ne lt le gt ge" },
+	{ OP_MISALIGN, "bytes", ATTR_INT, true, 1, 4096, NULL },
 	{ OP_EXPAND_DIMS, "axis", ATTR_INT, true, 0, TY_MAX_RANK - 1, NULL },
 	{ OP_TRANS, "perm", ATTR_INTS, true, ANY, NULL },
 	{ OP_EXTRACT_SLICE, "offsets", ATTR_INTS, true, ANY, NULL },
@@ -561,6 +562,26 @@ check_ptr_add(Verifier *v, Op *op)
 		return;
 	}
 	want_type(v, op, "result", RT(op, 0), p);
+}
+
+static void
+check_misalign(Verifier *v, Op *op)
+{
+	IrCtx *c = v->f->mod->ctx;
+	Type *p = OPT(op, 0);
+	int64_t bytes = attr_int(&op->attrs, "bytes", 16);
+
+	if (!is_data(p) || class_of(p) != C_PTR) {
+		err(v, op, "'misalign' needs a pointer or a tile of pointers, got %s", tn(v, p));
+		return;
+	}
+	if ((bytes & (bytes - 1)) || bytes < ty_bytes(ty_elem(p)->elem)) {
+		err(v, op, "'misalign' bytes must be a power of two and at least "
+		    "the element's size (%d), got %lld", ty_bytes(ty_elem(p)->elem),
+		    (long long)bytes);
+		return;
+	}
+	want_type(v, op, "result", RT(op, 0), ty_like(c, p, ty_scalar(c, TY_I32)));
 }
 
 /* ---- shapes: data movement, fp8 included ---- */
@@ -1405,6 +1426,7 @@ check_op(Verifier *v, Op *op)
 	case OP_CVT: check_cvt(v, op); break;
 	case OP_BITCAST: check_bitcast(v, op); break;
 	case OP_PTR_ADD: check_ptr_add(v, op); break;
+	case OP_MISALIGN: check_misalign(v, op); break;
 	default: check_other(v, op); break;
 	}
 }

@@ -185,7 +185,7 @@ check_op(LVer *v, Op *op)
 	}
 	switch (op->kind) {
 	case OP_CMP: case OP_SELECT: case OP_CVT: case OP_BITCAST:
-	case OP_PTR_ADD:
+	case OP_PTR_ADD: case OP_MISALIGN:
 		same_layout(v, op, "operands and result are");
 		break;
 	case OP_CP_ASYNC:

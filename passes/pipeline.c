@@ -73,7 +73,7 @@ pass_default_pipeline(int olevel)
 		return "inline,merge-replicas";
 	if (olevel == 1)
 		return "inline,merge-replicas,canon,dce";
-	return "inline,merge-replicas,canon,cse,licm,canon,cse,dce";
+	return "inline,merge-replicas,canon,cse,licm,peel-rows,canon,cse,dce";
 }
 
 const char *

@@ -594,6 +594,7 @@ exec(SimLaunch *L, SimCo *co, SimFrame *f, Op *op)
 	case OP_CVT: sim_op_cvt(L, act, op); break;
 	case OP_BITCAST: sim_op_bitcast(L, act, op); break;
 	case OP_PTR_ADD: sim_op_ptr_add(L, act, op); break;
+	case OP_MISALIGN: sim_op_misalign(L, act, op); break;
 	case OP_SPLAT: case OP_BROADCAST: case OP_EXPAND_DIMS:
 	case OP_RESHAPE: case OP_TRANS: case OP_CONVERT_LAYOUT:
 	case OP_EXTRACT_SLICE:

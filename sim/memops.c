@@ -138,6 +138,26 @@ sim_op_ptr_add(SimLaunch *L, SimAct *act, Op *op)
 				      (uint64_t)es;
 }
 
+void
+sim_op_misalign(SimLaunch *L, SimAct *act, Op *op)
+{
+	Type *pt = sim_ty(act, op->opnds[0]), *rt = sim_ty(act, op->res[0]);
+	uint64_t bytes = (uint64_t)attr_int(&op->attrs, "bytes", 16);
+	const uint64_t *p;
+	int32_t *r;
+	int64_t i, n = ty_numel(rt), es;
+
+	if (ty_elem(pt)->kind != TY_PTR || ty_elem(rt)->kind != TY_I32 ||
+	    ty_numel(pt) != n || !bytes || (bytes & (bytes - 1)))
+		sim_fault(L, op, "malformed IR: misalign needs pointers, i32 "
+			  "results of their shape and bytes a power of two");
+	es = sim_esize(ty_elem(pt)->elem);
+	p = (const uint64_t *)(const void *)sim_data(&act->vals[op->opnds[0]], pt);
+	r = (int32_t *)(void *)sim_data(sim_def(L, act, op->res[0]), rt);
+	for (i = 0; i < n; i++)
+		r[i] = (int32_t)((p[i] & (bytes - 1)) / (uint64_t)MAX(es, 1));
+}
+
 typedef struct Access {
 	uint64_t *ptr;
 	uint8_t *mask;  /* NULL: all lanes */

@@ -637,6 +637,7 @@ void sim_index_str(Buf *b, Type *t, int64_t i);  /* "[3, 5]" */
 
 /* memops.c: global and shared memory */
 void sim_op_ptr_add(SimLaunch *L, SimAct *act, Op *op);
+void sim_op_misalign(SimLaunch *L, SimAct *act, Op *op);
 void sim_op_load(SimLaunch *L, SimAct *act, Op *op);
 void sim_op_store(SimLaunch *L, SimAct *act, Op *op);
 void sim_op_atomic(SimLaunch *L, SimAct *act, Op *op);
