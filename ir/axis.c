@@ -423,6 +423,54 @@ runs_one_dim(Axis *r, Type *t, int rank)
 
 static void axis_block(AxCtx *c, Block *b);
 
+/* A loop's body, its carried integers that come in as a constant taken
+ * to be it (the shift peel-rows carries, 0 in a fast entry); where one
+ * goes out as anything else, the body again with those unknown. */
+static void
+carried_consts(AxCtx *c, Op *loop, Block *blk)
+{
+	Op *y = blk->last;
+	uint32_t j, n = blk->nargs - 1;
+	bool any = false, again = false;
+
+	for (j = 0; j < n && 3 + j < loop->nopnds; j++) {
+		const Axis *in = &c->ax[loop->opnds[3 + j]];
+		Value a = blk->args[j + 1];
+
+		if (in->has_known && ty_is_int(ir_type(c->f, a)) &&
+		    ir_type(c->f, a)->kind != TY_TILE) {
+			c->ax[a] = *in;
+			any = true;
+		}
+	}
+	axis_block(c, blk);
+	if (!any || !y || y->kind != OP_YIELD)
+		return;
+	do {
+		/* each round makes one more unknown, or ends */
+		again = false;
+		for (j = 0; j < n && j < y->nopnds && 3 + j < loop->nopnds; j++) {
+			Axis *a = &c->ax[blk->args[j + 1]];
+			const Axis *out = &c->ax[y->opnds[j]];
+
+			if (!a->has_known || (out->has_known && out->known == a->known))
+				continue;
+			ax_default(a, ir_type(c->f, blk->args[j + 1]));
+			again = true;
+		}
+		if (again)
+			axis_block(c, blk);
+	} while (again);
+	for (j = 0; j < n && j < y->nopnds && j < loop->nres; j++) {
+		Axis *a = &c->ax[blk->args[j + 1]];
+
+		if (a->has_known) {
+			a->deps |= c->ax[y->opnds[j]].deps;
+			c->ax[loop->res[j]] = *a;
+		}
+	}
+}
+
 static void
 axis_op(AxCtx *c, Op *op)
 {
@@ -449,6 +497,8 @@ axis_op(AxCtx *c, Op *op)
 				      c->ax[op->opnds[2]].div);
 			iv->deps = c->ax[op->opnds[0]].deps |
 				   c->ax[op->opnds[2]].deps;
+			carried_consts(c, op, blk);
+			continue;
 		}
 		axis_block(c, blk);
 	}

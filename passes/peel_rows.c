@@ -6,16 +6,36 @@
  * its vectors is aligned.  The pass shifts the columns within the tile: a
  * row whose first element lies s elements past a 16-byte boundary holds
  * column j at slot j + s, so that its loads start at that boundary (the
- * slots below s are masked off like those past the row's end).  Every
- * access of the tile takes the same shift, and the ops between them are
- * elementwise or reduce along the columns, which see the same values
- * (the columns masked off included: as many slots as before hold
- * `other`), in another order.  The shift is 0 where a bound on the
- * columns is above B - s (the row would not fit).
+ * slots below s are masked off like those past the row's end).  The ops
+ * between the accesses are elementwise or reduce along the columns, which
+ * see the same values (the columns masked off included: as many slots as
+ * before hold `other`), in another order.  The shift is 0 where a bound on
+ * the columns is above B - s (the row would not fit).
+ *
+ * The tiles of one shift form a class: values joined by elementwise ops,
+ * in one block.  A class's shift is its largest load's row's, or, for a
+ * tile a loop carries, a shift the loop carries beside it (a loop that
+ * loads the next row while it works on this one).
  */
 #include "passes/passes.h"
 
 enum { K_NONE, K_IDX, K_MASK, K_PTR, K_DATA };
+
+typedef struct Class {
+	Block *blk;      /* where all of its ops are */
+	Op *first;       /* its first op there */
+	Op *anchor;      /* its largest load (the first of those) */
+	Value carried;   /* the loop-carried block argument of its data, or 0 */
+	Op *loop;        /* that argument's loop */
+	uint32_t argi;   /* its index among the loop's carried values */
+	Type *S;         /* the shape of its tiles */
+	Type *st;        /* the shift's type: i32, or one per row ([R, 1]) */
+	Value row_shift; /* the shift at st */
+	Value col;       /* c - s at S */
+	Value zero;      /* 0 at S */
+	Value *lifted;   /* each value at S with the columns shifted */
+	bool done;
+} Class;
 
 typedef struct Peel {
 	Func *f;
@@ -25,21 +45,20 @@ typedef struct Peel {
 	int64_t B;
 	uint32_t n;      /* values when the pass began */
 	uint8_t *kind;   /* K_* of each value */
-	Value *lifted;   /* each value at the shape S, once made */
+	uint32_t *uf;    /* union-find over values and ops (n + op index) */
 	Vec(Value) bounds;  /* the X of every `c < X` */
-	Block *blk;      /* the block of every access and data op */
-	Vec(Op *) acc;   /* accesses, in the block's order */
-	Type *S;         /* the shape of the accesses (i32 tile of it) */
-	Value shift;     /* s at S */
-	Value col;       /* c - s at S */
-	Value zero;      /* 0 at S */
+	Vec(Op *) ops;   /* accesses, data ops, loops and yields, walk order */
+	uint32_t *cls;   /* each op's class */
+	Class *k;        /* the classes */
+	uint32_t nk;
+	Class *cur;      /* the class being rewritten */
 	Op *at;          /* where new ops go */
 } Peel;
 
 static Type *
 shape_of(Peel *p, Type *elem)
 {
-	return ty_like(p->c, p->S, elem);
+	return ty_like(p->c, p->cur->S, elem);
 }
 
 static Value
@@ -77,16 +96,16 @@ last_dim(Type *t)
 
 /* Does t broadcast to S (same rank, each dim 1 or S's)? */
 static bool
-fits(Peel *p, Type *t)
+fits(Type *S, Type *t)
 {
 	int d;
 
 	if (t->kind != TY_TILE)
 		return true;
-	if (t->rank != p->S->rank)
+	if (t->rank != S->rank)
 		return false;
 	for (d = 0; d < t->rank; d++)
-		if (t->shape[d] != 1 && t->shape[d] != p->S->shape[d])
+		if (t->shape[d] != 1 && t->shape[d] != S->shape[d])
 			return false;
 	return true;
 }
@@ -96,18 +115,19 @@ static Value
 at_s(Peel *p, Value v)
 {
 	Type *t = ir_type(p->f, v), *to = shape_of(p, ty_elem(t));
+	Type *S = p->cur->S;
 
 	if (t == to)
 		return v;
 	if (t->kind != TY_TILE)
 		return emit(p, OP_SPLAT, to, 1, v, 0);
-	if (t->rank < p->S->rank) {
+	if (t->rank < S->rank) {
 		int64_t sh[TY_MAX_RANK];
-		int k = p->S->rank - t->rank, d;
+		int k = S->rank - t->rank, d;
 
-		for (d = 0; d < p->S->rank; d++)
+		for (d = 0; d < S->rank; d++)
 			sh[d] = d < k ? 1 : t->shape[d - k];
-		t = ty_tile(p->c, ty_elem(t), p->S->rank, sh);
+		t = ty_tile(p->c, ty_elem(t), S->rank, sh);
 		v = emit(p, OP_RESHAPE, t, 1, v, 0);
 		if (t == to)
 			return v;
@@ -116,29 +136,20 @@ at_s(Peel *p, Value v)
 }
 
 /* A value that does not depend on c with the last dim of size 1: its
- * scalar or its tile before broadcasts along that dim.  0 when it has
- * none (it varies along the columns). */
+ * scalar or its tile before broadcasts along that dim (a const tile is a
+ * splat: itself).  0 when it has none (it varies along the columns). */
 static Value
 row_value(Peel *p, Value v)
 {
 	for (;;) {
 		Op *d = pass_def(p->f, v);
 
-		if (last_dim(ir_type(p->f, v)) == 1)
+		if (last_dim(ir_type(p->f, v)) == 1 || (d && d->kind == OP_CONST))
 			return v;
 		if (!d || (d->kind != OP_BROADCAST && d->kind != OP_SPLAT))
 			return 0;
 		v = d->opnds[0];
 	}
-}
-
-/* Is v (a value of the pass's start) a tile of the shape S? */
-static bool
-at_shape(Peel *p, Value v)
-{
-	Type *t = ir_type(p->f, v);
-
-	return v < p->n && t == ty_like(p->c, p->S, ty_elem(t));
 }
 
 /* ---- which values depend on c, and how ---- */
@@ -147,6 +158,15 @@ static bool
 indep(Peel *p, Value v)
 {
 	return v >= p->n || p->kind[v] == K_NONE;
+}
+
+/* Is v (a value of the pass's start) a tile of the class's shape S? */
+static bool
+at_shape(Peel *p, Value v)
+{
+	Type *t = ir_type(p->f, v);
+
+	return v < p->n && t == ty_like(p->c, p->cur->S, ty_elem(t));
 }
 
 /* A shape op that keeps c along the last dim, only adding unit dims or
@@ -183,12 +203,18 @@ add_bound(Peel *p, Value x)
 	vec_push(p->a, &p->bounds, x);
 }
 
-static bool
-in_block(Peel *p, Op *op)
+static uint32_t
+find(Peel *p, uint32_t x)
 {
-	if (!p->blk)
-		p->blk = op->parent;
-	return op->parent == p->blk;
+	while (p->uf[x] != x)
+		x = p->uf[x] = p->uf[p->uf[x]];
+	return x;
+}
+
+static void
+unite(Peel *p, uint32_t x, uint32_t y)
+{
+	p->uf[find(p, x)] = find(p, y);
 }
 
 /* The kind of op's result given its operands' (op has a c-dependent
@@ -201,6 +227,33 @@ classify(Peel *p, Op *op)
 	uint32_t i;
 	const char *pred;
 
+	switch (op->kind) {
+	case OP_FOR:
+		/* a loop carries data tiles (not indices or masks) */
+		for (i = 0; i < op->nopnds; i++) {
+			Value a;
+
+			if (indep(p, op->opnds[i]))
+				continue;
+			if (i < 3 || p->kind[op->opnds[i]] != K_DATA)
+				return false;
+			a = op->regions[0]->args[i - 3 + 1];
+			p->kind[a] = p->kind[op->res[i - 3]] = K_DATA;
+		}
+		return true;
+	case OP_YIELD:
+		if (!op->parent->parent || op->parent->parent->kind != OP_FOR)
+			return false;
+		/* data goes out where it came in */
+		for (i = 0; i < op->nopnds; i++)
+			if (!indep(p, op->opnds[i]) &&
+			    (p->kind[op->opnds[i]] != K_DATA ||
+			     p->kind[op->parent->args[i + 1]] != K_DATA))
+				return false;
+		return true;
+	default:
+		break;
+	}
 	if (op->nregions || op->nres > 1)
 		return false;
 	switch (op->kind) {
@@ -240,19 +293,18 @@ classify(Peel *p, Op *op)
 	case OP_LOAD:
 		if (k0 != K_PTR || op->nopnds < 2 ||
 		    p->kind[op->opnds[1]] != K_MASK ||
-		    (op->nopnds > 2 && !indep(p, op->opnds[2])) ||
-		    !in_block(p, op))
+		    (op->nopnds > 2 && !indep(p, op->opnds[2])))
 			return false;
 		p->kind[op->res[0]] = K_DATA;
 		return true;
 	case OP_STORE:
 		return k0 == K_PTR && op->nopnds == 3 &&
 		       (p->kind[op->opnds[1]] == K_DATA || indep(p, op->opnds[1])) &&
-		       p->kind[op->opnds[2]] == K_MASK && in_block(p, op) &&
+		       p->kind[op->opnds[2]] == K_MASK &&
 		       last_dim(ir_type(f, op->opnds[0])) == p->B;
 	case OP_REDUCE:
 		/* along the columns: the same values in another order */
-		if (k0 != K_DATA || !in_block(p, op) ||
+		if (k0 != K_DATA ||
 		    attr_int(&op->attrs, "axis", -1) !=
 			    ir_type(f, op->opnds[0])->rank - 1 ||
 		    attr_str(&op->attrs, "kind")[0] == 'a')  /* argmax: an index */
@@ -262,7 +314,7 @@ classify(Peel *p, Op *op)
 		break;
 	}
 	/* data: elementwise over loaded values, and selects on masks */
-	if (!elementwise(op) || !in_block(p, op))
+	if (!elementwise(op))
 		return false;
 	for (i = 0; i < op->nopnds; i++) {
 		uint8_t k = p->kind[op->opnds[i]];
@@ -303,14 +355,104 @@ classify_op(Op *op, void *ud)
 		w->ok = false;
 		return;
 	}
-	if (op->kind == OP_LOAD || op->kind == OP_STORE) {
-		vec_push(p->a, &p->acc, op);
+	if (op->kind == OP_LOAD || op->kind == OP_STORE || op->kind == OP_FOR ||
+	    op->kind == OP_YIELD ||
+	    (op->nres == 1 && p->kind[op->res[0]] == K_DATA))
+		vec_push(p->a, &p->ops, op);
+}
+
+/* ---- classes ---- */
+
+/* The union-find node of an op of p->ops (index i): its data result, a
+ * store's data value, else its own. */
+static uint32_t
+node(Peel *p, uint32_t i)
+{
+	Op *op = p->ops.v[i];
+
+	if (op->kind == OP_STORE && p->kind[op->opnds[1]] == K_DATA)
+		return op->opnds[1];
+	if (op->kind != OP_STORE && op->nres == 1)
+		return op->res[0];
+	return p->n + i;
+}
+
+/* Joins each data op with its data operands; gives every access and data
+ * op its class.  False where a class is not one block's. */
+static bool
+make_classes(Peel *p)
+{
+	uint32_t i, j, m = p->n + p->ops.n, *id;
+	Op *op;
+
+	p->uf = arena_alloc(p->a, m * sizeof *p->uf);
+	for (i = 0; i < m; i++)
+		p->uf[i] = i;
+	for (i = 0; i < p->ops.n; i++) {
+		op = p->ops.v[i];
+		if (op->kind == OP_LOAD || op->kind == OP_STORE ||
+		    op->kind == OP_FOR || op->kind == OP_YIELD)
+			continue;
+		for (j = 0; j < op->nopnds; j++)
+			if (op->opnds[j] < p->n && p->kind[op->opnds[j]] == K_DATA)
+				unite(p, op->res[0], op->opnds[j]);
 	}
+	id = arena_alloc(p->a, m * sizeof *id);
+	for (i = 0; i < m; i++)
+		id[i] = UINT32_MAX;
+	p->cls = arena_alloc(p->a, p->ops.n * sizeof *p->cls);
+	p->k = arena_alloc(p->a, (p->ops.n + 1) * sizeof *p->k);
+	for (i = 0; i < p->ops.n; i++) {
+		Class *k;
+		uint32_t r;
+
+		op = p->ops.v[i];
+		if (op->kind == OP_FOR || op->kind == OP_YIELD) {
+			p->cls[i] = UINT32_MAX;
+			continue;
+		}
+		r = find(p, node(p, i));
+		if (id[r] == UINT32_MAX) {
+			id[r] = p->nk++;
+			p->k[id[r]].blk = op->parent;
+			p->k[id[r]].first = op;
+		}
+		k = &p->k[p->cls[i] = id[r]];
+		if (k->blk != op->parent)
+			return false;
+		if (op->kind == OP_LOAD &&
+		    (!k->anchor || ty_numel(ir_type(p->f, op->res[0])) >
+				   ty_numel(ir_type(p->f, k->anchor->res[0]))))
+			k->anchor = op;
+	}
+	/* loop-carried data: the argument's class carries the shift; its
+	 * first op is the loop body's first use */
+	for (i = 0; i < p->ops.n; i++) {
+		op = p->ops.v[i];
+		if (op->kind != OP_FOR)
+			continue;
+		for (j = 3; j < op->nopnds; j++) {
+			Value a = op->regions[0]->args[j - 3 + 1];
+			uint32_t r;
+			Class *k;
+
+			if (p->kind[a] != K_DATA)
+				continue;
+			r = find(p, a);
+			if (id[r] == UINT32_MAX)
+				continue;  /* carried and never used: its shift is never needed */
+			k = &p->k[id[r]];
+			if (k->carried)
+				return false;  /* two shifts for one class */
+			k->carried = a;
+			k->loop = op;
+			k->argi = j - 3;
+		}
+	}
+	return true;
 }
 
 /* ---- the rewrite ---- */
-
-static Value lift(Peel *p, Value v);
 
 /* The index of op in its block. */
 static uint32_t
@@ -324,19 +466,19 @@ position(Op *op)
 	return i;
 }
 
-/* Is v available before the op at position `first` of the block? */
+/* Is v available in block b before the op at position `first`? */
 static bool
-before(Peel *p, Value v, uint32_t first)
+before(Peel *p, Block *b, Value v, uint32_t first)
 {
 	Op *d = pass_def(p->f, v);
 	Op *o;
 
 	if (!d)
 		return true;
-	for (o = d; o->parent && o->parent != p->blk; o = o->parent->parent)
+	for (o = d; o->parent && o->parent != b; o = o->parent->parent)
 		if (!o->parent->parent)
 			return true;  /* outside the block */
-	return o->parent != p->blk || position(o) < first;
+	return o->parent != b || position(o) < first;
 }
 
 /* The ptr_add under a pointer that depends on c (through shape ops). */
@@ -350,68 +492,177 @@ ptr_def(Peel *p, Value v)
 	return d;
 }
 
-/* The shift s of every row, c - s and 0 at the shape S, before the first
- * access: the anchor's misalignment where every bound allows it. */
+/* The shape of a class's tiles: its largest data's or access's. */
 static bool
-make_shift(Peel *p, Op *anchor)
+class_shape(Peel *p, Class *k, uint32_t ki)
 {
-	IrCtx *c = p->c;
-	Type *i32 = ty_scalar(c, TY_I32), *st, *xt;
-	Value rb = row_value(p, ptr_def(p, anchor->opnds[0])->opnds[0]);
-	Value s, ok = 0, room, x, cs;
-	uint32_t first = position(p->acc.v[0]), i;
+	uint32_t i;
 
-	if (!rb || !before(p, rb, first))
-		return false;
-	st = ty_like(c, ir_type(p->f, rb), i32);
-	for (i = 0; i < p->bounds.n; i++) {
-		x = row_value(p, p->bounds.v[i]);
-		if (!x || !before(p, x, first))
+	for (i = 0; i < p->ops.n; i++) {
+		Op *op = p->ops.v[i];
+		Type *t;
+
+		if (p->cls[i] != ki)
+			continue;
+		t = ir_type(p->f, op->kind == OP_STORE ? op->opnds[0] : op->res[0]);
+		if (t->kind != TY_TILE || last_dim(t) != p->B)
 			return false;
-		xt = ir_type(p->f, x);
-		if (ty_elem(xt) != i32 || (xt->kind == TY_TILE && xt != st))
+		if (!k->S || ty_numel(t) > ty_numel(k->S))
+			k->S = t;
+	}
+	if (k->carried && ir_type(p->f, k->carried) != ty_like(p->c, k->S,
+				ty_elem(ir_type(p->f, k->carried))))
+		return false;
+	for (i = 0; i < p->ops.n; i++) {
+		Op *op = p->ops.v[i];
+
+		if (p->cls[i] == ki &&
+		    !fits(k->S, ir_type(p->f, op->kind == OP_STORE ? op->opnds[0]
+							      : op->res[0])))
+			return false;
+		/* a store of a smaller shape than its class's */
+		if (p->cls[i] == ki && op->kind == OP_STORE &&
+		    ir_type(p->f, op->opnds[0]) != ty_like(p->c, k->S,
+					ty_elem(ir_type(p->f, op->opnds[0]))))
 			return false;
 	}
-	p->at = p->acc.v[0];
-	s = emit(p, OP_MISALIGN, st, 1, rb, 0);
+	return true;
+}
+
+/* Data of a smaller shape than its class's reaches it only through
+ * broadcasts and elementwise ops of that smaller shape. */
+static bool
+smaller_ok(Peel *p)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < p->ops.n; i++) {
+		Op *op = p->ops.v[i];
+
+		if (p->cls[i] == UINT32_MAX)
+			continue;
+		p->cur = &p->k[p->cls[i]];
+		for (j = 0; j < op->nopnds; j++) {
+			Value v = op->opnds[j];
+
+			if (v >= p->n || p->kind[v] != K_DATA || at_shape(p, v))
+				continue;
+			if (op->kind == OP_BROADCAST)
+				continue;
+			if (!elementwise(op) || at_shape(p, op->res[0]))
+				return false;
+		}
+	}
+	return true;
+}
+
+/* The anchor's shift at its row shape st, before the class's first op:
+ * its misalignment where every bound allows it, else 0.  Without an
+ * anchor (a class that only stores), 0. */
+static bool
+anchor_shift(Peel *p, Class *k)
+{
+	IrCtx *c = p->c;
+	Type *i32 = ty_scalar(c, TY_I32), *xt;
+	Value rb, s, ok = 0, room, x;
+	uint32_t first = position(k->first), i;
+
+	p->at = k->first;
+	if (!k->anchor) {
+		k->st = i32;
+		k->row_shift = pass_new_const(p->f, p->at, i32, (Num){ .i = 0 });
+		return true;
+	}
+	rb = row_value(p, ptr_def(p, k->anchor->opnds[0])->opnds[0]);
+	if (!rb || !before(p, k->blk, rb, first))
+		return false;
+	k->st = ty_like(c, ir_type(p->f, rb), i32);
+	for (i = 0; i < p->bounds.n; i++) {
+		x = row_value(p, p->bounds.v[i]);
+		if (!x || !before(p, k->blk, x, first))
+			return false;
+		xt = ir_type(p->f, x);
+		if (ty_elem(xt) != i32 || (xt->kind == TY_TILE && xt != k->st &&
+					   pass_def(p->f, x)->kind != OP_CONST))
+			return false;
+	}
+	s = emit(p, OP_MISALIGN, k->st, 1, rb, 0);
 	attr_set_int(c, &pass_def(p->f, s)->attrs, "bytes", 16);
 	/* the row fits: X <= B - s for every bound X */
-	room = emit(p, OP_SUB, st, 2, pass_new_const(p->f, p->at, st,
-				     (Num){ .i = p->B }), s);
+	room = emit(p, OP_SUB, k->st, 2, pass_new_const(p->f, p->at, k->st,
+					(Num){ .i = p->B }), s);
 	for (i = 0; i < p->bounds.n; i++) {
 		Value le;
+		Num n;
 
 		x = row_value(p, p->bounds.v[i]);
-		if (ir_type(p->f, x) != st)
-			x = emit(p, OP_SPLAT, st, 1, x, 0);
+		if (pass_const(p->f, x, &n))
+			x = pass_new_const(p->f, p->at, k->st, n);
+		else if (ir_type(p->f, x) != k->st)
+			x = emit(p, OP_SPLAT, k->st, 1, x, 0);
 		le = cmp(p, "le", x, room);
 		ok = ok ? emit(p, OP_AND, ir_type(p->f, le), 2, ok, le) : le;
 	}
 	if (ok)
-		s = emit3(p, OP_SELECT, st, ok, s,
-			  pass_new_const(p->f, p->at, st, (Num){ .i = 0 }));
-	p->shift = at_s(p, s);
-	cs = at_s(p, p->range->res[0]);
-	p->col = emit(p, OP_SUB, shape_of(p, i32), 2, cs, p->shift);
-	p->zero = pass_new_const(p->f, p->at, shape_of(p, i32), (Num){ .i = 0 });
+		s = emit3(p, OP_SELECT, k->st, ok, s,
+			  pass_new_const(p->f, p->at, k->st, (Num){ .i = 0 }));
+	k->row_shift = s;
 	return true;
 }
 
-/* v (a value that depends on c) at the shape S with the columns shifted,
- * made before p->at. */
+/* The class of the data value v (an op's result, a store's value). */
+static Class *
+class_of(Peel *p, Value v)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->nk; i++)
+		if (p->k[i].carried == v)
+			return &p->k[i];
+	for (i = 0; i < p->ops.n; i++)
+		if (p->cls[i] != UINT32_MAX && p->ops.v[i]->nres == 1 &&
+		    p->ops.v[i]->kind != OP_STORE && p->ops.v[i]->res[0] == v)
+			return &p->k[p->cls[i]];
+	return NULL;
+}
+
+/* A class whose data a loop carries: the shift comes in beside it (the
+ * init's class's), and goes out beside the yield's value. */
+static bool
+carried_shift(Peel *p, Class *k)
+{
+	Op *loop = k->loop, *y = loop->regions[0]->last;
+	Value init = loop->opnds[3 + k->argi], next = y->opnds[k->argi];
+	Class *ki = class_of(p, init), *kn = next == k->carried ? k : class_of(p, next);
+
+	if (!ki || !kn || !ki->row_shift || (kn != k && !kn->row_shift))
+		return false;
+	if (kn != k && ki->st != kn->st)
+		return false;
+	k->st = ki->st;
+	k->row_shift = ir_block_add_arg(loop->regions[0], k->st);
+	ir_op_add_operand(loop, ki->row_shift);
+	ir_op_add_operand(y, kn == k ? k->row_shift : kn->row_shift);
+	ir_op_add_result(loop, k->st);
+	return true;
+}
+
+/* v (a value that depends on c) at the class's shape with the columns
+ * shifted, made before p->at. */
 static Value
 lift(Peel *p, Value v)
 {
+	Class *k = p->cur;
 	Op *d, *cl;
 	Value *map = NULL, r;
 	uint32_t mapn = 0, i;
 
 	if (indep(p, v))
 		return at_s(p, v);
-	if (p->lifted[v])
-		return p->lifted[v];
+	if (k->lifted[v])
+		return k->lifted[v];
 	if (v == p->range->res[0])
-		return p->col;
+		return k->col;
 	d = pass_def(p->f, v);
 	switch (d->kind) {
 	case OP_BROADCAST: case OP_RESHAPE: case OP_EXPAND_DIMS:
@@ -420,10 +671,10 @@ lift(Peel *p, Value v)
 	case OP_CMP: {
 		/* c < X: the shifted column is a real one (>= 0) below X */
 		Value x = d->opnds[p->kind[d->opnds[0]] == K_IDX ? 1 : 0];
-		Value ge = cmp(p, "ge", p->col, p->zero);
+		Value ge = cmp(p, "ge", k->col, k->zero);
 
 		r = emit(p, OP_AND, ir_type(p->f, ge), 2, ge,
-			 cmp(p, "lt", p->col, at_s(p, x)));
+			 cmp(p, "lt", k->col, at_s(p, x)));
 		break;
 	}
 	case OP_AND:
@@ -432,7 +683,7 @@ lift(Peel *p, Value v)
 		break;
 	case OP_PTR_ADD:
 		r = emit(p, OP_PTR_ADD, shape_of(p, ty_elem(ir_type(p->f, v))), 2,
-			 at_s(p, d->opnds[0]), p->col);
+			 at_s(p, d->opnds[0]), k->col);
 		break;
 	default:
 		/* data of a smaller shape (a row of weights broadcast to
@@ -446,7 +697,6 @@ lift(Peel *p, Value v)
 
 				if (map)
 					memcpy(nm, map, mapn * sizeof *nm);
-				memset(nm + mapn, 0, (m - mapn) * sizeof *nm);
 				map = nm;
 				mapn = m;
 			}
@@ -458,8 +708,36 @@ lift(Peel *p, Value v)
 		r = cl->res[0];
 		break;
 	}
-	p->lifted[v] = r;
+	k->lifted[v] = r;
 	return r;
+}
+
+/* Rewrites op (of class p->cur): an access's or a data op's indices and
+ * masks shifted, data of a smaller shape copied at S. */
+static void
+rewrite(Peel *p, Op *op)
+{
+	Value v = op->nopnds ? op->opnds[0] : 0;
+	uint32_t i;
+
+	p->at = op;
+	if (op->kind == OP_BROADCAST && p->kind[v] == K_DATA &&
+	    at_shape(p, op->res[0])) {
+		ir_replace_uses(p->f, op->res[0], lift(p, v));
+		return;
+	}
+	/* data of a smaller shape: its copy at S where it is (a load
+	 * stays before the stores after it) */
+	if (op->kind != OP_STORE && !at_shape(p, op->res[0])) {
+		lift(p, op->res[0]);
+		return;
+	}
+	for (i = 0; i < op->nopnds; i++) {
+		uint8_t k = op->opnds[i] < p->n ? p->kind[op->opnds[i]] : K_NONE;
+
+		if (k == K_IDX || k == K_MASK || k == K_PTR)
+			op->opnds[i] = lift(p, op->opnds[i]);
+	}
 }
 
 /* Shifts the columns of range op r's accesses where every use allows it. */
@@ -468,108 +746,85 @@ peel(PassCtx *pc, Func *f, Op *r)
 {
 	Peel p = { .f = f, .c = f->mod->ctx, .a = pc->scratch, .range = r };
 	Walk w = { &p, true };
-	Op *op, *prev, *anchor = NULL;
-	uint32_t *uses;
-	uint32_t i;
-	Type *t;
+	Op *op, *prev;
+	uint32_t i, *uses;
+	bool loads = false;
+	Class *k;
 
 	p.B = attr_int(&r->attrs, "end", 0);
 	p.n = f->vals.n;
 	p.kind = arena_alloc(p.a, p.n);
-	memset(p.kind, 0, p.n);
 	ir_walk(f, classify_op, &w);
-	if (!w.ok || !p.acc.n)
+	if (!w.ok)
 		return false;
-	/* the anchor: the first of the largest loads (a row of weights
-	 * broadcast over the rows is smaller) */
-	for (i = 0; i < p.acc.n; i++)
-		if (p.acc.v[i]->kind == OP_LOAD &&
-		    (!anchor || ty_numel(ir_type(f, p.acc.v[i]->res[0])) >
-				ty_numel(ir_type(f, anchor->res[0]))))
-			anchor = p.acc.v[i];
-	if (!anchor)
+	for (i = 0; i < p.ops.n; i++)
+		loads |= p.ops.v[i]->kind == OP_LOAD;
+	if (!loads || !make_classes(&p))
 		return false;
-	/* S: the anchor's shape; every access has it, and data of other
-	 * shapes broadcasts to it */
-	p.S = ir_type(f, anchor->res[0]);
-	if (p.S->kind != TY_TILE || last_dim(p.S) != p.B)
-		return false;
-	for (i = 0; i < p.acc.n; i++)
-		if (!fits(&p, ir_type(f, p.acc.v[i]->opnds[0])) ||
-		    (p.acc.v[i]->kind == OP_STORE &&
-		     ir_type(f, p.acc.v[i]->opnds[0])->kind == TY_TILE &&
-		     ir_type(f, p.acc.v[i]->opnds[0])->shape[0] != p.S->shape[0]))
+	/* a loop's data results are not used (their shift would have to
+	 * come out too) */
+	uses = ir_count_uses(f, p.a);
+	for (i = 0; i < p.ops.n; i++) {
+		uint32_t j;
+
+		op = p.ops.v[i];
+		if (op->kind == OP_FOR)
+			for (j = 0; j < op->nres; j++)
+				if (p.kind[op->res[j]] == K_DATA && uses[op->res[j]])
+					return false;
+	}
+	for (i = 0; i < p.nk; i++)
+		if (!class_shape(&p, &p.k[i], i))
 			return false;
-	for (op = p.blk->first; op; op = op->next)
-		for (i = 0; i < op->nres; i++) {
-			Value v = op->res[i];
-
-			if (v >= p.n || p.kind[v] != K_DATA)
-				continue;
-			t = ir_type(f, v);
-			if (!fits(&p, t))
-				return false;
-		}
-	/* data of a smaller shape reaches S only through broadcasts */
-	for (op = p.blk->first; op; op = op->next) {
-		for (i = 0; i < op->nopnds; i++) {
-			Value v = op->opnds[i];
-
-			if (v >= p.n || p.kind[v] != K_DATA ||
-			    ir_type(f, v) == ty_like(p.c, p.S, ty_elem(ir_type(f, v))))
-				continue;
-			if (op->kind == OP_BROADCAST)
-				continue;
-			if (!elementwise(op) || ir_type(f, op->res[0]) ==
-			    ty_like(p.c, p.S, ty_elem(ir_type(f, op->res[0]))))
-				return false;
-		}
-	}
-	if (!make_shift(&p, anchor))
+	if (!smaller_ok(&p))
 		return false;
-	p.lifted = arena_alloc(p.a, p.n * sizeof *p.lifted);
-	memset(p.lifted, 0, p.n * sizeof *p.lifted);
-	for (op = p.blk->first; op; op = op->next) {
-		Value v = op->nopnds ? op->opnds[0] : 0;
-
-		p.at = op;
-		if (op->kind == OP_BROADCAST && p.kind[v] == K_DATA &&
-		    at_shape(&p, op->res[0])) {
-			ir_replace_uses(f, op->res[0], lift(&p, v));
+	/* the shifts: the anchors' first, then the loops' in walk order
+	 * (an outer loop's before an inner one's) */
+	for (i = 0; i < p.nk; i++)
+		if (!p.k[i].carried && !anchor_shift(&p, &p.k[i]))
+			return false;  /* before any change: nothing made is used */
+	for (i = 0; i < p.ops.n; i++) {
+		op = p.ops.v[i];
+		if (op->kind != OP_FOR)
 			continue;
-		}
-		/* data of a smaller shape: its copy at S where it is (a
-		 * load stays before the stores after it) */
-		if (op->nres == 1 && op->res[0] < p.n &&
-		    p.kind[op->res[0]] == K_DATA && !at_shape(&p, op->res[0])) {
-			lift(&p, op->res[0]);
-			continue;
-		}
-		/* an access at S, or data at S: its indices and masks
-		 * shifted */
-		if (!(op->kind == OP_STORE ? at_shape(&p, v)
-		      : op->nres == 1 && op->res[0] < p.n &&
-			p.kind[op->res[0]] == K_DATA && at_shape(&p, op->res[0])))
-			continue;
-		for (i = 0; i < op->nopnds; i++) {
-			uint8_t k = op->opnds[i] < p.n ? p.kind[op->opnds[i]] : K_NONE;
-
-			if (k == K_IDX || k == K_MASK || k == K_PTR)
-				op->opnds[i] = lift(&p, op->opnds[i]);
-		}
+		for (k = p.k; k < p.k + p.nk; k++)
+			if (k->loop == op && !carried_shift(&p, k))
+				return false;  /* checked before any change below */
 	}
+	for (k = p.k; k < p.k + p.nk; k++) {
+		Type *i32 = ty_scalar(p.c, TY_I32);
+
+		p.cur = k;
+		p.at = k->first;
+		k->lifted = arena_alloc(p.a, p.n * sizeof *k->lifted);
+		k->col = emit(&p, OP_SUB, shape_of(&p, i32), 2,
+			      at_s(&p, r->res[0]), at_s(&p, k->row_shift));
+		k->zero = pass_new_const(f, p.at, shape_of(&p, i32), (Num){ .i = 0 });
+	}
+	for (i = 0; i < p.ops.n; i++)
+		if (p.cls[i] != UINT32_MAX) {
+			p.cur = &p.k[p.cls[i]];
+			rewrite(&p, p.ops.v[i]);
+		}
 	/* the data of a smaller shape the copies replace: loads are not
 	 * pure, so dce would keep them */
 	uses = ir_count_uses(f, p.a);
-	for (op = p.blk->last; op; op = prev) {
-		prev = op->prev;
-		if (op->nres != 1 || op->res[0] >= p.n || p.kind[op->res[0]] != K_DATA ||
-		    uses[op->res[0]] || op->kind == OP_STORE)
+	for (k = p.k; k < p.k + p.nk; k++) {
+		if (k->done)
 			continue;
-		for (i = 0; i < op->nopnds; i++)
-			if (op->opnds[i] < f->vals.n && uses[op->opnds[i]])
-				uses[op->opnds[i]]--;
-		ir_remove(op);
+		for (op = k->blk->last; op; op = prev) {
+			prev = op->prev;
+			if (op->nres != 1 || op->res[0] >= p.n ||
+			    p.kind[op->res[0]] != K_DATA || uses[op->res[0]] ||
+			    op->kind == OP_STORE || op->kind == OP_FOR)
+				continue;
+			for (i = 0; i < op->nopnds; i++)
+				if (op->opnds[i] < f->vals.n && uses[op->opnds[i]])
+					uses[op->opnds[i]]--;
+			ir_remove(op);
+		}
+		for (Class *o = k; o < p.k + p.nk; o++)
+			o->done |= o->blk == k->blk;
 	}
 	pass_stat(pc, "rows-peeled", 1);
 	return true;

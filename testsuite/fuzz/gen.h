@@ -56,7 +56,7 @@
 	X(assign) X(shared) X(shared_view) X(atomic) X(atomic_same)           \
 	X(atomic_cas) X(call) X(range) X(full) X(assert) X(else_if)         \
 	X(async) X(tasks) X(replicate) X(regs) X(pipe) X(pipe_late)           \
-	X(mbarrier) X(tma_load) X(tma_store) X(dot_async) X(tiles)
+	X(mbarrier) X(tma_load) X(tma_store) X(dot_async) X(tiles) X(rows)
 
 enum {
 #define X(n) FZ_C_##n,
@@ -82,6 +82,12 @@ typedef struct FzGenOpts {
 	 * tanh (not on f64) given `approx: true`, drawn from a stream of
 	 * their own: 0 leaves every program as it was */
 	int approx_pct;
+	/* the percentage of programs ending with a row kernel's statement
+	 * (rows at a pitch that is rarely a multiple of 16 bytes, a masked
+	 * load of each, a reduction along the row, a masked store: what
+	 * peel-rows shifts), drawn apart like async: 0 leaves every program
+	 * as it was */
+	int rows_pct;
 } FzGenOpts;
 
 typedef struct FzGenStats {

@@ -51,6 +51,7 @@
  *                           same way
  *     --stmts N, --depth N, --no-shared, --no-atomics, --no-dot,
  *     --async PCT (programs with tasks, pipes, TMA, ...: gen_test's),
+ *     --rows PCT (programs ending with a row kernel's statement: gen_test's),
  *     --approx PCT (math calls with `approx: true`: gen_test's)
  *     --generic PCT         that share of the generated programs (by
  *                           seed; default 25) run the generic entry on the
@@ -1239,7 +1240,7 @@ usage(void)
 		"[--device cuda|sim] [--ref same|O0] [--tlxc PATH] "
 		"[--emit cubin|ptx] [--target T] [--flags \"...\"] [--keep DIR] [--dump DIR] "
 		"[--timeout S] [--strict-nan] [--bits] [--inject-flip] [--reduce] [--device-order N] [--no-forgive] "
-		"[--stmts N] [--depth N] [--no-shared] [--no-atomics] [--no-dot] [--async PCT] "
+		"[--stmts N] [--depth N] [--no-shared] [--no-atomics] [--no-dot] [--async PCT] [--rows PCT] "
 		"[--approx PCT] [--generic PCT] "
 		"[-v|-q] [FILE.tlx...]\n");
 	exit(2);
@@ -1338,6 +1339,8 @@ main(int argc, char **argv)
 			o.gen.async_pct = atoi(argv[++i]);
 		else if (!strcmp(a, "--approx") && more)
 			o.gen.approx_pct = atoi(argv[++i]);
+		else if (!strcmp(a, "--rows") && more)
+			o.gen.rows_pct = atoi(argv[++i]);
 		else if (!strcmp(a, "--generic") && more)
 			o.generic_pct = atoi(argv[++i]);
 		else if (!strcmp(a, "-v"))

@@ -27,6 +27,8 @@
  *                           asynchronous part (async.c; default 0)
  *     --approx PCT          PCT percent of the math calls that have an
  *                           approximation with `approx: true` (default 0)
+ *     --rows PCT            PCT percent of the programs ending with a row
+ *                           kernel's statement (peel-rows; default 0)
  *     --stats               what the programs were made of
  *     -v                    each program's seed and result
  *   gen_test --print [SEED [COUNT]]    print the programs
@@ -367,7 +369,7 @@ usage(void)
 		"[--time S] [--oracle NAME] [--no-codegen] [--strict-nan] [--keep DIR] "
 		"[--keep-all] [--ignore TEXT] [--no-reduce] [--reduce-all] [--no-fork] "
 		"[--timeout S] [--stmts N] [--depth N] [--no-shared] "
-		"[--no-atomics] [--no-dot] [--async PCT] [--approx PCT] [--stats] [-v]\n"
+		"[--no-atomics] [--no-dot] [--async PCT] [--approx PCT] [--rows PCT] [--stats] [-v]\n"
 		"       gen_test --print [SEED [COUNT]]\n"
 		"       gen_test --digest [SEED [COUNT]]\n"
 		"       gen_test --check FILE...\n"
@@ -439,6 +441,8 @@ main(int argc, char **argv)
 			o.gen.async_pct = atoi(argv[++i]);
 		else if (!strcmp(a, "--approx") && more)
 			o.gen.approx_pct = atoi(argv[++i]);
+		else if (!strcmp(a, "--rows") && more)
+			o.gen.rows_pct = atoi(argv[++i]);
 		else if (!strcmp(a, "--ignore") && more) {
 			if (o.nignore < 16)
 				o.ignore[o.nignore++] = argv[++i];

@@ -658,6 +658,51 @@ st_swizzle(Gen *g)
 
 /* ---- blocks --------------------------------------------------------------------------- */
 
+static bool
+row_type_ok(int t)
+{
+	return is_num(t);
+}
+
+/* A row kernel's statement: R rows (R = 1: one row, a 1-D tile) of W
+ * columns in a tile of B, at a pitch P of W to W + 8 elements (rarely a
+ * multiple of 16 bytes), loaded under `c < W`, a reduction along the
+ * rows subtracted, stored under the same mask.  peel-rows shifts each
+ * row to its 16-byte boundary. */
+static void
+st_rows(Gen *g)
+{
+	static const char *const red[] = { "sum", "max", "min" };
+	int t = gen_rand_type_where(g, row_type_ok), ot;
+	int R = 1 << gen_rnd(g, 3), B = 4 << gen_rnd(g, 5);
+	int W = 1 + (int)gen_rnd(g, (uint32_t)B), P = W + (int)gen_rnd(g, 9);
+	const char *v = gen_fresh(g, "row"), *rk = gen_fresh(g, "r"), *c, *m, *rd;
+	const char *k = red[gen_rnd(g, 3)], *oth;
+	Ptr *x = gen_input(g, t), *o;
+
+	out_type_for(g, t, &ot);
+	if (!x || !(o = gen_add_ptr(g, "o", ot, FZ_OUT, (size_t)(g->nprog * R * P))))
+		return;
+	gen_count(g, FZ_C_rows);
+	oth = is_float(t) ? gen_fmt(g, "%d.5", (int)gen_rnd(g, 5) - 2)
+			  : gen_fmt(g, "%d", (int)gen_rnd(g, 3));
+	if (R == 1) {
+		gen_line(g, "let %s: i32 = pid;", rk);
+		c = gen_fmt(g, "range(%d)", B);
+		rd = gen_fmt(g, "%s(%s, axis: 0)", k, v);
+	} else {
+		gen_line(g, "let %s: i32[%d, 1] = pid * %d + range(%d)[:, None];", rk, R, R, R);
+		c = gen_fmt(g, "range(%d)[None, :]", B);
+		rd = gen_fmt(g, "%s(%s, axis: 1)[:, None]", k, v);
+	}
+	m = gen_fmt(g, "(%s < %d)", c, W);
+	gen_line(g, "let %s: %s = load(%s + %s * %d + %s, mask: %s, other: %s);", v,
+		 gen_type_str(g, t, R == 1 ? gen_shape1(B) : gen_shape2(R, B)),
+		 x->name, rk, P, c, m, oth);
+	gen_line(g, "store(%s + %s * %d + %s, (%s - %s)%s, mask: %s);", o->name, rk, P, c,
+		 v, rd, ot == t ? "" : gen_fmt(g, ".to(%s)", gen_tys[ot].name), m);
+}
+
 static void
 stmt(Gen *g)
 {
@@ -778,6 +823,8 @@ generate(uint64_t seed, const uint8_t *src, size_t nsrc,
 		gen_async(g);
 	}
 	block(g, g->stmts);
+	if (o.rows_pct > 0 && (int)(mix(seed ^ 0x70a5) % 100) < o.rows_pct)
+		st_rows(g);
 	for (i = NSCALARS; i < g->nvars; i++)
 		if (!g->vars[i].stored)
 			store_var(g, &g->vars[i]);
