@@ -863,6 +863,10 @@ realign_all(Access *a, int n, int flight, LLVMValueRef *words)
 {
 	uint32_t dup = ly_dup_mask(a->ly), g, h, k, nr = (uint32_t)ly_nregs(a->ly);
 	LLVMValueRef *rw = arena_alloc(a->fn->a, 4 * nr * sizeof *rw);
+	/* a load peel-rows shifted to its rows' 16-byte boundaries: d = 0
+	 * but where the row did not fit */
+	bool fin = flight == 1 && !a->edge_later &&
+		   attr_int(&a->op->attrs, "peeled", 0);
 
 	cg_scope_push(a->fn);
 	operands(a);
@@ -870,15 +874,13 @@ realign_all(Access *a, int n, int flight, LLVMValueRef *words)
 	for (g = 0; g < nr; g = h) {
 		for (h = g, k = 0; h < nr && k < (uint32_t)flight; h += (uint32_t)n)
 			if (!(h & dup)) {
-				realign_group(a, h, n, flight == 1 &&
-					      !a->edge_later, rw + 4 * h);
+				realign_group(a, h, n, fin, rw + 4 * h);
 				k++;
 			}
 		for (; g < h; g += (uint32_t)n)
 			if (!(g & dup))
-				words[g] = flight == 1 && !a->edge_later
-					? rw[4 * g]
-					: realign_finish(a, rw + 4 * g, n);
+				words[g] = fin ? rw[4 * g]
+					       : realign_finish(a, rw + 4 * g, n);
 	}
 	if (a->edge_later)
 		for (g = 0; g < nr; g += (uint32_t)n)

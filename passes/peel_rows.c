@@ -17,6 +17,8 @@
  * tile a loop carries, a shift the loop carries beside it (a loop that
  * loads the next row while it works on this one).
  */
+#include <stdlib.h>
+
 #include "passes/passes.h"
 
 enum { K_NONE, K_IDX, K_MASK, K_PTR, K_DATA };
@@ -703,6 +705,8 @@ lift(Peel *p, Value v)
 			map[o] = lift(p, o);
 		}
 		cl = ir_clone_op(p->f, p->f, d, &map, &mapn);
+		if (cl->kind == OP_LOAD)
+			attr_set_int(p->c, &cl->attrs, "peeled", 1);
 		ir_val(p->f, cl->res[0])->ty = shape_of(p, ty_elem(ir_type(p->f, v)));
 		ir_insert_before(p->at, cl);
 		r = cl->res[0];
@@ -738,6 +742,34 @@ rewrite(Peel *p, Op *op)
 		if (k == K_IDX || k == K_MASK || k == K_PTR)
 			op->opnds[i] = lift(p, op->opnds[i]);
 	}
+	/* codegen: a realigned load of it tries one aligned vector first */
+	if (op->kind == OP_LOAD)
+		attr_set_int(p->c, &op->attrs, "peeled", 1);
+}
+
+/* Where the shift pays (measured on an H100 against the generic entry
+ * without it, bench/RESULTS.md): tiles of one row (a shift per row of a
+ * 2-D tile made every element's mask dearer and loaded a [1, B] row of
+ * weights once a row: layer norm at 100 columns ran at 0.46x) of at
+ * least 32 elements a thread (softmax at 1025 columns, 16 a thread:
+ * 0.88x; at 4097, 32 a thread: 1.09x; at 30001, 64 a thread: 2.15x).
+ * TLX_PEEL_ROWS=all peels wherever the shift is right (measurements,
+ * tests), =none nowhere. */
+static bool
+pays(Peel *p)
+{
+	const char *e = getenv("TLX_PEEL_ROWS");
+	int64_t threads = 32 * attr_int(&p->f->attrs, "warps", 4);
+	uint32_t i;
+
+	if (e && !strcmp(e, "none"))
+		return false;
+	if (e && !strcmp(e, "all"))
+		return true;
+	for (i = 0; i < p->nk; i++)
+		if (ty_numel(p->k[i].S) != p->B || p->B < 32 * threads)
+			return false;
+	return true;
 }
 
 /* Shifts the columns of range op r's accesses where every use allows it. */
@@ -776,7 +808,7 @@ peel(PassCtx *pc, Func *f, Op *r)
 	for (i = 0; i < p.nk; i++)
 		if (!class_shape(&p, &p.k[i], i))
 			return false;
-	if (!smaller_ok(&p))
+	if (!smaller_ok(&p) || !pays(&p))
 		return false;
 	/* the shifts: the anchors' first, then the loops' in walk order
 	 * (an outer loop's before an inner one's) */
