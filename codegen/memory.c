@@ -772,7 +772,9 @@ realign_group(Access *a, uint32_t g, int n, bool fin, LLVMValueRef *rw)
 	LLVMPositionBuilderAtEnd(B, ra);
 	if (fin) {
 		/* d = 0 (a row the peel-rows pass shifted to a 16-byte
-		 * boundary): one vector load, no shift */
+		 * boundary): one vector load, no shift.  Each arm loads the
+		 * first block itself: loaded once above the branch, layer
+		 * norm at 32768 columns spilled 20 bytes more */
 		LLVMBasicBlockRef al = cg_new_block(fn, "ld.aligned");
 		LLVMBasicBlockRef sh = cg_new_block(fn, "ld.shift");
 		LLVMBasicBlockRef mg = cg_new_block(fn, "ld.realigned");

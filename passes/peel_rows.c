@@ -31,12 +31,12 @@ typedef struct Class {
 	Op *loop;        /* that argument's loop */
 	uint32_t argi;   /* its index among the loop's carried values */
 	Type *S;         /* the shape of its tiles */
+	Value rb;        /* the anchor's row pointer */
 	Type *st;        /* the shift's type: i32, or one per row ([R, 1]) */
 	Value row_shift; /* the shift at st */
 	Value col;       /* c - s at S */
 	Value zero;      /* 0 at S */
 	Value *lifted;   /* each value at S with the columns shifted */
-	bool done;
 } Class;
 
 typedef struct Peel {
@@ -558,27 +558,23 @@ smaller_ok(Peel *p)
 	return true;
 }
 
-/* The anchor's shift at its row shape st, before the class's first op:
- * its misalignment where every bound allows it, else 0.  Without an
- * anchor (a class that only stores), 0. */
+/* Whether an anchor's shift can be made before its class's first op
+ * (its row pointer and the bounds defined there); its type st. */
 static bool
-anchor_shift(Peel *p, Class *k)
+anchor_ok(Peel *p, Class *k)
 {
-	IrCtx *c = p->c;
-	Type *i32 = ty_scalar(c, TY_I32), *xt;
-	Value rb, s, ok = 0, room, x;
+	Type *i32 = ty_scalar(p->c, TY_I32), *xt;
 	uint32_t first = position(k->first), i;
+	Value x;
 
-	p->at = k->first;
 	if (!k->anchor) {
 		k->st = i32;
-		k->row_shift = pass_new_const(p->f, p->at, i32, (Num){ .i = 0 });
 		return true;
 	}
-	rb = row_value(p, ptr_def(p, k->anchor->opnds[0])->opnds[0]);
-	if (!rb || !before(p, k->blk, rb, first))
+	k->rb = row_value(p, ptr_def(p, k->anchor->opnds[0])->opnds[0]);
+	if (!k->rb || !before(p, k->blk, k->rb, first))
 		return false;
-	k->st = ty_like(c, ir_type(p->f, rb), i32);
+	k->st = ty_like(p->c, ir_type(p->f, k->rb), i32);
 	for (i = 0; i < p->bounds.n; i++) {
 		x = row_value(p, p->bounds.v[i]);
 		if (!x || !before(p, k->blk, x, first))
@@ -588,7 +584,25 @@ anchor_shift(Peel *p, Class *k)
 					   pass_def(p->f, x)->kind != OP_CONST))
 			return false;
 	}
-	s = emit(p, OP_MISALIGN, k->st, 1, rb, 0);
+	return true;
+}
+
+/* The anchor's shift at st, before the class's first op: its row's
+ * misalignment where every bound allows it, else 0.  Without an anchor
+ * (a class that only stores), 0. */
+static void
+anchor_shift(Peel *p, Class *k)
+{
+	IrCtx *c = p->c;
+	Value s, ok = 0, room, x;
+	uint32_t i;
+
+	p->at = k->first;
+	if (!k->anchor) {
+		k->row_shift = pass_new_const(p->f, p->at, k->st, (Num){ .i = 0 });
+		return;
+	}
+	s = emit(p, OP_MISALIGN, k->st, 1, k->rb, 0);
 	attr_set_int(c, &pass_def(p->f, s)->attrs, "bytes", 16);
 	/* the row fits: X <= B - s for every bound X */
 	room = emit(p, OP_SUB, k->st, 2, pass_new_const(p->f, p->at, k->st,
@@ -609,7 +623,6 @@ anchor_shift(Peel *p, Class *k)
 		s = emit3(p, OP_SELECT, k->st, ok, s,
 			  pass_new_const(p->f, p->at, k->st, (Num){ .i = 0 }));
 	k->row_shift = s;
-	return true;
 }
 
 /* The class of the data value v (an op's result, a store's value). */
@@ -628,25 +641,46 @@ class_of(Peel *p, Value v)
 	return NULL;
 }
 
-/* A class whose data a loop carries: the shift comes in beside it (the
- * init's class's), and goes out beside the yield's value. */
-static bool
-carried_shift(Peel *p, Class *k)
+/* The classes a loop-carried class's shift comes from: the initial
+ * value's and the yielded value's (itself where the loop yields its
+ * argument). */
+static void
+carried_from(Peel *p, Class *k, Class **ki, Class **kn)
 {
-	Op *loop = k->loop, *y = loop->regions[0]->last;
-	Value init = loop->opnds[3 + k->argi], next = y->opnds[k->argi];
-	Class *ki = class_of(p, init), *kn = next == k->carried ? k : class_of(p, next);
+	Op *y = k->loop->regions[0]->last;
+	Value next = y->opnds[k->argi];
 
-	if (!ki || !kn || !ki->row_shift || (kn != k && !kn->row_shift))
-		return false;
-	if (kn != k && ki->st != kn->st)
+	*ki = class_of(p, k->loop->opnds[3 + k->argi]);
+	*kn = next == k->carried ? k : class_of(p, next);
+}
+
+/* Whether both have a shift of one type (an outer loop's class checked
+ * before); its type st. */
+static bool
+carried_ok(Peel *p, Class *k)
+{
+	Class *ki, *kn;
+
+	carried_from(p, k, &ki, &kn);
+	if (!ki || !kn || !ki->st || (kn != k && ki->st != kn->st))
 		return false;
 	k->st = ki->st;
+	return true;
+}
+
+/* The shift as a value the loop carries: in beside the initial value,
+ * out beside the yielded one. */
+static void
+carried_shift(Peel *p, Class *k)
+{
+	Op *loop = k->loop;
+	Class *ki, *kn;
+
+	carried_from(p, k, &ki, &kn);
 	k->row_shift = ir_block_add_arg(loop->regions[0], k->st);
 	ir_op_add_operand(loop, ki->row_shift);
-	ir_op_add_operand(y, kn == k ? k->row_shift : kn->row_shift);
+	ir_op_add_operand(loop->regions[0]->last, kn->row_shift);
 	ir_op_add_result(loop, k->st);
-	return true;
 }
 
 /* v (a value that depends on c) at the class's shape with the columns
@@ -656,8 +690,8 @@ lift(Peel *p, Value v)
 {
 	Class *k = p->cur;
 	Op *d, *cl;
-	Value *map = NULL, r;
-	uint32_t mapn = 0, i;
+	Value *map, r;
+	uint32_t mapn, i;
 
 	if (indep(p, v))
 		return at_s(p, v);
@@ -689,21 +723,12 @@ lift(Peel *p, Value v)
 		break;
 	default:
 		/* data of a smaller shape (a row of weights broadcast to
-		 * the rows): a copy of its op at S, each row shifted */
-		for (i = 0; i < d->nopnds; i++) {
-			Value o = d->opnds[i];
-
-			if (o >= mapn) {
-				uint32_t m = MAX(o + 1, p->n);
-				Value *nm = arena_alloc(p->a, m * sizeof *nm);
-
-				if (map)
-					memcpy(nm, map, mapn * sizeof *nm);
-				map = nm;
-				mapn = m;
-			}
-			map[o] = lift(p, o);
-		}
+		 * the rows): a copy of its op at S, each row shifted (its
+		 * operands are values of the pass's start) */
+		mapn = p->n;
+		map = arena_alloc(p->a, mapn * sizeof *map);
+		for (i = 0; i < d->nopnds; i++)
+			map[d->opnds[i]] = lift(p, d->opnds[i]);
 		cl = ir_clone_op(p->f, p->f, d, &map, &mapn);
 		if (cl->kind == OP_LOAD)
 			attr_set_int(p->c, &cl->attrs, "peeled", 1);
@@ -778,7 +803,7 @@ peel(PassCtx *pc, Func *f, Op *r)
 {
 	Peel p = { .f = f, .c = f->mod->ctx, .a = pc->scratch, .range = r };
 	Walk w = { &p, true };
-	Op *op, *prev;
+	Op *op;
 	uint32_t i, *uses;
 	bool loads = false;
 	Class *k;
@@ -810,19 +835,22 @@ peel(PassCtx *pc, Func *f, Op *r)
 			return false;
 	if (!smaller_ok(&p) || !pays(&p))
 		return false;
-	/* the shifts: the anchors' first, then the loops' in walk order
-	 * (an outer loop's before an inner one's) */
-	for (i = 0; i < p.nk; i++)
-		if (!p.k[i].carried && !anchor_shift(&p, &p.k[i]))
-			return false;  /* before any change: nothing made is used */
-	for (i = 0; i < p.ops.n; i++) {
-		op = p.ops.v[i];
-		if (op->kind != OP_FOR)
-			continue;
+	/* the shifts, checked before any is made: the anchors' first, then
+	 * the loops' in walk order (an outer loop's before an inner one's) */
+	for (k = p.k; k < p.k + p.nk; k++)
+		if (!k->carried && !anchor_ok(&p, k))
+			return false;
+	for (i = 0; i < p.ops.n; i++)
 		for (k = p.k; k < p.k + p.nk; k++)
-			if (k->loop == op && !carried_shift(&p, k))
-				return false;  /* checked before any change below */
-	}
+			if (k->loop == p.ops.v[i] && !carried_ok(&p, k))
+				return false;
+	for (k = p.k; k < p.k + p.nk; k++)
+		if (!k->carried)
+			anchor_shift(&p, k);
+	for (i = 0; i < p.ops.n; i++)
+		for (k = p.k; k < p.k + p.nk; k++)
+			if (k->loop == p.ops.v[i])
+				carried_shift(&p, k);
 	for (k = p.k; k < p.k + p.nk; k++) {
 		Type *i32 = ty_scalar(p.c, TY_I32);
 
@@ -841,22 +869,16 @@ peel(PassCtx *pc, Func *f, Op *r)
 	/* the data of a smaller shape the copies replace: loads are not
 	 * pure, so dce would keep them */
 	uses = ir_count_uses(f, p.a);
-	for (k = p.k; k < p.k + p.nk; k++) {
-		if (k->done)
+	for (i = p.ops.n; i-- > 0;) {
+		uint32_t j;
+
+		op = p.ops.v[i];
+		if (p.cls[i] == UINT32_MAX || op->kind == OP_STORE || uses[op->res[0]])
 			continue;
-		for (op = k->blk->last; op; op = prev) {
-			prev = op->prev;
-			if (op->nres != 1 || op->res[0] >= p.n ||
-			    p.kind[op->res[0]] != K_DATA || uses[op->res[0]] ||
-			    op->kind == OP_STORE || op->kind == OP_FOR)
-				continue;
-			for (i = 0; i < op->nopnds; i++)
-				if (op->opnds[i] < f->vals.n && uses[op->opnds[i]])
-					uses[op->opnds[i]]--;
-			ir_remove(op);
-		}
-		for (Class *o = k; o < p.k + p.nk; o++)
-			o->done |= o->blk == k->blk;
+		for (j = 0; j < op->nopnds; j++)
+			if (uses[op->opnds[j]])
+				uses[op->opnds[j]]--;
+		ir_remove(op);
 	}
 	pass_stat(pc, "rows-peeled", 1);
 	return true;
