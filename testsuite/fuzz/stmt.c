@@ -658,12 +658,6 @@ st_swizzle(Gen *g)
 
 /* ---- blocks --------------------------------------------------------------------------- */
 
-static bool
-row_type_ok(int t)
-{
-	return is_num(t);
-}
-
 /* A row kernel's statement: R rows (R = 1: one row, a 1-D tile) of W
  * columns in a tile of B, at a pitch P of W to W + 8 elements (rarely a
  * multiple of 16 bytes), loaded under `c < W`, a reduction along the
@@ -673,7 +667,7 @@ static void
 st_rows(Gen *g)
 {
 	static const char *const red[] = { "sum", "max", "min" };
-	int t = gen_rand_type_where(g, row_type_ok), ot;
+	int t = gen_rand_type_where(g, is_num), ot;
 	int R = 1 << gen_rnd(g, 3), B = 4 << gen_rnd(g, 5);
 	int W = 1 + (int)gen_rnd(g, (uint32_t)B), P = W + (int)gen_rnd(g, 9);
 	const char *v = gen_fresh(g, "row"), *rk = gen_fresh(g, "r"), *c, *m, *rd;
