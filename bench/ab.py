@@ -3,10 +3,11 @@
 # rounds that alternate between the folders, against torch and cuBLAS in
 # the same run.  For deciding a compiler default by measurement.
 #
-#   python3 ab.py [--only WORD] OUT_JSON DIR...
+#   python3 ab.py [--only WORD] [--rounds N] OUT_JSON DIR...
 #
 # --only keeps the cases whose label contains WORD (e.g. matmul, odd: the
-# rows of odd widths and the GEMMs of odd N).
+# rows of odd widths and the GEMMs of odd N), and times the baselines
+# those need alone; --rounds (default 3) sets the rounds.
 # Prints, per kernel and folder, the median over rounds of bench_kernels'
 # median, and its ratio to the baseline.
 import json, os, statistics, subprocess, sys
@@ -18,10 +19,14 @@ from triton.testing import do_bench
 here = os.path.dirname(os.path.abspath(__file__))
 args = sys.argv[1:]
 only = None
-if args[:1] == ["--only"]:
-    only, args = args[1], args[2:]
-out, dirs = args[0], args[1:]
 ROUNDS = 3
+while args[:1] in (["--only"], ["--rounds"]):
+    if args[0] == "--only":
+        only = args[1]
+    else:
+        ROUNDS = int(args[1])
+    args = args[2:]
+out, dirs = args[0], args[1:]
 
 
 def med(fn):
@@ -38,13 +43,16 @@ def ours(kernel, path, *args):
     return r["TFLOPs"] if kernel in ("matmul", "gemm", "gemm_bias", "gemm_fp8") else r["TBps"]
 
 
-def baselines():
+def baselines(need):
     b = {}
-    x = torch.empty(2**28, device="cuda").normal_()
-    z = torch.empty_like(x)
-    b["copy"] = 2 * x.numel() * 4 / med(lambda: z.copy_(x)) / 1e9
-    del x, z
+    if "copy" in need:
+        x = torch.empty(2**28, device="cuda").normal_()
+        z = torch.empty_like(x)
+        b["copy"] = 2 * x.numel() * 4 / med(lambda: z.copy_(x)) / 1e9
+        del x, z
     for M, N in [(32768, 4096), (8192, 32768)] + ODD_ROWS:
+        if f"softmax {M}x{N}" not in need and f"layernorm {M}x{N}" not in need:
+            continue
         xx = torch.randn(M, N, device="cuda", dtype=torch.bfloat16)
         w = torch.randn(N, device="cuda", dtype=torch.bfloat16)
         bw = 2 * xx.numel() * 2
@@ -53,10 +61,14 @@ def baselines():
             lambda: torch.nn.functional.layer_norm(xx, (N,), w, w)) / 1e9
         del xx
     for s in (4096, 8192):
+        if f"matmul {s}" not in need:
+            continue
         a = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
         b[f"matmul {s}"] = 2 * s**3 / med(lambda: a @ a) / 1e9
         del a
     for M, N, K in ODD_GEMMS:
+        if f"matmul {M}x{N}x{K}" not in need:
+            continue
         a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
         bb = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
         b[f"matmul {M}x{N}x{K}"] = 2 * M * N * K / med(lambda: a @ bb) / 1e9
@@ -121,7 +133,7 @@ CASES = [
 ] + odd_cases()
 
 CASES = [c for c in CASES if not only or only in c[0]]
-base = baselines()
+base = baselines({c[4] for c in CASES})
 got = {(c[0], d): [] for c in CASES for d in dirs}
 for r in range(ROUNDS):
     for label, kernel, mod, sizes, _ in CASES:

@@ -69,6 +69,8 @@ struct Cg {
 	bool no_elem_tail;    /* TLX_CG_ELEM_TAIL=0: generic tails as code */
 	bool warp_store;      /* TLX_CG_WARP_STORE=1: realigned stores
 				 across the warp */
+	int edge;             /* TLX_CG_EDGE: CG_EDGE_* (memory.c,
+				 edge_pred_ok) */
 	double t0;
 };
 
@@ -223,6 +225,7 @@ struct CgFn {
  * their own run-time check, or (in a fast entry, or inside a loop
  * versioned on the check) with the fast or the proven width alone. */
 enum { CG_BOTH, CG_FAST, CG_GENERIC };
+enum { CG_EDGE_BRANCH, CG_EDGE_AUTO, CG_EDGE_PRED };
 
 /* Which entry of a kernel is lowered (kernel.c, "Specialized entries"):
  * its only one (accesses checked one by one), the fast one (every

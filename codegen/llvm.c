@@ -895,6 +895,7 @@ gen_start(CgRun *r, Module *m, const CgOpts *o, Diag *d, CgPrep *preps,
 	g->cg.realign_all = r->cg.realign_all;
 	g->cg.no_elem_tail = r->cg.no_elem_tail;
 	g->cg.warp_store = r->cg.warp_store;
+	g->cg.edge = r->cg.edge;
 	ly_tab_init(&g->cg.layouts, &g->cg.arena, &m->ctx->layouts);
 	g->preps = preps;
 	g->n = nk;
@@ -942,6 +943,10 @@ cg_run(CgRun *r, Module *m, const CgOpts *o, Diag *d, CgResult *out)
 			   !strcmp(getenv("TLX_CG_WARP_STORE"), "1");
 	r->cg.realign_all = getenv("TLX_CG_REALIGN") &&
 			    !strcmp(getenv("TLX_CG_REALIGN"), "all");
+	r->cg.edge = !getenv("TLX_CG_EDGE") ? CG_EDGE_BRANCH
+		     : !strcmp(getenv("TLX_CG_EDGE"), "auto") ? CG_EDGE_AUTO
+		     : !strcmp(getenv("TLX_CG_EDGE"), "pred") ? CG_EDGE_PRED
+		     : CG_EDGE_BRANCH;
 	phase(&r->cg, NULL);
 	if (!cg_llvm_init(&r->cg))
 		return false;

@@ -41,6 +41,8 @@ typedef struct Access {
 	const char *hint;    /* PTX qualifiers, or NULL */
 	bool edge_later;     /* realigned: vectors not all in are zero,
 				for the caller to redo (a copy) */
+	bool edge_pred;      /* a load's vectors not all in without a
+				branch (edge_pred_ok) */
 } Access;
 
 static LLVMValueRef
@@ -302,6 +304,63 @@ elem_ptr(Access *a, uint32_t g, int i)
 	return LLVMBuildGEP2(cg->B, cg->t_i8, a->ptr[g], &off, 1, "");
 }
 
+/* n zeros of the element type (an `other` for vec_load_words). */
+static LLVMValueRef *
+zero_elems(Access *a)
+{
+	LLVMValueRef *z = arena_alloc(a->fn->a, 16 * sizeof *z);
+	int i;
+
+	for (i = 0; i < 16; i++)
+		z[i] = LLVMConstNull(cg_type(a->fn->cg, a->ety));
+	return z;
+}
+
+/*
+ * A masked load's vectors not all in, without a branch (edge_pred): where
+ * a warp's lanes hold several rows of a tile (narrow rows), every warp
+ * holds rows' ends, and a lane that took the element path's branch kept
+ * the warp waiting for its loads where the paths joined (bench/RESULTS.md,
+ * session 32: softmax at 127 columns, 46% of the stall samples).  Instead
+ * every lane issues the vector's load predicated on all of it being in
+ * and the element loads predicated on the rest, and a select keeps one:
+ * more instructions, and no load waits before the next vector's are
+ * issued.  Rows a warp holds alone would keep the branch (a row's end is
+ * in one of its warps).  An A/B knob until timed: TLX_CG_EDGE=auto as
+ * said, =pred for every masked load, else (the default) the branch.
+ */
+static bool
+edge_pred_ok(Access *a)
+{
+	int sh = ly_dim_shift(a->ly, a->dim), i;
+	uint32_t line = (uint32_t)(a->ly->shape[a->dim] - 1) << sh;
+
+	if (!a->mask || a->op->kind != OP_LOAD || a->fn->cg->edge == CG_EDGE_BRANCH)
+		return false;
+	if (a->fn->cg->edge == CG_EDGE_PRED)
+		return true;
+	for (i = 0; i < LY_LANES; i++)
+		if (a->ly->lane[i] & ~line)
+			return true;
+	return false;
+}
+
+/* Vector g's words: `vec` where `all` (all n elements in) holds, else its
+ * elements loaded one by one where the mask lets them in. */
+static LLVMValueRef
+edge_select(Access *a, uint32_t g, int n, LLVMValueRef all, LLVMValueRef vec)
+{
+	LLVMBuilderRef B = a->fn->cg->B;
+	LLVMValueRef vs[16], rest = LLVMBuildNot(B, all, "");
+	int i;
+
+	for (i = 0; i < n; i++)
+		vec_load(a, elem_ptr(a, g, i), 1,
+			 LLVMBuildAnd(B, rest, a->mask[g + i], ""),
+			 a->other + g + i, vs + i);
+	return LLVMBuildSelect(B, all, vec, pack(a, vs, n), "");
+}
+
 static void
 load_group(Access *a, uint32_t g, int n, LLVMValueRef *out)
 {
@@ -317,6 +376,12 @@ load_group(Access *a, uint32_t g, int n, LLVMValueRef *out)
 	}
 	if (mask_uniform(a, n)) {
 		vec_load(a, a->ptr[g], n, a->mask[g], a->other + g, out);
+		return;
+	}
+	if (a->edge_pred) {
+		unpack(a, edge_select(a, g, n, all_of(a, g, n),
+				      vec_load_words(a, a->ptr[g], n, all_of(a, g, n),
+						     zero_elems(a))), n, out);
 		return;
 	}
 	/* the whole vector when it is all in, else element by element */
@@ -669,7 +734,8 @@ realign_tail(Access *a, LLVMValueRef pb, LLVMValueRef d, LLVMValueRef on, int n)
 /* The second block at pb where the vector reaches into it (split):
  * whole where the bytes past the vector are in (a predicated load), else
  * the vector's part; zero elsewhere.  The part, a dozen predicated loads
- * and selects, is behind a branch: only a row's last vector takes it. */
+ * and selects, is behind a branch: only a row's last vector takes it
+ * (with edge_pred every lane computes it, predicated). */
 static LLVMValueRef
 realign_second(Access *a, LLVMValueRef pb, LLVMValueRef d, LLVMValueRef split,
 	       LLVMValueRef in, int n)
@@ -684,6 +750,8 @@ realign_second(Access *a, LLVMValueRef pb, LLVMValueRef d, LLVMValueRef split,
 		zero[i] = LLVMConstNull(cg_type(fn->cg, a->ety));
 	whole = vec_load_words(a, pb, n, LLVMBuildAnd(B, split, in, ""), zero);
 	part = LLVMBuildAnd(B, split, LLVMBuildNot(B, in, ""), "");
+	if (a->edge_pred)
+		return LLVMBuildOr(B, whole, realign_tail(a, pb, d, part, n), "");
 	tail = cg_new_block(fn, "ld.tail");
 	join = cg_new_block(fn, "ld.tail.join");
 	ib[0] = LLVMGetInsertBlock(B);
@@ -756,13 +824,16 @@ realign_group(Access *a, uint32_t g, int n, bool fin, LLVMValueRef *rw)
 	pb = LLVMBuildIntToPtr(B, LLVMBuildAdd(B, pa, cg_i64(cg, vb), ""),
 			       LLVMTypeOf(a->ptr[g]), "");
 	pa = LLVMBuildIntToPtr(B, pa, LLVMTypeOf(a->ptr[g]), "");
-	if (a->edge_later) {
-		/* no branch: a vector not all in is zero, and rw[3] says so */
+	if (a->edge_later || a->edge_pred) {
+		/* no branch: a vector not all in is zero, and rw[3] says so
+		 * (edge_pred: its elements are rw[4]) */
 		rw[0] = vec_load_words(a, pa, n, ok, zero);
 		rw[1] = realign_second(a, pb, d, LLVMBuildAnd(B, split, ok, ""),
 				       in, n);
 		rw[2] = d;
 		rw[3] = ok;
+		if (a->edge_pred)
+			rw[4] = edge_select(a, g, n, ok, LLVMConstNull(wt));
 		return;
 	}
 	ra = cg_new_block(fn, "ld.realign");
@@ -864,30 +935,38 @@ static void
 realign_all(Access *a, int n, int flight, LLVMValueRef *words)
 {
 	uint32_t dup = ly_dup_mask(a->ly), g, h, k, nr = (uint32_t)ly_nregs(a->ly);
-	LLVMValueRef *rw = arena_alloc(a->fn->a, 4 * nr * sizeof *rw);
+	LLVMValueRef *rw = arena_alloc(a->fn->a, 5 * nr * sizeof *rw);
+	bool fin;
+
+	a->edge_pred = !a->edge_later && edge_pred_ok(a);
 	/* a load peel-rows shifted to its rows' 16-byte boundaries: d = 0
 	 * but where the row did not fit */
-	bool fin = flight == 1 && !a->edge_later &&
-		   attr_int(&a->op->attrs, "peeled", 0);
-
+	fin = flight == 1 && !a->edge_later && !a->edge_pred &&
+	      attr_int(&a->op->attrs, "peeled", 0);
 	cg_scope_push(a->fn);
 	operands(a);
 	a->vec = n;
 	for (g = 0; g < nr; g = h) {
 		for (h = g, k = 0; h < nr && k < (uint32_t)flight; h += (uint32_t)n)
 			if (!(h & dup)) {
-				realign_group(a, h, n, fin, rw + 4 * h);
+				realign_group(a, h, n, fin, rw + 5 * h);
 				k++;
 			}
-		for (; g < h; g += (uint32_t)n)
-			if (!(g & dup))
-				words[g] = fin ? rw[4 * g]
-					       : realign_finish(a, rw + 4 * g, n);
+		for (; g < h; g += (uint32_t)n) {
+			LLVMValueRef *x = rw + 5 * g;
+
+			if (g & dup)
+				continue;
+			words[g] = fin ? x[0] : realign_finish(a, x, n);
+			if (a->edge_pred)
+				words[g] = LLVMBuildSelect(a->fn->cg->B, x[3], words[g],
+							   x[4], "");
+		}
 	}
 	if (a->edge_later)
 		for (g = 0; g < nr; g += (uint32_t)n)
 			if (!(g & dup))
-				a->val[g] = rw[4 * g + 3];
+				a->val[g] = rw[5 * g + 3];
 	cg_scope_pop(a->fn);
 }
 
@@ -1309,6 +1388,7 @@ access_all(Access *a, int n, bool load)
 	cg_scope_push(a->fn);
 	operands(a);
 	a->vec = n;
+	a->edge_pred = load && edge_pred_ok(a);
 	for (g = 0; g < nr; g += (uint32_t)n) {
 		if (g & dup)
 			continue;

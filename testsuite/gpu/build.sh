@@ -110,21 +110,29 @@ for c in "128 256 64 4 8" "128 128 64 3 4"; do
 	TLX_CG_REALIGN=all "$tlxc" $t -D BM=$1 -D BN=$2 -D BK=$3 -D STAGES=$4 -D WARPS=$5 \
 		"$top/examples/matmul.tlx" -o "$out/cubin/ra-gemm-$1x$2x$3-s$4-w$5.cubin"
 done
-# the row kernels at the odd widths' builds with TLX_CG_WARP_STORE=1
-# (realigned stores across the warp) in cubin-warp/, under the same names:
-# run.sh checks them, `python3 ab.py --only odd OUT cubin cubin-warp`
-# times them against the default
-mkdir -p "$out/cubin-warp"
-for b in 128 2048 8192 32768; do
-	for k in softmax layernorm; do
-		TLX_CG_WARP_STORE=1 "$tlxc" $t -D BLOCK=$b "$top/examples/$k.tlx" \
-			-o "$out/cubin-warp/$k-B$b.cubin"
+# the row kernels at the odd widths' builds with an A/B knob of code
+# generation set (docs/internals.md), under the same names: in cubin-warp/
+# TLX_CG_WARP_STORE=1 (realigned stores across the warp), in cubin-edge/
+# TLX_CG_EDGE=auto (no branch at a row's end where warps hold several
+# rows), in cubin-pred/ TLX_CG_EDGE=pred (nor anywhere); run.sh checks
+# them, `python3 ab.py --only odd OUT cubin DIR...` times them against the
+# default
+variant() {
+	mkdir -p "$out/$1"
+	for b in 128 2048 8192 32768; do
+		for k in softmax layernorm; do
+			env "$2" "$tlxc" $t -D BLOCK=$b "$top/examples/$k.tlx" \
+				-o "$out/$1/$k-B$b.cubin"
+		done
 	done
-done
-TLX_CG_WARP_STORE=1 "$tlxc" $t -D BLOCK=8192 "$top/examples/softmax_loop.tlx" \
-	-o "$out/cubin-warp/softmax_loop-B8192.cubin"
-TLX_CG_WARP_STORE=1 "$tlxc" $t -D BM=128 -D BN=256 -D BK=64 -D STAGES=4 -D WARPS=8 \
-	"$top/examples/matmul.tlx" -o "$out/cubin-warp/gemm-128x256x64-s4-w8.cubin"
+	env "$2" "$tlxc" $t -D BLOCK=8192 "$top/examples/softmax_loop.tlx" \
+		-o "$out/$1/softmax_loop-B8192.cubin"
+	env "$2" "$tlxc" $t -D BM=128 -D BN=256 -D BK=64 -D STAGES=4 -D WARPS=8 \
+		"$top/examples/matmul.tlx" -o "$out/$1/gemm-128x256x64-s4-w8.cubin"
+}
+variant cubin-warp TLX_CG_WARP_STORE=1
+variant cubin-edge TLX_CG_EDGE=auto
+variant cubin-pred TLX_CG_EDGE=pred
 # examples/gemm_tma.tlx (TMA + wgmma, no tasks) in bench/gemm.py's
 # configurations (BM BN BK STAGES WARPS)
 for c in "128 256 64 3 8" "128 256 64 4 8" "128 128 64 4 4" "128 128 64 5 4" \

@@ -217,18 +217,21 @@ for o in 2 6 10 14; do
 done
 for o in 2 4 6 8 10 12 14; do to $o matmul cubin/matmul.cubin 300 200 104; done
 for o in 4 8 12; do to $o vadd cubin/vadd.cubin 1000003; done
-# the row kernels with TLX_CG_WARP_STORE=1 (build.sh's cubin-warp/): odd
-# widths, rows wider than the width, buffers 0 and 6 bytes off
-for b in 128 2048 8192 32768; do
-	for k in softmax layernorm; do
-		for rc in "33 $((b * 3 / 4 + 1))" "5 $((b - 1)) $((b + 8))" "7 $b" \
-			  "3 $((b / 2 + 1)) $((b + 3))"; do
-			for o in 0 6; do to $o $k cubin-warp/$k-B$b.cubin $rc; done
+# the row kernels with TLX_CG_WARP_STORE=1 and with TLX_CG_EDGE=auto and
+# =pred (build.sh's cubin-warp/, cubin-edge/, cubin-pred/): odd widths,
+# rows wider than the width, buffers 0 and 6 bytes off
+for d in cubin-warp cubin-edge cubin-pred; do
+	for b in 128 2048 8192 32768; do
+		for k in softmax layernorm; do
+			for rc in "33 $((b * 3 / 4 + 1))" "5 $((b - 1)) $((b + 8))" "7 $b" \
+				  "3 $((b / 2 + 1)) $((b + 3))"; do
+				for o in 0 6; do to $o $k $d/$k-B$b.cubin $rc; done
+			done
 		done
 	done
-done
-for rc in "8 30001" "3 50257 50260" "16 32768"; do
-	to 6 softmax_loop cubin-warp/softmax_loop-B8192.cubin $rc
+	for rc in "8 30001" "3 50257 50260" "16 32768"; do
+		to 6 softmax_loop $d/softmax_loop-B8192.cubin $rc
+	done
 done
 # entry KERNEL ARGS...: the launch took entry KERNEL; STAGE=0 in the
 # environment runs it with TLXRT_STAGE=0
