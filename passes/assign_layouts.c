@@ -45,6 +45,8 @@
  * Produces: laid-out IR (every tile of the kernel has a layout).
  * Counters: converts, remats, layouts.
  */
+#include <stdlib.h>
+
 #include "passes/passes.h"
 
 typedef struct ConvMemo {
@@ -68,6 +70,7 @@ typedef struct Asg {
 	Vec(ConvMemo) convs;
 	Vec(ConvMemo) clones; /* remat copies: v in layout ly is res */
 	Op **user;            /* per value: its one user (NULL: none or more) */
+	int vec_bytes;        /* the most bytes of a thread's vector */
 } Asg;
 
 static bool
@@ -141,6 +144,17 @@ coalesced_bytes(Asg *s, Value ptr, const Layout *ly)
 	return (int64_t)vec * ty_bytes(pt->elem) << i;
 }
 
+/* 16, or TLX_VEC_BYTES (1, 2, 4 or 8: an A/B knob for the vectors of
+ * narrow rows' generic entries, docs/internals.md). */
+static int
+vec_bytes(void)
+{
+	const char *e = getenv("TLX_VEC_BYTES");
+	int v = e ? atoi(e) : 16;
+
+	return v == 1 || v == 2 || v == 4 || v == 8 ? v : 16;
+}
+
 static const Layout *
 preferred(Asg *s, Value ptr)
 {
@@ -156,7 +170,7 @@ preferred(Asg *s, Value ptr)
 	for (d = t->rank - 1; d >= 0; d--)
 		if (d != best)
 			order[n++] = d;
-	vec = MIN(a->contig[best], 16 / es);
+	vec = MIN(a->contig[best], MAX(1, s->vec_bytes / es));
 	vec = MIN(vec, a->div >= es ? a->div / es : 1);
 	vec = MIN(vec, MAX(1, numel / (32 * s->nwarps)));
 	vec = MIN(vec, t->shape[best]);
@@ -880,7 +894,7 @@ host_params(PassCtx *pc, Func *f)
 bool
 pass_assign_layouts(PassCtx *pc, Func *f)
 {
-	Asg s = { .pc = pc, .f = f, .a = pc->scratch };
+	Asg s = { .pc = pc, .f = f, .a = pc->scratch, .vec_bytes = vec_bytes() };
 	Assume none = { 0 }, as;
 	Axis *gen;
 	bool unlowered = false;
