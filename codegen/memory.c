@@ -1576,6 +1576,63 @@ access_tile(Access *a, uint32_t nvals)
 }
 
 /* The rematerialized operands of a tile access, in the current scope. */
+/* The pointers of an access whose pointer tile runs contiguously along
+ * the vectors' dim over the whole dim (proven, not assumed): each
+ * register's is its line's first register's plus a constant number of
+ * elements, so one address a line is computed and the others are its
+ * offsets, which ptxas folds into the accesses (each register's own
+ * address, its index sign-extended, took two registers and a multiply).
+ * Not on a realigned path: there ptxas spilled more (layer norm's
+ * generic entry at 32768 columns, 264 -> 272 bytes).  ptr is the tile's
+ * registers; the result a copy. */
+static LLVMValueRef *
+line_pointers(Access *a, LLVMValueRef *ptr)
+{
+	CgFn *fn = a->fn;
+	const Layout *ly = a->ly;
+	Value pv = a->op->opnds[a->pi];
+	uint32_t nr = (uint32_t)ly_nregs(ly), dup = ly_dup_mask(ly), along = 0, g;
+	uint32_t bits = 0, other = 0;
+	int sh, k;
+	LLVMValueRef *r;
+
+	if (a->slow || a->dim < 0 || !cg_is_tile(fn, pv) ||
+	    ly != cg_operand_layout(fn, a->op, a->pi) ||
+	    fn->ax_gen[pv].contig[a->dim] < ly->shape[a->dim])
+		return ptr;
+	sh = ly_dim_shift(ly, a->dim);
+	for (k = 0; k < ly->nreg; k++)
+		if (ly_in_dim(ly, a->dim, ly->reg[k]) && !(ly->reg[k] & (ly->reg[k] - 1)))
+			along |= 1u << k;
+	/* the other bases share no bit with those: a register's coordinate
+	 * is theirs plus its own */
+	for (k = 0; k < ly->nreg; k++)
+		if (along & (1u << k))
+			bits |= ly->reg[k];
+		else
+			other |= ly->reg[k];
+	for (k = 0; k < LY_LANES; k++)
+		other |= ly->lane[k];
+	for (k = 0; k < ly->nwarp; k++)
+		other |= ly->warp[k];
+	if (!along || (bits & other))
+		return ptr;
+	r = cg_regs(fn, ly);
+	for (g = 0; g < nr; g++) {
+		int64_t off = 0;
+
+		r[g] = ptr[g];
+		if ((g & dup) || !(g & along))
+			continue;
+		for (k = 0; k < ly->nreg; k++)
+			if (g & along & (1u << k))
+				off += ly->reg[k] >> sh;
+		r[g] = LLVMBuildGEP2(fn->cg->B, fn->cg->t_i8, ptr[g & ~along],
+				     (LLVMValueRef[]){ cg_i64(fn->cg, off * a->eb) }, 1, "");
+	}
+	return r;
+}
+
 static void
 operands(Access *a)
 {
@@ -1583,7 +1640,7 @@ operands(Access *a)
 	Op *op = a->op;
 	uint32_t i, first = 1 + a->pi + a->nvals;
 
-	a->ptr = cg_operand(fn, op, a->pi);
+	a->ptr = line_pointers(a, cg_operand(fn, op, a->pi));
 	a->mask = op->nopnds > first ? cg_operand(fn, op, first) : NULL;
 	if (op->kind == OP_LOAD && op->nopnds > 2) {
 		a->other = cg_operand(fn, op, 2);
