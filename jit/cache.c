@@ -59,6 +59,14 @@ mix_build(uint64_t h[2])
 	mix_str(h, tmp, strlen(tmp));
 }
 
+/* The environment's knobs that change the code (A/B experiments,
+ * docs/internals.md): their values are in the key. */
+static const char *const knobs[] = {
+	"TLX_CG_EDGE", "TLX_CG_ELEM_TAIL", "TLX_CG_REALIGN", "TLX_CG_WARP_STORE",
+	"TLX_GENERIC_LAYOUTS", "TLX_LLVM_OPTS", "TLX_LLVM_PASSES", "TLX_PEEL_ROWS",
+	"TLX_VEC_BYTES",
+};
+
 CacheKey
 cache_key(const Job *j)
 {
@@ -77,6 +85,12 @@ cache_key(const Job *j)
 	for (i = 0; i < j->ndefs; i++) {
 		mix_str(h, j->defs[i].name, strlen(j->defs[i].name));
 		mix_str(h, j->defs[i].value, strlen(j->defs[i].value));
+	}
+	for (i = 0; i < countof(knobs); i++) {
+		const char *v = getenv(knobs[i]);
+
+		mix_str(h, knobs[i], strlen(knobs[i]));
+		mix_str(h, v ? v : "\1", v ? strlen(v) : 1);
 	}
 	return (CacheKey){ { h[0], h[1] } };
 }
