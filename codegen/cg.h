@@ -242,6 +242,7 @@ typedef struct CgPrep {
 	uint32_t nhoists;
 	uint64_t fast;        /* what the fast entry assumes; 0: one entry */
 	Assume assume;        /* the kind of each assumption */
+	int64_t smem;         /* the dynamic shared memory a launch gives */
 } CgPrep;
 
 /* Checks f and rewrites its IR; false after reporting errors. */

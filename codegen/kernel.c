@@ -1559,6 +1559,7 @@ cg_prepare_kernel(Cg *cg, Func *f, CgPrep *p)
 		  (uint64_t)attr_int(&f->attrs, "fast.div", 0) |
 		  (uint64_t)attr_int(&f->attrs, "fast.eq1", 0);
 	p->assume = fn.assume;
+	p->smem = cg_smem_dynamic(&fn);
 	p->nhoists = fn.hoists.n;
 	if (p->nhoists)
 		p->hoists = arena_dup(&cg->arena, fn.hoists.v,

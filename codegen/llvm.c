@@ -925,10 +925,43 @@ cg_release(CgRun *r)
 	arena_reset(&r->cg.arena);
 }
 
+/* The kernels the generic entries are lowered from: each one's own, or
+ * (TLX_GENERIC_LAYOUTS=1, CgOpts.generic) for a kernel with a fast entry
+ * and no dot, its namesake in the module laid out under the proven facts
+ * alone. */
+static CgPrep *
+generic_preps(Cg *cg, Module *gm, CgPrep *preps, uint32_t nk)
+{
+	CgPrep *g = arena_alloc(&cg->arena, (nk + 1) * sizeof *g);
+	uint32_t i, k, n;
+
+	memcpy(g, preps, nk * sizeof *g);
+	for (i = 0; gm && i < nk; i++) {
+		Func *f = preps[i].f, *gf = NULL;
+
+		if (!preps[i].fast)
+			continue;
+		(void)ir_find_ops(f, OP_DOT, &cg->arena, &n);
+		if (n)
+			continue;
+		(void)ir_find_ops(f, OP_DOT_ASYNC, &cg->arena, &n);
+		if (n)
+			continue;
+		for (k = 0; k < gm->funcs.n; k++)
+			if (gm->funcs.v[k]->kind == FN_KERNEL &&
+			    !strcmp(gm->funcs.v[k]->name, f->name))
+				gf = gm->funcs.v[k];
+		if (!gf || !cg_prepare_kernel(cg, gf, &g[i]))
+			return g;
+		g[i].fast = preps[i].fast;  /* lower_generic's "has two entries" */
+	}
+	return g;
+}
+
 static bool
 cg_run(CgRun *r, Module *m, const CgOpts *o, Diag *d, CgResult *out)
 {
-	CgPrep *preps;
+	CgPrep *preps, *gpreps;
 	char *text = NULL;
 	size_t len = 0, size;
 	uint32_t i, nk = 0, nfast = 0;
@@ -965,9 +998,12 @@ cg_run(CgRun *r, Module *m, const CgOpts *o, Diag *d, CgResult *out)
 	}
 	if (r->cg.failed)
 		return false;
+	gpreps = generic_preps(&r->cg, o->generic, preps, nk);
+	if (r->cg.failed)
+		return false;
 	/* LLVM IR is one module: the generic entries then go into it */
 	if (nfast && o->emit != CG_EMIT_LLVM)
-		gen_start(r, m, o, d, preps, nk);
+		gen_start(r, m, o, d, gpreps, nk);
 	/* without an assembler, a cubin is asked for in vain: PTX, which
 	 * the driver assembles at load time */
 	if (o->emit == CG_EMIT_CUBIN && o->ptx_ok && !o->use_ptxas &&
@@ -980,7 +1016,17 @@ cg_run(CgRun *r, Module *m, const CgOpts *o, Diag *d, CgResult *out)
 		cg_lower_kernel(&r->cg, &preps[i],
 				preps[i].fast ? CG_ENTRY_FAST : CG_ENTRY_ONE);
 	if (nfast && !r->threaded)
-		lower_generic(&r->cg, preps, nk);
+		lower_generic(&r->cg, gpreps, nk);
+	/* a launch gives the dynamic shared memory the larger entry needs */
+	for (i = 0; i < r->cg.kinfo.n; i++) {
+		CgKernelInfo *ki = &r->cg.kinfo.v[i];
+		uint32_t k;
+
+		for (k = 0; k < nk; k++)
+			if (gpreps[k].f != preps[k].f && !strcmp(ki->name, preps[k].f->name) &&
+			    gpreps[k].smem > ki->smem)
+				ki->smem = gpreps[k].smem;
+	}
 	if (!r->cg.failed) {
 		cg_meta_finish(&r->cg);
 		cg_debug_finish(&r->cg);

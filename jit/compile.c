@@ -10,6 +10,10 @@
  * Diagnostics go to j->diag; nothing here aborts on bad input.
  */
 #include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
 #include "codegen/codegen.h"
 #include "jit/jit.h"
 
@@ -24,7 +28,7 @@ codegen(Job *j, Module *m)
 		     .debug_barriers = j->debug_barriers,
 		     .use_ptxas = j->use_ptxas || j->ptxas, .ptxas = j->ptxas,
 		     .ptx_ok = j->ptx_ok, .fast_compile = j->fast_compile,
-		     .generic_cubin = j->generic_cubin };
+		     .generic_cubin = j->generic_cubin, .generic = j->generic_mod };
 	CgResult r;
 
 	o.emit = j->emit == EMIT_LLVM ? CG_EMIT_LLVM
@@ -102,6 +106,41 @@ laid_out(Job *j, Module *m)
 
 static bool laid_run(Job *j, Module *m);
 
+/* TLX_GENERIC_LAYOUTS=1 (an A/B experiment): the program again, its
+ * kernels laid out under the facts proven without assumptions (a row
+ * of unknown alignment: a lane a column), for code generation to take
+ * the generic entries of kernels without dots from.  Its diagnostics
+ * repeat the first compilation's and are dropped; NULL where it fails. */
+static Module *
+generic_module(Job *j, Ast *file, const PipelineOpts *po0)
+{
+	const char *e = getenv("TLX_GENERIC_LAYOUTS");
+	FrontOpts fo = { j->defs, j->ndefs, j->sm };
+	PipelineOpts po = *po0;
+	Diag d;
+	Module *m;
+
+	if (!e || strcmp(e, "1") || !file || j->emit == EMIT_LIR ||
+	    j->check_only)
+		return NULL;
+	diag_init(&d, j->arena, &j->src, NULL);
+	po.stats = po.time_passes = po.print_after_all = false;
+	po.print_after_change = po.print_after_failure = false;
+	po.print_after = po.print_before = NULL;
+	po.reproducer = NULL;
+	m = front_lower(&j->ir, &d, file, &fo);
+	if (!m || d.nerrors ||
+	    !pass_run_pipeline(m, j->passes ? j->passes
+					    : pass_default_pipeline(j->olevel),
+			       &po, &d))
+		return NULL;
+	po.generic_layouts = true;
+	if (!pass_run_pipeline(m, pass_lower_pipeline(j->olevel), &po, &d) ||
+	    d.nerrors)
+		return NULL;
+	return m;
+}
+
 static bool
 run(Job *j)
 {
@@ -148,6 +187,7 @@ run(Job *j)
 		ir_print_module(&j->out, m, &pr);
 		return true;
 	}
+	j->generic_mod = generic_module(j, file, &po);
 	/* target lowering: the laid-out IR, what the GPU will run (and what
 	 * the simulator runs of a compiled module) */
 	if (!pass_run_pipeline(m, pass_lower_pipeline(j->olevel), &po, &j->diag))

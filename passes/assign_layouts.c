@@ -915,7 +915,7 @@ pass_assign_layouts(PassCtx *pc, Func *f)
 	s.nvals = f->vals.n;
 	gen = axis_compute(f, s.a, &none);
 	axis_pick_assumptions(f, gen, &as);
-	s.ax = axis_compute(f, s.a, &as);
+	s.ax = pc->generic_layouts ? gen : axis_compute(f, s.a, &as);
 	s.home = arena_alloc(s.a, s.nvals * sizeof *s.home);
 	s.remat = arena_alloc(s.a, s.nvals * sizeof *s.remat);
 	s.orig = arena_alloc(s.a, s.nvals * sizeof *s.orig);

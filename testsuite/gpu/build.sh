@@ -114,8 +114,9 @@ done
 # generation set (docs/internals.md), under the same names: in cubin-warp/
 # TLX_CG_WARP_STORE=1 (realigned stores across the warp), in cubin-edge/
 # TLX_CG_EDGE=auto (no branch at a row's end where warps hold several
-# rows), in cubin-pred/ TLX_CG_EDGE=pred (nor anywhere); run.sh checks
-# them, `python3 ab.py --only odd OUT cubin DIR...` times them against the
+# rows), in cubin-pred/ TLX_CG_EDGE=pred (nor anywhere), in cubin-gl/
+# TLX_GENERIC_LAYOUTS=1 (generic entries laid out under proven facts);
+# run.sh checks them, `python3 ab.py --only odd OUT cubin DIR...` times them against the
 # default
 variant() {
 	mkdir -p "$out/$1"
@@ -133,6 +134,7 @@ variant() {
 variant cubin-warp TLX_CG_WARP_STORE=1
 variant cubin-edge TLX_CG_EDGE=auto
 variant cubin-pred TLX_CG_EDGE=pred
+variant cubin-gl TLX_GENERIC_LAYOUTS=1
 # examples/gemm_tma.tlx (TMA + wgmma, no tasks) in bench/gemm.py's
 # configurations (BM BN BK STAGES WARPS)
 for c in "128 256 64 3 8" "128 256 64 4 8" "128 128 64 4 4" "128 128 64 5 4" \

@@ -217,10 +217,11 @@ for o in 2 6 10 14; do
 done
 for o in 2 4 6 8 10 12 14; do to $o matmul cubin/matmul.cubin 300 200 104; done
 for o in 4 8 12; do to $o vadd cubin/vadd.cubin 1000003; done
-# the row kernels with TLX_CG_WARP_STORE=1 and with TLX_CG_EDGE=auto and
-# =pred (build.sh's cubin-warp/, cubin-edge/, cubin-pred/): odd widths,
-# rows wider than the width, buffers 0 and 6 bytes off
-for d in cubin-warp cubin-edge cubin-pred; do
+# the row kernels with TLX_CG_WARP_STORE=1, TLX_CG_EDGE=auto and =pred,
+# and TLX_GENERIC_LAYOUTS=1 (build.sh's cubin-warp/, cubin-edge/,
+# cubin-pred/, cubin-gl/): odd widths, rows wider than the width, buffers
+# 0 and 6 bytes off
+for d in cubin-warp cubin-edge cubin-pred cubin-gl; do
 	for b in 128 2048 8192 32768; do
 		for k in softmax layernorm; do
 			for rc in "33 $((b * 3 / 4 + 1))" "5 $((b - 1)) $((b + 8))" "7 $b" \
