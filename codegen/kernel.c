@@ -772,6 +772,12 @@ has_dot(Block *b)
 	return false;
 }
 
+bool
+cg_kernel_has_dot(Func *f)
+{
+	return has_dot(f->body);
+}
+
 static void
 tile_max(Op *op, void *ud)
 {

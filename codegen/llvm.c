@@ -933,19 +933,13 @@ static CgPrep *
 generic_preps(Cg *cg, Module *gm, CgPrep *preps, uint32_t nk)
 {
 	CgPrep *g = arena_alloc(&cg->arena, (nk + 1) * sizeof *g);
-	uint32_t i, k, n;
+	uint32_t i, k;
 
 	memcpy(g, preps, nk * sizeof *g);
 	for (i = 0; gm && i < nk; i++) {
 		Func *f = preps[i].f, *gf = NULL;
 
-		if (!preps[i].fast)
-			continue;
-		(void)ir_find_ops(f, OP_DOT, &cg->arena, &n);
-		if (n)
-			continue;
-		(void)ir_find_ops(f, OP_DOT_ASYNC, &cg->arena, &n);
-		if (n)
+		if (!preps[i].fast || cg_kernel_has_dot(f))
 			continue;
 		for (k = 0; k < gm->funcs.n; k++)
 			if (gm->funcs.v[k]->kind == FN_KERNEL &&

@@ -304,7 +304,8 @@ elem_ptr(Access *a, uint32_t g, int i)
 	return LLVMBuildGEP2(cg->B, cg->t_i8, a->ptr[g], &off, 1, "");
 }
 
-/* n zeros of the element type (an `other` for vec_load_words). */
+/* Zeros of the element type for up to 16 elements (an `other` for
+ * vec_load_words). */
 static LLVMValueRef *
 zero_elems(Access *a)
 {
@@ -379,9 +380,10 @@ load_group(Access *a, uint32_t g, int n, LLVMValueRef *out)
 		return;
 	}
 	if (a->edge_pred) {
-		unpack(a, edge_select(a, g, n, all_of(a, g, n),
-				      vec_load_words(a, a->ptr[g], n, all_of(a, g, n),
-						     zero_elems(a))), n, out);
+		LLVMValueRef all = all_of(a, g, n);
+
+		unpack(a, edge_select(a, g, n, all, vec_load_words(a, a->ptr[g], n,
+				      all, zero_elems(a))), n, out);
 		return;
 	}
 	/* the whole vector when it is all in, else element by element */
@@ -693,12 +695,10 @@ realign_tail(Access *a, LLVMValueRef pb, LLVMValueRef d, LLVMValueRef on, int n)
 	LLVMBuilderRef B = cg->B;
 	int vb = n * a->eb, w = vb / 4, words, s, i, j;
 	LLVMTypeRef wt = word_type(a, n, &words);
-	LLVMValueRef b[4], zero[16], piece, off, at, x, r;
+	LLVMValueRef b[4], *zero = zero_elems(a), piece, off, at, x, r;
 
 	for (i = 0; i < w; i++)
 		b[i] = cg_i32(cg, 0);
-	for (i = 0; i < n; i++)
-		zero[i] = LLVMConstNull(cg_type(cg, a->ety));
 	for (s = vb / 2; s >= a->eb; s /= 2) {
 		off = LLVMBuildAnd(B, d, cg_i32(cg, ~(2 * s - 1)), "");
 		piece = vec_load_words(a, LLVMBuildGEP2(B, cg->t_i8, pb,
@@ -742,12 +742,10 @@ realign_second(Access *a, LLVMValueRef pb, LLVMValueRef d, LLVMValueRef split,
 {
 	CgFn *fn = a->fn;
 	LLVMBuilderRef B = fn->cg->B;
-	LLVMValueRef zero[16], whole, part, r, iv[2];
+	LLVMValueRef *zero = zero_elems(a), whole, part, r, iv[2];
 	LLVMBasicBlockRef tail, join, ib[2];
-	int i, words;
+	int words;
 
-	for (i = 0; i < n; i++)
-		zero[i] = LLVMConstNull(cg_type(fn->cg, a->ety));
 	whole = vec_load_words(a, pb, n, LLVMBuildAnd(B, split, in, ""), zero);
 	part = LLVMBuildAnd(B, split, LLVMBuildNot(B, in, ""), "");
 	if (a->edge_pred)
@@ -795,7 +793,7 @@ realign_group(Access *a, uint32_t g, int n, bool fin, LLVMValueRef *rw)
 	LLVMValueRef pa = LLVMBuildSub(B, p, d64, "");
 	LLVMValueRef d = LLVMBuildTrunc(B, d64, cg->t_i32, "");
 	LLVMValueRef split = LLVMBuildICmp(B, LLVMIntNE, d, cg_i32(cg, 0), "");
-	LLVMValueRef c[TY_MAX_RANK], last, ok, in, zero[16], vs[16], pb;
+	LLVMValueRef c[TY_MAX_RANK], last, ok, in, *zero = zero_elems(a), vs[16], pb;
 	LLVMValueRef ra_v[3], edge_v[3], none_v[3] = { NULL, NULL, NULL };
 	LLVMBasicBlockRef ra, edge, join, ib[3];
 	unsigned ni = 2;
@@ -819,8 +817,6 @@ realign_group(Access *a, uint32_t g, int n, bool fin, LLVMValueRef *rw)
 		in = ml ? LLVMBuildAnd(B, in, ml, "") : LLVMConstInt(cg->t_i1, 0, 0);
 		ok = all_of(a, g, n);
 	}
-	for (i = 0; i < n; i++)
-		zero[i] = LLVMConstNull(cg_type(cg, a->ety));
 	pb = LLVMBuildIntToPtr(B, LLVMBuildAdd(B, pa, cg_i64(cg, vb), ""),
 			       LLVMTypeOf(a->ptr[g]), "");
 	pa = LLVMBuildIntToPtr(B, pa, LLVMTypeOf(a->ptr[g]), "");
@@ -938,7 +934,7 @@ realign_all(Access *a, int n, int flight, LLVMValueRef *words)
 	LLVMValueRef *rw = arena_alloc(a->fn->a, 5 * nr * sizeof *rw);
 	bool fin;
 
-	a->edge_pred = !a->edge_later && edge_pred_ok(a);
+	a->edge_pred = edge_pred_ok(a);  /* a copy (edge_later) is no load */
 	/* a load peel-rows shifted to its rows' 16-byte boundaries: d = 0
 	 * but where the row did not fit */
 	fin = flight == 1 && !a->edge_later && !a->edge_pred &&
@@ -1575,7 +1571,6 @@ access_tile(Access *a, uint32_t nvals)
 		a->val = cg_operand(fn, op, 1);
 }
 
-/* The rematerialized operands of a tile access, in the current scope. */
 /* The pointers of an access whose pointer tile runs contiguously along
  * the vectors' dim over the whole dim (proven, not assumed): each
  * register's is its line's first register's plus a constant number of
@@ -1633,6 +1628,7 @@ line_pointers(Access *a, LLVMValueRef *ptr)
 	return r;
 }
 
+/* The rematerialized operands of a tile access, in the current scope. */
 static void
 operands(Access *a)
 {
