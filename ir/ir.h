@@ -146,6 +146,11 @@ const Layout *ly_intern(LayoutTab *t, const Layout *proto);
  * filled along `order` (fastest first). */
 const Layout *ly_blocked(LayoutTab *t, int rank, const int64_t *shape,
 			 const int *order, int vec, int nwarps);
+/* ly_blocked's registers and lanes with its warps filled along `worder`
+ * instead (a linear layout, or the blocked one where that is the same). */
+const Layout *ly_blocked_warps(LayoutTab *t, int rank, const int64_t *shape,
+			       const int *order, int vec, int nwarps,
+			       const int *worder);
 /* The default blocked layout of a shape: 16 bytes per thread along the
  * last dimension. */
 const Layout *ly_default(LayoutTab *t, int rank, const int64_t *shape,

@@ -216,6 +216,33 @@ ly_blocked(LayoutTab *t, int rank, const int64_t *shape, const int *order,
 }
 
 const Layout *
+ly_blocked_warps(LayoutTab *t, int rank, const int64_t *shape,
+		 const int *order, int vec, int nwarps, const int *worder)
+{
+	const Layout *bl = ly_blocked(t, rank, shape, order, vec, nwarps);
+	Layout p;
+	Bits bs;
+	int i;
+	uint32_t b;
+
+	proto_init(&p, LY_LINEAR, rank, shape);
+	bits_init(&bs, rank, shape);
+	for (i = 0; i < bl->nreg && i < log2i(bl->vec); i++)
+		p.reg[p.nreg++] = bits_take(&bs, order[0]);
+	for (i = 0; i < LY_LANES; i++)
+		p.lane[i] = bits_take_ordered(&bs, order);
+	p.nwarp = (uint8_t)log2i(nwarps);
+	for (i = 0; i < p.nwarp; i++)
+		p.warp[i] = bits_take_ordered(&bs, worder);
+	while ((b = bits_take_ordered(&bs, order)) && p.nreg < LY_MAX_REG)
+		p.reg[p.nreg++] = b;
+	if (p.nreg == bl->nreg && !memcmp(p.reg, bl->reg, sizeof p.reg) &&
+	    !memcmp(p.warp, bl->warp, sizeof p.warp))
+		return bl;
+	return ly_intern(t, &p);
+}
+
+const Layout *
 ly_default(LayoutTab *t, int rank, const int64_t *shape, int ebytes, int nwarps)
 {
 	int order[TY_MAX_RANK], i, vec;

@@ -64,7 +64,7 @@ mix_build(uint64_t h[2])
 static const char *const knobs[] = {
 	"TLX_CG_EDGE", "TLX_CG_ELEM_TAIL", "TLX_CG_REALIGN", "TLX_CG_WARP_STORE",
 	"TLX_GENERIC_LAYOUTS", "TLX_LLVM_OPTS", "TLX_LLVM_PASSES", "TLX_PEEL_ROWS",
-	"TLX_VEC_BYTES",
+	"TLX_ROW_WARPS", "TLX_VEC_BYTES",
 };
 
 CacheKey

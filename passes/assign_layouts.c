@@ -71,6 +71,7 @@ typedef struct Asg {
 	Vec(ConvMemo) clones; /* remat copies: v in layout ly is res */
 	Op **user;            /* per value: its one user (NULL: none or more) */
 	int vec_bytes;        /* the most bytes of a thread's vector */
+	bool row_warps;       /* TLX_ROW_WARPS=1: warps along the slower dims first */
 } Asg;
 
 static bool
@@ -174,6 +175,14 @@ preferred(Asg *s, Value ptr)
 	vec = MIN(vec, a->div >= es ? a->div / es : 1);
 	vec = MIN(vec, MAX(1, numel / (32 * s->nwarps)));
 	vec = MIN(vec, t->shape[best]);
+	if (s->row_warps && t->rank >= 2) {
+		int worder[TY_MAX_RANK];
+
+		for (d = 0; d < n; d++)
+			worder[d] = order[n - 1 - d];
+		return ly_blocked_warps(s->lt, t->rank, t->shape, order,
+					(int)MAX(1, vec), s->nwarps, worder);
+	}
 	return ly_blocked(s->lt, t->rank, t->shape, order, (int)MAX(1, vec),
 			  s->nwarps);
 }
@@ -894,7 +903,9 @@ host_params(PassCtx *pc, Func *f)
 bool
 pass_assign_layouts(PassCtx *pc, Func *f)
 {
-	Asg s = { .pc = pc, .f = f, .a = pc->scratch, .vec_bytes = vec_bytes() };
+	Asg s = { .pc = pc, .f = f, .a = pc->scratch, .vec_bytes = vec_bytes(),
+		  .row_warps = getenv("TLX_ROW_WARPS") &&
+			       !strcmp(getenv("TLX_ROW_WARPS"), "1") };
 	Assume none = { 0 }, as;
 	Axis *gen;
 	bool unlowered = false;
