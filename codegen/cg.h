@@ -247,8 +247,6 @@ typedef struct CgPrep {
 
 /* Checks f and rewrites its IR; false after reporting errors. */
 bool cg_prepare_kernel(Cg *cg, Func *f, CgPrep *p);
-/* Whether kernel f has a dot or dot_async (at any depth). */
-bool cg_kernel_has_dot(Func *f);
 /* Lowers one entry of a prepared kernel into cg's module. */
 bool cg_lower_kernel(Cg *cg, const CgPrep *p, int entry);
 /* The name of a kernel's fast entry (NAME$fast), in cg's arena. */

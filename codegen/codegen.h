@@ -47,9 +47,6 @@ typedef struct CgOpts {
 			       (__tlx_generic) for the driver to assemble
 			       at their first launch */
 	bool ptx_ok;        /* no assembler for a cubin: PTX instead */
-	Module *generic;    /* or NULL: the module laid out under the proven
-			       facts alone, whose kernels without dots give
-			       the generic entries (TLX_GENERIC_LAYOUTS=1) */
 } CgOpts;
 
 /* What code generation learned about one kernel (also in __tlx_meta).

@@ -772,12 +772,6 @@ has_dot(Block *b)
 	return false;
 }
 
-bool
-cg_kernel_has_dot(Func *f)
-{
-	return has_dot(f->body);
-}
-
 static void
 tile_max(Op *op, void *ud)
 {
@@ -1591,6 +1585,9 @@ cg_lower_kernel(Cg *cg, const CgPrep *p, int entry)
 	setup(&fn, cg, f, &a);
 	if (entry == CG_ENTRY_FAST)
 		fn.name = cg_fast_name(cg, f->name);
+	/* a kernel's copy laid out for its generic entry is that entry */
+	if (entry == CG_ENTRY_GENERIC && attr_str(&f->attrs, "generic_of"))
+		fn.name = attr_str(&f->attrs, "generic_of");
 	fn.hoists.v = p->hoists;
 	fn.hoists.n = fn.hoists.cap = p->nhoists;
 	analyse(&fn);

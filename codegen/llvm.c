@@ -926,26 +926,31 @@ cg_release(CgRun *r)
 }
 
 /* The kernels the generic entries are lowered from: each one's own, or
- * (TLX_GENERIC_LAYOUTS=1, CgOpts.generic) for a kernel with a fast entry
- * and no dot, its namesake in the module laid out under the proven facts
- * alone. */
+ * for a kernel with a fast entry, its copy laid out for the generic one
+ * (NAME.generic, attribute generic_of: the driver's TLX_GENERIC_LAYOUTS),
+ * where the module has one. */
 static CgPrep *
-generic_preps(Cg *cg, Module *gm, CgPrep *preps, uint32_t nk)
+generic_preps(Cg *cg, Module *m, CgPrep *preps, uint32_t nk)
 {
 	CgPrep *g = arena_alloc(&cg->arena, (nk + 1) * sizeof *g);
 	uint32_t i, k;
 
 	memcpy(g, preps, nk * sizeof *g);
-	for (i = 0; gm && i < nk; i++) {
+	for (i = 0; i < nk; i++) {
 		Func *f = preps[i].f, *gf = NULL;
 
-		if (!preps[i].fast || cg_kernel_has_dot(f))
+		if (!preps[i].fast)
 			continue;
-		for (k = 0; k < gm->funcs.n; k++)
-			if (gm->funcs.v[k]->kind == FN_KERNEL &&
-			    !strcmp(gm->funcs.v[k]->name, f->name))
-				gf = gm->funcs.v[k];
-		if (!gf || !cg_prepare_kernel(cg, gf, &g[i]))
+		for (k = 0; k < m->funcs.n; k++) {
+			const char *of = attr_str(&m->funcs.v[k]->attrs,
+						  "generic_of");
+
+			if (of && !strcmp(of, f->name))
+				gf = m->funcs.v[k];
+		}
+		if (!gf)
+			continue;
+		if (!cg_prepare_kernel(cg, gf, &g[i]))
 			return g;
 		g[i].fast = preps[i].fast;  /* lower_generic's "has two entries" */
 	}
@@ -984,7 +989,7 @@ cg_run(CgRun *r, Module *m, const CgOpts *o, Diag *d, CgResult *out)
 	for (i = 0; i < m->funcs.n; i++) {
 		Func *f = m->funcs.v[i];
 
-		if (f->kind != FN_KERNEL)
+		if (f->kind != FN_KERNEL || attr_str(&f->attrs, "generic_of"))
 			continue;
 		if (cg_prepare_kernel(&r->cg, f, &preps[nk]))
 			nfast += preps[nk].fast != 0;
@@ -992,7 +997,7 @@ cg_run(CgRun *r, Module *m, const CgOpts *o, Diag *d, CgResult *out)
 	}
 	if (r->cg.failed)
 		return false;
-	gpreps = generic_preps(&r->cg, o->generic, preps, nk);
+	gpreps = generic_preps(&r->cg, m, preps, nk);
 	if (r->cg.failed)
 		return false;
 	/* LLVM IR is one module: the generic entries then go into it */
@@ -1120,7 +1125,7 @@ cg_check(Module *m, const CgOpts *o, Diag *d)
 	}
 	arena_init(&cg.arena, NULL, NULL, NULL);
 	ly_tab_init(&cg.layouts, &cg.arena, &m->ctx->layouts);
-	for (i = 0; i < m->funcs.n; i++)
+	for (i = 0; i < m->funcs.n; i++)  /* the generic copies too */
 		if (m->funcs.v[i]->kind == FN_KERNEL)
 			cg_prepare_kernel(&cg, m->funcs.v[i], &p);
 	arena_reset(&cg.arena);

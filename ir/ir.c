@@ -487,6 +487,35 @@ ir_block_erase_arg(Block *b, uint32_t i)
 		b->fn->vals.v[b->args[j]].idx = j;
 }
 
+Func *
+ir_func_clone(Module *m, Func *src, const char *name)
+{
+	Arena *a = m->ctx->arena;
+	uint32_t np = src->body->nargs, mapn = src->vals.n, i;
+	Type **pt = arena_alloc(a, (np + 1) * sizeof *pt);
+	Value *map = arena_alloc(a, (mapn + 1) * sizeof *map);
+	Func *f;
+	Op *op;
+
+	for (i = 0; i < np; i++)
+		pt[i] = ir_type(src, src->body->args[i]);
+	f = ir_func_new(m, src->kind, name, np, pt);
+	for (i = 0; i < np; i++) {
+		f->vals.v[f->body->args[i]].name =
+			src->vals.v[src->body->args[i]].name;
+		map[src->body->args[i]] = f->body->args[i];
+	}
+	if (src->nrtypes)
+		ir_func_set_results(f, src->nrtypes, src->rtypes);
+	f->attrs.n = f->attrs.cap = src->attrs.n;
+	f->attrs.v = arena_dup(a, src->attrs.v, src->attrs.n * sizeof(Attr));
+	f->loc = src->loc;
+	f->tloc = src->tloc;
+	for (op = src->body->first; op; op = op->next)
+		ir_append(f->body, ir_clone_op(f, src, op, &map, &mapn));
+	return f;
+}
+
 void
 ir_func_remove(Module *m, Func *f)
 {

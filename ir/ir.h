@@ -478,6 +478,8 @@ Module *ir_module_new(IrCtx *c, const char *source);
 Func *ir_func_new(Module *m, FuncKind k, const char *name, uint32_t nparams,
 		  Type *const *ptypes);
 Func *ir_func_find(Module *m, const char *name);
+/* A copy of src named `name`, appended to m (its attributes too). */
+Func *ir_func_clone(Module *m, Func *src, const char *name);
 void ir_func_set_results(Func *f, uint32_t n, Type *const *types);
 
 Value ir_value_new(Func *f, Type *t);

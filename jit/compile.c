@@ -28,7 +28,7 @@ codegen(Job *j, Module *m)
 		     .debug_barriers = j->debug_barriers,
 		     .use_ptxas = j->use_ptxas || j->ptxas, .ptxas = j->ptxas,
 		     .ptx_ok = j->ptx_ok, .fast_compile = j->fast_compile,
-		     .generic_cubin = j->generic_cubin, .generic = j->generic_mod };
+		     .generic_cubin = j->generic_cubin };
 	CgResult r;
 
 	o.emit = j->emit == EMIT_LLVM ? CG_EMIT_LLVM
@@ -106,39 +106,64 @@ laid_out(Job *j, Module *m)
 
 static bool laid_run(Job *j, Module *m);
 
-/* TLX_GENERIC_LAYOUTS=1 (an A/B experiment): the program again, its
- * kernels laid out under the facts proven without assumptions (a row
- * of unknown alignment: a lane a column), for code generation to take
- * the generic entries of kernels without dots from.  Its diagnostics
- * repeat the first compilation's and are dropped; NULL where it fails. */
-static Module *
-generic_module(Job *j, Ast *file, const PipelineOpts *po0)
+static void
+find_dot(Op *op, void *ud)
+{
+	if (op->kind == OP_DOT || op->kind == OP_DOT_ASYNC)
+		*(bool *)ud = true;
+}
+
+/* TLX_GENERIC_LAYOUTS=1 (an A/B experiment, docs/internals.md): each
+ * kernel without dots gets a copy, NAME.generic (attribute generic_of),
+ * which assign-layouts lays out under the facts proven without
+ * assumptions (a row of unknown alignment: a lane a column); code
+ * generation lowers NAME's generic entry from it, and the simulator runs
+ * it where the launch takes that entry. */
+static void
+add_generic_copies(Job *j, Module *m)
 {
 	const char *e = getenv("TLX_GENERIC_LAYOUTS");
-	FrontOpts fo = { j->defs, j->ndefs, j->sm };
-	PipelineOpts po = *po0;
-	Diag d;
-	Module *m;
+	uint32_t i, n = m->funcs.n;
+	Buf b = { 0 };
 
-	if (!e || strcmp(e, "1") || !file || j->emit == EMIT_LIR ||
-	    j->check_only)
-		return NULL;
-	diag_init(&d, j->arena, &j->src, NULL);
-	po.stats = po.time_passes = po.print_after_all = false;
-	po.print_after_change = po.print_after_failure = false;
-	po.print_after = po.print_before = NULL;
-	po.reproducer = NULL;
-	m = front_lower(&j->ir, &d, file, &fo);
-	if (!m || d.nerrors ||
-	    !pass_run_pipeline(m, j->passes ? j->passes
-					    : pass_default_pipeline(j->olevel),
-			       &po, &d))
-		return NULL;
-	po.generic_layouts = true;
-	if (!pass_run_pipeline(m, pass_lower_pipeline(j->olevel), &po, &d) ||
-	    d.nerrors)
-		return NULL;
-	return m;
+	if (!e || strcmp(e, "1"))
+		return;
+	for (i = 0; i < n; i++) {
+		Func *f = m->funcs.v[i], *g;
+		bool dot = false;
+
+		if (f->kind != FN_KERNEL || attr_str(&f->attrs, "generic_of"))
+			continue;
+		ir_walk(f, find_dot, &dot);
+		b.n = 0;
+		buf_printf(&b, "%s.generic", f->name);
+		if (dot || ir_func_find(m, b.s))
+			continue;
+		g = ir_func_clone(m, f, b.s);
+		attr_set_str(&j->ir, &g->attrs, "generic_of", f->name);
+	}
+	buf_free(&b);
+}
+
+/* The copies whose kernel got no fast entry (its one entry is generic)
+ * go: the kernel's own layouts serve it. */
+static void
+drop_generic_copies(Module *m)
+{
+	uint32_t i = m->funcs.n;
+
+	while (i-- > 0) {
+		Func *g = m->funcs.v[i], *f;
+		const char *of = attr_str(&g->attrs, "generic_of");
+
+		if (!of)
+			continue;
+		f = ir_func_find(m, of);
+		if (!f || !(attr_int(&f->attrs, "fast.align", 0) |
+			    attr_int(&f->attrs, "fast.div", 0) |
+			    attr_int(&f->attrs, "fast.eq1", 0)))
+			ir_func_remove(m, g);
+	}
 }
 
 static bool
@@ -187,11 +212,12 @@ run(Job *j)
 		ir_print_module(&j->out, m, &pr);
 		return true;
 	}
-	j->generic_mod = generic_module(j, file, &po);
+	add_generic_copies(j, m);
 	/* target lowering: the laid-out IR, what the GPU will run (and what
 	 * the simulator runs of a compiled module) */
 	if (!pass_run_pipeline(m, pass_lower_pipeline(j->olevel), &po, &j->diag))
 		return false;
+	drop_generic_copies(m);
 	return laid_run(j, m);
 }
 

@@ -53,7 +53,6 @@ typedef struct Job {
 	bool ptx_fallback;         /* cubin asked, PTX given: no assembler */
 	bool parsed;               /* the input parsed (a tree or a module) */
 	const char *ir_text;       /* the module's IR (for libtlx), in arena */
-	Module *generic_mod;       /* CgOpts.generic, or NULL */
 } Job;
 
 /* Runs the job: parse, check, lower, passes, code generation.  Returns

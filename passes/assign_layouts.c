@@ -926,7 +926,10 @@ pass_assign_layouts(PassCtx *pc, Func *f)
 	s.nvals = f->vals.n;
 	gen = axis_compute(f, s.a, &none);
 	axis_pick_assumptions(f, gen, &as);
-	s.ax = pc->generic_layouts ? gen : axis_compute(f, s.a, &as);
+	/* a kernel's copy for its generic entry (generic_of, the driver's
+	 * TLX_GENERIC_LAYOUTS): layouts under the proven facts alone */
+	s.ax = attr_str(&f->attrs, "generic_of") ? gen
+						: axis_compute(f, s.a, &as);
 	s.home = arena_alloc(s.a, s.nvals * sizeof *s.home);
 	s.remat = arena_alloc(s.a, s.nvals * sizeof *s.remat);
 	s.orig = arena_alloc(s.a, s.nvals * sizeof *s.orig);

@@ -22,8 +22,6 @@ typedef struct PassCtx {
 	const char *pass_name;
 	int sm;          /* target */
 	int specialize;  /* PASS_SPEC_*: which kernels get a fast entry */
-	bool generic_layouts;  /* assign-layouts under the proven facts alone
-				  (a generic entry's own layouts) */
 	PassStats *stats;  /* this run's counters (pass_stat); may be NULL */
 } PassCtx;
 
@@ -41,7 +39,6 @@ typedef struct PipelineOpts {
 	int sm;
 	int specialize;            /* PASS_SPEC_* */
 	bool no_locs;              /* dumps without @line:col */
-	bool generic_layouts;      /* PassCtx.generic_layouts */
 } PipelineOpts;
 
 /* The default pipeline for an optimization level (0..3) as text. */

@@ -355,7 +355,6 @@ run_pass(Manager *mg, Run *r)
 		PassCtx pc = { .mod = m, .diag = mg->d, .scratch = &mg->scratch,
 			       .pass_name = r->pass->name, .sm = mg->o->sm,
 			       .specialize = mg->o->specialize,
-			       .generic_layouts = mg->o->generic_layouts,
 			       .stats = &r->stats };
 
 		if (!still_in_module(m, snap[i], i))

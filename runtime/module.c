@@ -146,6 +146,22 @@ derivation(tlxrt_module *m, Func *f, int i, tlxrt_kernel *k)
 	return TLXRT_OK;
 }
 
+/* f's copy laid out for its generic entry, or NULL. */
+static Func *
+generic_copy(Module *ir, Func *f)
+{
+	uint32_t i;
+
+	for (i = 0; i < ir->funcs.n; i++) {
+		Func *g = ir->funcs.v[i];
+		const char *of = attr_str(&g->attrs, "generic_of");
+
+		if (g->kind == FN_KERNEL && of && !strcmp(of, f->name))
+			return g;
+	}
+	return NULL;
+}
+
 static int
 build_kernel(tlxrt_module *m, Func *f, tlxrt_kernel *k)
 {
@@ -158,6 +174,8 @@ build_kernel(tlxrt_module *m, Func *f, tlxrt_kernel *k)
 	int rc;
 
 	unmerge(m, f);
+	if (k->fn_generic)
+		unmerge(m, k->fn_generic);
 	k->mod = m;
 	k->fn = f;
 	k->nall = (int)f->body->nargs;
@@ -221,6 +239,10 @@ build_kernel(tlxrt_module *m, Func *f, tlxrt_kernel *k)
 	}
 	sim_smem_plan(m->ir, f, &plan, &m->arena);
 	k->smem = plan.total;
+	if (k->fn_generic) {  /* a launch gives the larger entry's */
+		sim_smem_plan(m->ir, k->fn_generic, &plan, &m->arena);
+		k->smem = MAX(k->smem, plan.total);
+	}
 	ir_walk(f, count_warps, &w);
 	k->total_warps = MAX(k->warps, w.max);
 	k->persistent = attr_int(&f->attrs, "persistent", 0) != 0;
@@ -266,12 +288,15 @@ rt_module_build(tlxrt_module *m, const char *text, size_t len,
 	}
 	for (i = 0; i < m->ir->funcs.n; i++)
 		n += m->ir->funcs.v[i]->kind == FN_KERNEL;
+	/* a kernel's copy laid out for its generic entry (NAME.generic) is
+	 * no kernel of its own: its namesake's launches run it */
 	m->kernels = arena_alloc(&m->arena, (size_t)(n + 1) * sizeof *m->kernels);
 	for (i = 0; i < m->ir->funcs.n; i++) {
 		Func *f = m->ir->funcs.v[i];
 
-		if (f->kind != FN_KERNEL)
+		if (f->kind != FN_KERNEL || attr_str(&f->attrs, "generic_of"))
 			continue;
+		m->kernels[m->nkernels].fn_generic = generic_copy(m->ir, f);
 		rc = build_kernel(m, f, &m->kernels[m->nkernels++]);
 		if (rc != TLXRT_OK) {
 			oom_scope_leave(&os);

@@ -84,6 +84,8 @@ typedef struct RtMeta {
 struct tlxrt_kernel {
 	tlxrt_module *mod;
 	Func *fn;
+	Func *fn_generic;  /* NAME.generic (its generic entry's own layouts,
+			      attribute generic_of), or NULL */
 	Func *grid;      /* the grid function, or NULL */
 	RtParam *params;
 	int nparams;     /* the host's arguments */

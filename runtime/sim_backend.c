@@ -304,14 +304,19 @@ sim_launch_kernel(tlxrt_kernel *k, const uint32_t grid[3],
 	memcpy(cfg.cluster, cluster, sizeof cfg.cluster);
 	cfg.fast_entry = fast_entry(k, args);
 	if (k->trace)  /* as the cuda backend's, for the entry it would run */
-		fprintf(stderr, "tlxrt: launch %s%s grid %ux%ux%u%s (sim)\n",
+		fprintf(stderr, "tlxrt: launch %s%s grid %ux%ux%u%s (sim%s%s)\n",
 			k->fn->name, cfg.fast_entry ? "$fast" : "", grid[0],
-			grid[1], grid[2], rt_tma_note(k, args, cfg.fast_entry));
+			grid[1], grid[2], rt_tma_note(k, args, cfg.fast_entry),
+			!cfg.fast_entry && k->fn_generic ? ", " : "",
+			!cfg.fast_entry && k->fn_generic ? k->fn_generic->name
+							   : "");
 	if (!(sa = tlx_calloc((size_t)k->nall + 1, sizeof *sa)))
 		return rt_error(dev, TLXRT_NOMEM, "out of memory");
 	rt_args_to_sim(k, args, sa);
-	rc = sim_launch(mem_of(dev), k->mod->ir, k->fn, sa, &cfg, &dev->sim,
-			&err);
+	/* the generic entry of a kernel laid out for it runs its own IR */
+	rc = sim_launch(mem_of(dev), k->mod->ir,
+			cfg.fast_entry || !k->fn_generic ? k->fn : k->fn_generic,
+			sa, &cfg, &dev->sim, &err);
 	free(sa);
 	switch (rc) {
 	case SIM_OK:
