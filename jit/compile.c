@@ -106,38 +106,64 @@ laid_out(Job *j, Module *m)
 
 static bool laid_run(Job *j, Module *m);
 
+/* What decides whether a kernel gets a copy for its generic entry. */
+typedef struct CopyWalk {
+	bool dot, reduce;
+	int64_t per_thread;  /* the most elements of a tile a thread holds */
+	int64_t threads;
+} CopyWalk;
+
 static void
-find_dot(Op *op, void *ud)
+copy_walk(Op *op, void *ud)
 {
-	if (op->kind == OP_DOT || op->kind == OP_DOT_ASYNC)
-		*(bool *)ud = true;
+	CopyWalk *w = ud;
+	uint32_t i;
+
+	w->dot |= op->kind == OP_DOT || op->kind == OP_DOT_ASYNC;
+	w->reduce |= op->kind == OP_REDUCE;
+	for (i = 0; i < op->nres; i++) {
+		Type *t = ir_type(op->parent->fn, op->res[i]);
+
+		if (t->kind == TY_TILE)
+			w->per_thread = MAX(w->per_thread,
+					    ty_numel(t) / w->threads);
+	}
 }
 
-/* TLX_GENERIC_LAYOUTS=1 (an A/B experiment, docs/internals.md): each
- * kernel without dots gets a copy, NAME.generic (attribute generic_of),
- * which assign-layouts lays out under the facts proven without
- * assumptions (a row of unknown alignment: a lane a column); code
- * generation lowers NAME's generic entry from it, and the simulator runs
- * it where the launch takes that entry. */
+/* The generic entry of a row kernel (reductions, no dots) takes layouts
+ * of its own: each kernel of that kind gets a copy, NAME.generic
+ * (attribute generic_of), which assign-layouts lays out under the facts
+ * proven without assumptions (a row of unknown alignment: a lane a
+ * column, warps along rows); code generation lowers NAME's generic entry
+ * from it, and the simulator runs it where the launch takes that entry.
+ * Not where a tile holds more than 32 elements a thread: a column a lane
+ * gives each bf16 element a register of its own, and softmax's rows of
+ * 32768 (64 a thread, two rows live) ran at 0.79x their realigned
+ * vectors (bench/RESULTS.md).  TLX_GENERIC_LAYOUTS=0 makes no copies, =1
+ * one for every kernel without dots. */
 static void
 add_generic_copies(Job *j, Module *m)
 {
 	const char *e = getenv("TLX_GENERIC_LAYOUTS");
+	bool all = e && !strcmp(e, "1");
 	uint32_t i, n = m->funcs.n;
 	Buf b = { 0 };
 
-	if (!e || strcmp(e, "1"))
+	if (e && !strcmp(e, "0"))
 		return;
 	for (i = 0; i < n; i++) {
 		Func *f = m->funcs.v[i], *g;
-		bool dot = false;
+		CopyWalk w = { .threads = 32 * MAX(1, attr_int(&f->attrs,
+							       "warps", 4)) };
 
 		if (f->kind != FN_KERNEL || attr_str(&f->attrs, "generic_of"))
 			continue;
-		ir_walk(f, find_dot, &dot);
+		ir_walk(f, copy_walk, &w);
+		if (w.dot || (!all && (!w.reduce || w.per_thread > 32)))
+			continue;
 		b.n = 0;
 		buf_printf(&b, "%s.generic", f->name);
-		if (dot || ir_func_find(m, b.s))
+		if (ir_func_find(m, b.s))
 			continue;
 		g = ir_func_clone(m, f, b.s);
 		attr_set_str(&j->ir, &g->attrs, "generic_of", f->name);

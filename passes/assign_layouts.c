@@ -904,8 +904,9 @@ bool
 pass_assign_layouts(PassCtx *pc, Func *f)
 {
 	Asg s = { .pc = pc, .f = f, .a = pc->scratch, .vec_bytes = vec_bytes(),
-		  .row_warps = getenv("TLX_ROW_WARPS") &&
-			       !strcmp(getenv("TLX_ROW_WARPS"), "1") };
+		  .row_warps = (getenv("TLX_ROW_WARPS") &&
+				!strcmp(getenv("TLX_ROW_WARPS"), "1")) ||
+			       attr_str(&f->attrs, "generic_of") };
 	Assume none = { 0 }, as;
 	Axis *gen;
 	bool unlowered = false;

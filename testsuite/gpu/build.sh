@@ -114,8 +114,9 @@ done
 # generation set (docs/internals.md), under the same names: in cubin-warp/
 # TLX_CG_WARP_STORE=1 (realigned stores across the warp), in cubin-edge/
 # TLX_CG_EDGE=auto (no branch at a row's end where warps hold several
-# rows), in cubin-pred/ TLX_CG_EDGE=pred (nor anywhere), in cubin-gl/
-# TLX_GENERIC_LAYOUTS=1 (generic entries laid out under proven facts);
+# rows), in cubin-pred/ TLX_CG_EDGE=pred (nor anywhere), in cubin-ngl/
+# TLX_GENERIC_LAYOUTS=0 (row kernels' generic entries without layouts of
+# their own: realigned vectors);
 # run.sh checks them, `python3 ab.py --only odd OUT cubin DIR...` times them against the
 # default
 variant() {
@@ -134,7 +135,7 @@ variant() {
 variant cubin-warp TLX_CG_WARP_STORE=1
 variant cubin-edge TLX_CG_EDGE=auto
 variant cubin-pred TLX_CG_EDGE=pred
-variant cubin-gl TLX_GENERIC_LAYOUTS=1
+variant cubin-ngl TLX_GENERIC_LAYOUTS=0
 # examples/gemm_tma.tlx (TMA + wgmma, no tasks) in bench/gemm.py's
 # configurations (BM BN BK STAGES WARPS)
 for c in "128 256 64 3 8" "128 256 64 4 8" "128 128 64 4 4" "128 128 64 5 4" \
@@ -214,9 +215,10 @@ for c in "128 256 128 3" "128 128 128 4" "128 256 64 6"; do
 done
 # examples/attention_fwd.tlx (a TMA producer, two consumer warpgroups, P
 # in registers for the second wgmma) at head dims 64, 128 and 256, causal
-# or not; with OVERLAP = 1 (two key blocks in flight), and that with
-# PINGPONG = 1 (the consumers take turns), at 64 and 128; and
-# attention_fwd_dyn with QSTAGES = 2, without and with OVERLAP
+# or not; with OVERLAP = 1 (two key blocks in flight; attention_fwd's
+# default at 64 and 128, o0 builds it without), and that with PINGPONG =
+# 1 (the consumers take turns), at 64 and 128; and attention_fwd_dyn with
+# QSTAGES = 2, without and with OVERLAP
 for c in "64 0" "64 1" "128 0" "128 1" "256 0" "256 1"; do
 	set -- $c
 	"$tlxc" $t -D D=$1 -D CAUSAL=$2 "$top/examples/attention_fwd.tlx" \
@@ -236,6 +238,8 @@ for c in "64 0" "64 1" "128 0" "128 1" "256 0" "256 1"; do
 	fi
 	"$tlxc" $t -D D=$1 -D CAUSAL=$2 -D OVERLAP=1 "$top/examples/attention_fwd.tlx" \
 		-o "$out/cubin/attn-d$1-c$2-o1.cubin"
+	"$tlxc" $t -D D=$1 -D CAUSAL=$2 -D OVERLAP=0 "$top/examples/attention_fwd.tlx" \
+		-o "$out/cubin/attn-d$1-c$2-o0.cubin"
 	"$tlxc" $t -D D=$1 -D CAUSAL=$2 -D OVERLAP=1 -D PINGPONG=1 \
 		"$top/examples/attention_fwd.tlx" -o "$out/cubin/attn-d$1-c$2-o1p.cubin"
 	# q1: attention_fwd_dyn with one slot for Q (QSTAGES = 1; the

@@ -166,7 +166,8 @@ done
 # sequence ends, grouped-query heads, more queries than keys and fewer, a
 # long sequence; O and the log-sum-exp against the double reference; the
 # persistent kernel over the dynamic schedule too; OVERLAP = 1 (two key
-# blocks in flight) where shared memory allows two stages (D 64, 128),
+# blocks in flight, attention_fwd's default at D 64 and 128; o0 without)
+# where shared memory allows two stages (D 64, 128),
 # and the persistent kernel with two slots for Q
 for d in 64 128 256; do
 	for c in 0 1; do
@@ -178,6 +179,7 @@ for d in 64 128 256; do
 			t attention cubin/attn-d$d-c$c-o1.cubin $s $d $c
 			t attention cubin/attn-d$d-c$c-o1.cubin $s $d $c attention_fwd_dyn
 			t attention cubin/attn-d$d-c$c-o1p.cubin $s $d $c
+			t attention cubin/attn-d$d-c$c-o0.cubin $s $d $c
 			t attention cubin/attn-d$d-c$c-q1.cubin $s $d $c attention_fwd_dyn
 			t attention cubin/attn-d$d-c$c-o1q1.cubin $s $d $c attention_fwd_dyn
 		done
@@ -218,10 +220,10 @@ done
 for o in 2 4 6 8 10 12 14; do to $o matmul cubin/matmul.cubin 300 200 104; done
 for o in 4 8 12; do to $o vadd cubin/vadd.cubin 1000003; done
 # the row kernels with TLX_CG_WARP_STORE=1, TLX_CG_EDGE=auto and =pred,
-# and TLX_GENERIC_LAYOUTS=1 (build.sh's cubin-warp/, cubin-edge/,
-# cubin-pred/, cubin-gl/): odd widths, rows wider than the width, buffers
+# and TLX_GENERIC_LAYOUTS=0 (build.sh's cubin-warp/, cubin-edge/,
+# cubin-pred/, cubin-ngl/): odd widths, rows wider than the width, buffers
 # 0 and 6 bytes off
-for d in cubin-warp cubin-edge cubin-pred cubin-gl; do
+for d in cubin-warp cubin-edge cubin-pred cubin-ngl; do
 	for b in 128 2048 8192 32768; do
 		for k in softmax layernorm; do
 			for rc in "33 $((b * 3 / 4 + 1))" "5 $((b - 1)) $((b + 8))" "7 $b" \
