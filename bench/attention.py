@@ -5,7 +5,7 @@
 # torch.  Runs on the GPU machine from the folder testsuite/gpu/build.sh
 # fills (cubin/attn-d{D}-c{CAUSAL}.cubin; -o1: OVERLAP = 1, two key
 # blocks in flight, FlashAttention-3's intra-warpgroup pipelining, for D
-# 64 and 128; -o1p: that and PINGPONG = 1, the two consumers taking turns
+# 64 and 128, attention_fwd's default there, -o0 attention_fwd without it; -o1p: that and PINGPONG = 1, the two consumers taking turns
 # at the tensor cores); for D 256, whose default is BN = 64 and two stages,
 # -b32: BN = 32 and two stages, -b32s3 three, -b32o1 two and OVERLAP = 1;
 # -s1: BN = 64 and one stage; -q1 and -o1q1: attention_fwd_dyn with one
@@ -29,7 +29,7 @@ SHAPES = [(4, 32, 32, 4096, 128), (4, 32, 32, 4096, 64), (4, 32, 32, 4096, 256),
          [(max(1, 16384 // s), 32, 32, s, 128) for s in (512, 1024, 2048, 8192, 16384)]
 
 
-VARIANTS = [("attention_fwd", ""), ("attention_fwd_dyn", ""),
+VARIANTS = [("attention_fwd", ""), ("attention_fwd_dyn", ""), ("attention_fwd", "-o0"),
             ("attention_fwd", "-o1"), ("attention_fwd_dyn", "-o1"), ("attention_fwd", "-o1p"),
             ("attention_fwd", "-b32"), ("attention_fwd_dyn", "-b32"), ("attention_fwd", "-b32s3"),
             ("attention_fwd", "-b32o1"), ("attention_fwd", "-s1"),
