@@ -183,35 +183,48 @@ bits_take_any(Bits *bs)
 	return 0;
 }
 
+/* ly_blocked's bases in p: `vec` elements along order[0], then lanes
+ * along `order`, warps along `worder`, the rest in registers; returns
+ * the elements of the vector the dim allows. */
+static int
+blocked_bases(Layout *p, const int *order, int vec, int nwarps,
+	      const int *worder)
+{
+	Bits bs;
+	int i, nv = log2i(vec);
+	uint32_t b;
+
+	bits_init(&bs, p->rank, p->shape);
+	for (i = 0; i < nv && (b = bits_take(&bs, order[0])); i++)
+		p->reg[p->nreg++] = b;
+	nv = p->nreg;
+	for (i = 0; i < LY_LANES; i++)
+		p->lane[i] = bits_take_ordered(&bs, order);
+	p->nwarp = (uint8_t)log2i(nwarps);
+	for (i = 0; i < p->nwarp; i++)
+		p->warp[i] = bits_take_ordered(&bs, worder);
+	while ((b = bits_take_ordered(&bs, order)) && p->nreg < LY_MAX_REG)
+		p->reg[p->nreg++] = b;
+	return 1 << nv;
+}
+
 const Layout *
 ly_blocked(LayoutTab *t, int rank, const int64_t *shape, const int *order,
 	   int vec, int nwarps)
 {
 	Layout p;
-	Bits bs;
-	int i, nv = log2i(vec);
-	uint32_t b;
+	int i, b;
 
 	proto_init(&p, LY_BLOCKED, rank, shape);
-	bits_init(&bs, rank, shape);
-	for (i = 0; i < nv && (b = bits_take(&bs, order[0])); i++)
-		p.reg[p.nreg++] = b;
 	/* the parameters as they take effect: the vector the dim allows, the
 	 * dims of size 1 (which take no bits) last */
-	p.vec = (uint16_t)(1 << p.nreg);
+	p.vec = (uint16_t)blocked_bases(&p, order, vec, nwarps, order);
 	for (i = 0, b = 0; i < rank; i++)
 		if (shape[order[i]] > 1)
 			p.order[b++] = (uint8_t)order[i];
 	for (i = 0; i < rank; i++)
 		if (shape[order[i]] <= 1)
 			p.order[b++] = (uint8_t)order[i];
-	for (i = 0; i < LY_LANES; i++)
-		p.lane[i] = bits_take_ordered(&bs, order);
-	p.nwarp = (uint8_t)log2i(nwarps);
-	for (i = 0; i < p.nwarp; i++)
-		p.warp[i] = bits_take_ordered(&bs, order);
-	while ((b = bits_take_ordered(&bs, order)) && p.nreg < LY_MAX_REG)
-		p.reg[p.nreg++] = b;
 	return ly_intern(t, &p);
 }
 
@@ -221,21 +234,9 @@ ly_blocked_warps(LayoutTab *t, int rank, const int64_t *shape,
 {
 	const Layout *bl = ly_blocked(t, rank, shape, order, vec, nwarps);
 	Layout p;
-	Bits bs;
-	int i;
-	uint32_t b;
 
 	proto_init(&p, LY_LINEAR, rank, shape);
-	bits_init(&bs, rank, shape);
-	for (i = 0; i < bl->nreg && i < log2i(bl->vec); i++)
-		p.reg[p.nreg++] = bits_take(&bs, order[0]);
-	for (i = 0; i < LY_LANES; i++)
-		p.lane[i] = bits_take_ordered(&bs, order);
-	p.nwarp = (uint8_t)log2i(nwarps);
-	for (i = 0; i < p.nwarp; i++)
-		p.warp[i] = bits_take_ordered(&bs, worder);
-	while ((b = bits_take_ordered(&bs, order)) && p.nreg < LY_MAX_REG)
-		p.reg[p.nreg++] = b;
+	blocked_bases(&p, order, bl->vec, nwarps, worder);
 	if (p.nreg == bl->nreg && !memcmp(p.reg, bl->reg, sizeof p.reg) &&
 	    !memcmp(p.warp, bl->warp, sizeof p.warp))
 		return bl;
